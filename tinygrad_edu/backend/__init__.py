@@ -1,0 +1,195 @@
+"""Devices and array namespaces.
+
+A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``) names an *array namespace* (``xp``): numpy on
+the CPU, CuPy on CUDA GPUs. Nothing above this layer imports numpy or cupy for math; it asks
+for ``xp`` here. CuPy is imported only when a CUDA device is first asked for.
+
+>>> from tinygrad_edu.backend import get_namespace, parse_device
+>>> parse_device("cuda:1")
+Device(type='cuda', index=1)
+>>> get_namespace("cpu").__name__
+'numpy'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as _np
+
+__all__ = [
+    "Device",
+    "DeviceError",
+    "parse_device",
+    "get_namespace",
+    "namespace_of",
+    "device_of",
+    "to_device",
+    "cuda_available",
+    "use_cpu_namespace",
+    "default_float",
+    "is_floating",
+]
+
+GPU_INSTALL_HINT = 'pip install "tinygrad_edu[gpu]"'
+
+
+class DeviceError(RuntimeError):
+    """A device was named that this machine cannot provide."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A parsed device name: ``type`` is ``"cpu"`` or ``"cuda"``, ``index`` the GPU number."""
+
+    type: str
+    index: int = 0
+
+    def __str__(self) -> str:
+        return "cpu" if self.type == "cpu" else f"cuda:{self.index}"
+
+
+_CPU = Device("cpu")
+_cache: dict[str, Device] = {}
+
+
+def parse_device(device: str | Device | None) -> Device:
+    """Turn ``"cpu"``, ``"cuda"`` or ``"cuda:N"`` into a :class:`Device`."""
+    if device is None:
+        return _CPU
+    if isinstance(device, Device):
+        return device
+    hit = _cache.get(device)
+    if hit is not None:
+        return hit
+    name = str(device).strip().lower()
+    kind, _, idx = name.partition(":")
+    if kind == "cpu" and not idx:
+        dev = _CPU
+    elif kind in ("cuda", "gpu"):
+        if idx and not idx.isdigit():
+            raise DeviceError(f"device {device!r}: the GPU index must be a number, e.g. 'cuda:0'")
+        dev = Device("cuda", int(idx or 0))
+    else:
+        raise DeviceError(f"unknown device {device!r}: use 'cpu', 'cuda' or 'cuda:N'")
+    _cache[device] = dev
+    return dev
+
+
+# The CPU namespace is numpy unless a test swaps in a strict array-API namespace.
+_local = threading.local()
+
+
+def _cpu_xp():
+    return getattr(_local, "cpu_xp", _np)
+
+
+@contextlib.contextmanager
+def use_cpu_namespace(xp: Any):
+    """Use ``xp`` (for example ``array_api_strict``) as the CPU namespace inside the block.
+
+    The test suite runs the op suite a second time this way, so nothing numpy-only leaks into
+    code that CuPy must run.
+    """
+    old = _cpu_xp()
+    _local.cpu_xp = xp
+    try:
+        yield xp
+    finally:
+        _local.cpu_xp = old
+
+
+def _import_cupy():
+    try:
+        import cupy  # noqa: PLC0415  (imported only when a GPU is asked for)
+    except ImportError as e:
+        raise DeviceError(
+            f"a CUDA device was asked for, but CuPy is not installed; install it with "
+            f"{GPU_INSTALL_HINT} (or use device='cpu')"
+        ) from e
+    return cupy
+
+
+def cuda_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        cupy = _import_cupy()
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def get_namespace(device: str | Device | None = "cpu"):
+    """The array namespace (``xp``) that computes on ``device``."""
+    dev = parse_device(device)
+    if dev.type == "cpu":
+        return _cpu_xp()
+    cupy = _import_cupy()
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDA driver missing or broken
+        raise DeviceError(
+            f"device {str(dev)!r}: CuPy is installed but no CUDA device is visible ({e}); "
+            "use device='cpu' or run on a machine with an NVIDIA GPU"
+        ) from e
+    if dev.index >= count:
+        raise DeviceError(
+            f"device {str(dev)!r}: no CUDA device is visible at index {dev.index} "
+            f"({count} visible); use 'cuda:0'..'cuda:{count - 1}'"
+            if count
+            else f"device {str(dev)!r}: CuPy is installed but no CUDA device is visible; "
+            "use device='cpu'"
+        )
+    cupy.cuda.Device(dev.index).use()
+    return cupy
+
+
+def namespace_of(array: Any):
+    """The namespace an array belongs to (numpy for numpy arrays and Python scalars)."""
+    if isinstance(array, _np.ndarray | _np.generic):
+        return _np
+    ns = getattr(array, "__array_namespace__", None)
+    if ns is not None:
+        mod = type(array).__module__
+        if mod.startswith("cupy"):
+            import cupy  # noqa: PLC0415
+
+            return cupy
+        return ns()
+    return _np
+
+
+def device_of(array: Any) -> Device:
+    """The :class:`Device` an array lives on."""
+    if isinstance(array, _np.ndarray | _np.generic):
+        return _CPU
+    dev = getattr(array, "device", None)
+    if type(array).__module__.startswith("cupy"):
+        return Device("cuda", int(getattr(dev, "id", 0)))
+    return _CPU
+
+
+def to_device(array: Any, device: str | Device):
+    """Copy ``array`` to ``device`` (a no-op when it is already there)."""
+    dev = parse_device(device)
+    src = device_of(array)
+    if src == dev:
+        return array
+    if dev.type == "cpu":
+        return array.get() if hasattr(array, "get") else _np.asarray(array)
+    xp = get_namespace(dev)
+    return xp.asarray(array)
+
+
+def default_float(xp):
+    """The default floating dtype of a namespace (float32, as in PyTorch)."""
+    return xp.float32
+
+
+def is_floating(dtype) -> bool:
+    """True for floating dtypes (float16/32/64) of any namespace."""
+    name = str(dtype)
+    return "float" in name and "complex" not in name

@@ -1,0 +1,83 @@
+"""`Functional`: what a derivative rule calls ``F``.
+
+A derivative rule computes with Python operators and with ``F.<op>(...)``. Each engine supplies
+its own ``F`` by saying how to *apply* an op:
+
+* :data:`RAW` applies the op's forward to raw arrays (a plain backward: numbers, fast);
+* the eager engine applies it to tensors, recording it (``create_graph=True``);
+* the symbolic engine makes a new graph node (``gradients()`` builds a gradient graph).
+
+One rule, three meanings.
+
+A *shape* reaching a rule is a tuple when it is known, or (in the symbolic engine, before any
+number exists) the node whose shape to take at run time. The helpers below accept both.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from .base import REGISTRY
+
+__all__ = ["Functional", "RawFunctional", "RAW"]
+
+
+class Functional:
+    """Base class: subclasses define :meth:`apply`; ``F.exp(x)`` means ``apply(exp, x)``."""
+
+    def apply(self, op, *inputs, **attrs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in REGISTRY:
+            raise AttributeError(f"{type(self).__name__} has no op {name!r}")
+        fn = functools.partial(self.apply, REGISTRY[name])
+        setattr(self, name, fn)  # cache: the next lookup is a plain attribute
+        return fn
+
+    # -- ops whose target shape may be a tuple or a node standing for a shape ----------------
+    def _to_shape(self, opname, x, shape, **attrs):
+        if isinstance(shape, tuple):
+            if opname != "getitem_grad" and getattr(x, "shape", None) == shape:
+                return x  # nothing to do: keeps graphs small and backward fast
+            return self.apply(REGISTRY[opname], x, shape=shape, **attrs)
+        return self.apply(REGISTRY[opname], x, shape, **attrs)
+
+    def sum_to(self, x, shape):
+        """Sum ``x`` down to ``shape``: the reduction that undoes broadcasting."""
+        return self._to_shape("sum_to", x, shape)
+
+    def broadcast_to(self, x, shape):
+        return self._to_shape("broadcast_to", x, shape)
+
+    def reshape(self, x, shape):
+        return self._to_shape("reshape", x, shape)
+
+    def getitem_grad(self, g, shape, index):
+        """Zeros of ``shape`` with ``g`` added at ``index`` (the adjoint of indexing)."""
+        return self._to_shape("getitem_grad", g, shape, index=index)
+
+    def numel(self, shape, axis=None):
+        """How many elements ``axis`` covers: an int for a known shape, a node otherwise."""
+        if isinstance(shape, tuple):
+            if axis is None:
+                return math.prod(shape)
+            axes = (axis,) if isinstance(axis, int) else axis
+            return math.prod(shape[a] for a in axes)
+        return self.apply(REGISTRY["numel"], shape, axis=axis)
+
+
+class RawFunctional(Functional):
+    """Applies ops directly to raw arrays: the plain (non-recording) backward."""
+
+    def apply(self, op, *inputs, **attrs):
+        from ..backend import namespace_of  # local: keeps this module free of numpy
+
+        for x in inputs:
+            if hasattr(x, "shape"):
+                return op.forward(namespace_of(x), *inputs, **attrs)
+        return op.forward(namespace_of(inputs[0]), *inputs, **attrs)
+
+
+RAW = RawFunctional()
