@@ -1,0 +1,45 @@
+"""The eager engine (op-as-node): PyTorch's autograd design over the shared op library.
+
+Files, one concept each: ``tensor`` (Tensor and op dispatch), ``node`` (backward nodes,
+AccumulateGrad, saved tensors), ``engine`` (dependency counts and the ready queue),
+``autograd`` (``backward`` and ``grad``), ``function`` (custom Functions), ``grad_mode``,
+``factories``, ``functional`` (the ``F`` for differentiable backward).
+"""
+
+from .autograd import backward, grad
+from .engine import GraphTask, Observer, observe
+from .factories import (
+    arange,
+    eye,
+    full,
+    full_like,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    zeros,
+    zeros_like,
+)
+from .function import Function, FunctionCtx
+from .grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .node import AccumulateGrad, GraphRoot, Node, OpBackward, RemovableHandle, SavedTensor
+from .tensor import Tensor, apply_op, tensor
+
+__all__ = [
+    "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "detect_anomaly",
+    "is_anomaly_enabled", "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor",
+    "RemovableHandle", "GraphTask", "Observer", "observe",
+    "zeros", "ones", "full", "randn", "rand", "arange", "eye", "zeros_like", "ones_like",
+    "full_like", "randn_like", "rand_like", "manual_seed",
+]  # fmt: skip

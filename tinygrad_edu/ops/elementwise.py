@@ -10,7 +10,8 @@ from .base import Op, register
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Neg", "Pow", "Exp", "Log", "Tanh", "Sigmoid", "Relu",
-    "ReluGrad", "Maximum", "Where", "ZerosLike", "OnesLike", "COMPARISONS",
+    "ReluGrad", "Maximum", "Where", "ZerosLike", "OnesLike", "Astype", "Clone", "Fill",
+    "COMPARISONS",
 ]  # fmt: skip
 
 
@@ -280,3 +281,43 @@ COMPARISONS = {
         ("not_equal", "!=", lambda a, b: a != b),
     ]
 }
+
+
+@register
+class Astype(Op):
+    r"""Convert to ``dtype``. The gradient is converted back to the input's dtype ``src``."""
+
+    name = "astype"
+
+    def forward(self, xp, x, dtype, src=None):
+        return xp.astype(x, dtype)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dtype, src=None):
+        return (F.astype(g, dtype=src, src=dtype),)
+
+
+@register
+class Clone(Op):
+    r"""A copy of ``x`` that shares nothing with it. $\partial L/\partial x = g$."""
+
+    name = "clone"
+
+    def forward(self, xp, x):
+        return xp.asarray(x, copy=True)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g,)
+
+
+@register
+class Fill(Op):
+    r"""``fill(x, value)``: an array like ``x`` holding ``value`` everywhere. Its gradient is 0
+    (the eager in-place ``fill_``/``zero_`` record this op)."""
+
+    name = "fill"
+
+    def forward(self, xp, x, value):
+        return xp.full(x.shape, value, dtype=x.dtype)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, value):
+        return (F.zeros_like(g),)

@@ -1,0 +1,184 @@
+r"""Custom differentiable functions: subclass :class:`Function` (PyTorch's API).
+
+>>> import tinygrad_edu as tg
+>>> class Cube(tg.Function):
+...     @staticmethod
+...     def forward(ctx, x):
+...         ctx.save_for_backward(x)
+...         return x * x * x
+...     @staticmethod
+...     def backward(ctx, g):
+...         (x,) = ctx.saved_tensors
+...         return g * 3 * x * x
+>>> x = tg.tensor(2.0, requires_grad=True)
+>>> y = Cube.apply(x)
+>>> y.grad_fn.name()
+'CubeBackward'
+>>> y.backward(); x.grad.item()
+12.0
+"""
+
+from __future__ import annotations
+
+from . import grad_mode
+from .node import RETAIN_GRAPH_HINT, Node, SavedTensor
+from .tensor import Tensor, _edge
+
+__all__ = ["Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """The ``ctx`` passed to ``forward`` and ``backward``."""
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+        self.materialize_grads = True
+        self._to_save, self._saved, self._dirty, self._non_diff = (), (), (), ()
+        self._name, self._graph_mode = "Function", False
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors for backward; they are checked for in-place changes when unpacked."""
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._saved is None:
+            raise RuntimeError(f"{self._name}: {RETAIN_GRAPH_HINT}")
+        out = []
+        for i, s in enumerate(self._saved):
+            if not isinstance(s, SavedTensor):
+                out.append(s)
+                continue
+            v = s.unpack(_Named(self._name), self._graph_mode, f"saved tensor {i}")
+            out.append(v if self._graph_mode else Tensor._make(v))
+        return tuple(out)
+
+    def mark_dirty(self, *tensors) -> None:
+        """Say that ``forward`` changed these inputs in place (and returns them)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Say that these outputs get no gradient (indices, masks)."""
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, flag: bool) -> None:
+        """When True (default), missing output gradients reach ``backward`` as zeros."""
+        self.materialize_grads = bool(flag)
+
+
+class _Named:
+    """Stands in for a node in error messages."""
+
+    def __init__(self, name):
+        self._n = name
+
+    def name(self):
+        return self._n
+
+
+class FunctionBackward(Node):
+    """The backward node of a custom :class:`Function`: calls its ``backward``."""
+
+    __slots__ = ("ctx", "fn", "input_shapes", "out_meta")
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.out_meta)
+
+    def apply(self, grads, create_graph):
+        ctx, fname = self.ctx, type(self).__name__[: -len("Backward")]
+        ctx._graph_mode = create_graph
+        args = []
+        for g, (shape, dtype, dev) in zip(grads, self.out_meta):
+            if g is None and ctx.materialize_grads:
+                from .. import backend  # noqa: PLC0415
+
+                g = backend.get_namespace(dev).zeros(shape, dtype=dtype)
+            if g is not None and not isinstance(g, Tensor):
+                g = Tensor._make(g)
+            args.append(g)
+        result = self.fn.backward(ctx, *args)
+        result = result if isinstance(result, tuple) else (result,)
+        if len(result) != len(self.input_shapes):
+            raise RuntimeError(
+                f"{fname}.backward returned {len(result)} gradients but forward took "
+                f"{len(self.input_shapes)} inputs; return one per input (None where there is none)"
+            )
+        out = []
+        for i, (g, shape, (nxt, _)) in enumerate(zip(result, self.input_shapes, self.next_functions)):
+            if g is None or nxt is None:
+                out.append(None)
+                continue
+            g = g if isinstance(g, Tensor) else Tensor(g)
+            if g.shape != shape:
+                raise RuntimeError(
+                    f"{fname}.backward returned a gradient of shape {g.shape} for input {i}, "
+                    f"whose shape is {shape}; each gradient must match its input's shape"
+                )
+            out.append(g if create_graph else g.data)
+        return tuple(out)
+
+    def release(self):
+        if self.ctx._saved:
+            self.ctx._saved = None
+
+
+_node_classes: dict[type, type] = {}
+
+
+class Function:
+    """Base class for custom ops: write static ``forward(ctx, ...)`` and ``backward(ctx, *grads)``,
+    call ``MyFunction.apply(...)``. The recorded node is named ``<Name>Backward``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args):
+        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        ctx._name = cls.__name__
+        with grad_mode.no_grad():
+            raw = cls.forward(ctx, *args)
+        single = not isinstance(raw, tuple)
+        outs = [o if isinstance(o, Tensor) else Tensor(o) for o in ((raw,) if single else raw)]
+        record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
+        node = None
+        if record:
+            node = _node_class(cls)()
+            node.ctx, node.fn = ctx, cls
+            node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
+            node.input_shapes = tuple(a.shape if isinstance(a, Tensor) else () for a in args)
+            node.out_meta = tuple((o.shape, o.dtype, o.device) for o in outs)
+        for i, o in enumerate(outs):
+            dirty = any(o is d for d in ctx._dirty)
+            if dirty:
+                if record and o.is_leaf and o.requires_grad:
+                    raise RuntimeError(
+                        f"{cls.__name__}: forward changed a leaf that requires grad in place "
+                        "(mark_dirty); do it under no_grad() or on a copy"
+                    )
+                o._version[0] += 1
+            elif any(o is a for a in args):  # returned an input as-is: give it its own tensor
+                o = outs[i] = Tensor._make(o.data, counter=o._version)
+            if node is not None and not any(o is n for n in ctx._non_diff):
+                o.grad_fn, o._output_nr, o._requires_grad = node, i, True
+        if node is not None:
+            ctx._saved = tuple(
+                SavedTensor(t, is_output=any(t is o for o in outs)) if isinstance(t, Tensor) else t
+                for t in ctx._to_save
+            )
+        ctx._to_save = ()
+        return outs[0] if single else tuple(outs)
+
+
+def _node_class(fn_cls) -> type:
+    cls = _node_classes.get(fn_cls)
+    if cls is None:
+        cls = type(f"{fn_cls.__name__}Backward", (FunctionBackward,), {"__slots__": ()})
+        _node_classes[fn_cls] = cls
+    return cls

@@ -1,0 +1,211 @@
+"""Backward nodes: the eager engine's graph, where each node is a backward op.
+
+A node's ``next_functions`` are its outgoing edges ``(node, input_nr)``: where each input's
+gradient flows next (``(None, 0)`` for inputs that need no gradient). Leaves that require grad
+end in an :class:`AccumulateGrad` node, which adds into ``.grad``.
+
+NOTE [Saved outputs and reference cycles]
+    A tensor points at its ``grad_fn``. If that node also held the tensor (an op such as ``exp``
+    reuses its own output), tensor and node would keep each other alive and an unreachable
+    graph would wait for the cycle collector. So a node saves its *output* as the bare array
+    plus the version counter, and rebuilds a tensor (with itself as ``grad_fn``) only when a
+    ``create_graph=True`` backward needs one. Saved *inputs* are held as tensors: they point
+    at earlier nodes only, so no cycle forms. Likewise a leaf holds its ``AccumulateGrad`` node
+    only weakly, while the node holds the leaf (``.variable``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+import weakref
+
+__all__ = ["Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor", "RemovableHandle"]
+
+_sequence = itertools.count()
+
+RETAIN_GRAPH_HINT = (
+    "the saved values were freed after the first backward; pass retain_graph=True to the "
+    "first backward() (or tg.grad) if you need to run backward through this graph again"
+)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_fn")
+
+    def __init__(self, hooks: list, fn):
+        self._hooks, self._fn = hooks, fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+class Node:
+    """A backward op. Subclasses implement :meth:`apply`.
+
+    Attributes:
+        next_functions: one ``(node or None, input_nr)`` per forward input.
+        sequence_nr: creation order; the engine runs the ready node with the highest first.
+    """
+
+    __slots__ = (
+        "next_functions",
+        "sequence_nr",
+        "_pre_hooks",
+        "_post_hooks",
+        "_tensor_hooks",
+        "_retained",
+        "_trace",
+        "__weakref__",
+    )
+
+    def __init__(self, next_functions=()):
+        self.next_functions = next_functions
+        self.sequence_nr = next(_sequence)
+        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retained = None
+        self._trace = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} #{self.sequence_nr}>"
+
+    @property
+    def num_outputs(self) -> int:
+        """How many forward outputs this node takes gradients for."""
+        return 1
+
+    def apply(self, grads: list, create_graph: bool) -> tuple:
+        """Gradients for each of ``next_functions`` from the gradients of the outputs."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved values (called after running when ``retain_graph`` is false)."""
+
+    # -- hooks ------------------------------------------------------------------------------
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; it may return replacement gradients."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return replacements
+        for ``grad_inputs``."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks = self._tensor_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def _retain(self, output_nr: int, tensor) -> None:
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
+    def _record_trace(self) -> None:
+        self._trace = "".join(traceback.format_stack()[:-3])
+
+
+class SavedTensor:
+    """A value saved for backward, with the version it had when saved.
+
+    On unpack, a changed version means an in-place op overwrote it: backward would compute
+    with the wrong numbers, so it is an error instead.
+    """
+
+    __slots__ = ("data", "tensor", "version", "counter", "is_output")
+
+    def __init__(self, tensor, is_output: bool = False):
+        self.data = tensor.data
+        self.counter = tensor._version
+        self.version = self.counter[0]
+        self.is_output = is_output
+        # see NOTE [Saved outputs and reference cycles]
+        self.tensor = None if is_output else tensor
+
+    def unpack(self, node: Node, create_graph: bool, what: str = "a tensor"):
+        if self.counter[0] != self.version:
+            raise RuntimeError(
+                f"{node.name()}: {what} it saved for backward was modified by an in-place "
+                f"operation (saved at version {self.version}, now at version {self.counter[0]}). "
+                "Fix: use an out-of-place op (x = x * 2 instead of x *= 2), or clone() the "
+                "value before changing it."
+            )
+        if not create_graph:
+            return self.data
+        if self.is_output:
+            from .tensor import Tensor  # noqa: PLC0415
+
+            return Tensor._make(self.data, node, counter=self.counter)
+        return self.tensor
+
+
+class OpBackward(Node):
+    """The backward node of an op from the shared op library: runs the op's ``vjp``."""
+
+    __slots__ = ("op", "attrs", "saved", "saved_out", "shapes", "dtypes", "needs", "_freed")
+
+    def apply(self, grads, create_graph):
+        if self._freed:
+            raise RuntimeError(f"{self.name()}: {RETAIN_GRAPH_HINT}")
+        from .functional import TENSOR_F  # noqa: PLC0415
+
+        from ..ops import RAW  # noqa: PLC0415
+
+        inputs = tuple(
+            s.unpack(self, create_graph, f"input {i}") if isinstance(s, SavedTensor) else s
+            for i, s in enumerate(self.saved)
+        )
+        out = self.saved_out
+        if out is not None:
+            out = out.unpack(self, create_graph, "its output")
+        F = TENSOR_F if create_graph else RAW
+        result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
+        dtypes = self.dtypes
+        return tuple(
+            g if g is None or g.dtype == dt else F.astype(g, dtype=dt, src=g.dtype)
+            for g, dt in zip(result, dtypes)
+        )
+
+    def release(self):
+        if self.saved_out is not None or any(isinstance(s, SavedTensor) for s in self.saved):
+            self.saved, self.saved_out, self._freed = (), None, True
+
+
+class AccumulateGrad(Node):
+    """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+
+    def apply(self, grads, create_graph):
+        self.variable._accumulate(grads[0], create_graph)
+        return ()
+
+
+class GraphRoot(Node):
+    """The node the engine starts from: hands each root its seed gradient."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, edges, grads):
+        super().__init__(tuple(edges))
+        self.grads = grads
+
+    def apply(self, grads, create_graph):
+        return tuple(self.grads)
