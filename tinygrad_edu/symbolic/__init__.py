@@ -1,0 +1,59 @@
+"""The symbolic engine: a graph of tensors, differentiated by building more graph.
+
+Build a graph from :func:`Variable` nodes with operators, methods and the functions of
+:mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with an
+:class:`Executor`. :mod:`~tinygrad_edu.symbolic.cse599w` offers CSE599W's assignment names.
+
+>>> import numpy as np
+>>> from tinygrad_edu.symbolic import Executor, Variable, gradients
+>>> A, B, C = Variable("A"), Variable("B"), Variable("C")
+>>> D = (A + B) * C
+>>> E = D @ (A + C)
+>>> dA, dB = gradients(E, [A, B])
+>>> a, b, c = (np.eye(2) * k for k in (1.0, 2.0, 3.0))
+>>> e, ga = Executor([E, dA]).run({A: a, B: b, C: c})
+>>> e
+array([[36.,  0.],
+       [ 0., 36.]])
+"""
+
+from . import api
+from .api import (
+    broadcast_to,
+    constant,
+    exp,
+    expand_dims,
+    getitem,
+    log,
+    log_softmax,
+    matmul,
+    maximum,
+    ones_like,
+    reduce_max,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    relu_grad,
+    reshape,
+    sigmoid,
+    softmax,
+    softmax_cross_entropy,
+    sum_to,
+    tanh,
+    transpose,
+    where,
+    zeros_like,
+)
+from .executor import Executor
+from .gradients import SYMBOLIC, SymbolicFunctional, gradients
+from .graph import topo_sort
+from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder
+
+__all__ = [
+    "Node", "Variable", "placeholder", "constant", "apply_op", "PLACEHOLDER", "CONSTANT",
+    "gradients", "SymbolicFunctional", "SYMBOLIC", "Executor", "topo_sort", "api",
+    "matmul", "exp", "log", "tanh", "sigmoid", "relu", "relu_grad", "reduce_sum", "reduce_mean",
+    "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
+    "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
+    "where", "getitem",
+]  # fmt: skip

@@ -1,0 +1,147 @@
+r"""Functions that build symbolic nodes: the symbolic engine's functional API.
+
+Each is one line over :func:`~tinygrad_edu.symbolic.node.apply_op`; the math (forward, shape
+rule, derivative) lives in the op library. Node methods (``x.exp()``, ``x.sum(axis=0)``) and
+operators (``a + b``, ``a @ b``) build the same nodes.
+
+>>> from tinygrad_edu.symbolic import Variable, matmul, reduce_sum
+>>> A, B = Variable("A", shape=(3, 4)), Variable("B", shape=(3, 5))
+>>> C = matmul(A, B, trans_A=True)
+>>> C.name, C.shape, reduce_sum(C, axis=0).shape
+('(A.T@B)', (4, 5), (5,))
+"""
+
+from __future__ import annotations
+
+from .node import Node, apply_op, constant
+
+__all__ = [
+    "matmul", "exp", "log", "tanh", "sigmoid", "relu", "relu_grad", "reduce_sum", "reduce_mean",
+    "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
+    "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
+    "where", "getitem", "constant",
+]  # fmt: skip
+
+
+def _shape_arg(like):
+    """A target shape given as a node (its run-time shape) or as a tuple."""
+    return ((like,), {}) if isinstance(like, Node) else ((), {"shape": tuple(like)})
+
+
+def matmul(a, b, trans_A: bool = False, trans_B: bool = False) -> Node:
+    r"""$\mathrm{op}(A)\,\mathrm{op}(B)$, transposing the last two axes where asked."""
+    return apply_op("matmul", a, b, trans_A=trans_A, trans_B=trans_B)
+
+
+def exp(x) -> Node:
+    r"""$e^x$ elementwise."""
+    return apply_op("exp", x)
+
+
+def log(x) -> Node:
+    r"""$\ln x$ elementwise."""
+    return apply_op("log", x)
+
+
+def tanh(x) -> Node:
+    r"""$\tanh x$ elementwise."""
+    return apply_op("tanh", x)
+
+
+def sigmoid(x) -> Node:
+    r"""$1/(1+e^{-x})$ elementwise."""
+    return apply_op("sigmoid", x)
+
+
+def relu(x) -> Node:
+    r"""$\max(x, 0)$ elementwise."""
+    return apply_op("relu", x)
+
+
+def relu_grad(y, g) -> Node:
+    """``g`` where ``y > 0``, else 0: the gradient that flows back through a relu."""
+    return apply_op("relu_grad", y, g)
+
+
+def reduce_sum(x, axis=None, keepdims: bool = False) -> Node:
+    """Sum over ``axis`` (all axes when None)."""
+    return apply_op("sum", x, axis=axis, keepdims=keepdims)
+
+
+def reduce_mean(x, axis=None, keepdims: bool = False) -> Node:
+    """Mean over ``axis`` (all axes when None)."""
+    return apply_op("mean", x, axis=axis, keepdims=keepdims)
+
+
+def reduce_max(x, axis=None, keepdims: bool = False) -> Node:
+    """Maximum over ``axis`` (all axes when None)."""
+    return apply_op("max", x, axis=axis, keepdims=keepdims)
+
+
+def broadcast_to(x, like) -> Node:
+    """``x`` repeated to the shape of ``like`` (a node, whose run-time shape is used, or a
+    tuple)."""
+    args, attrs = _shape_arg(like)
+    return apply_op("broadcast_to", x, *args, **attrs)
+
+
+def sum_to(x, like) -> Node:
+    """``x`` summed down to the shape of ``like`` (a node or a tuple): undoes broadcasting."""
+    args, attrs = _shape_arg(like)
+    return apply_op("sum_to", x, *args, **attrs)
+
+
+def expand_dims(x, axis) -> Node:
+    """``x`` with size-1 axes inserted at ``axis``."""
+    return apply_op("expand_dims", x, axis=axis)
+
+
+def softmax(x, axis: int = -1) -> Node:
+    r"""$e^{x_i}/\sum_j e^{x_j}$ along ``axis``."""
+    return apply_op("softmax", x, axis=axis)
+
+
+def log_softmax(x, axis: int = -1) -> Node:
+    r"""$x_i - \log\sum_j e^{x_j}$ along ``axis``."""
+    return apply_op("log_softmax", x, axis=axis)
+
+
+def softmax_cross_entropy(logits, onehot) -> Node:
+    r"""$-\frac1N\sum_n\sum_c y_{nc}\log\mathrm{softmax}(z)_{nc}$: the batch-mean loss."""
+    return apply_op("softmax_cross_entropy", logits, onehot)
+
+
+def zeros_like(x) -> Node:
+    """Zeros with ``x``'s shape and dtype."""
+    return apply_op("zeros_like", x)
+
+
+def ones_like(x) -> Node:
+    """Ones with ``x``'s shape and dtype."""
+    return apply_op("ones_like", x)
+
+
+def transpose(x, axes=None) -> Node:
+    """Permute the axes (reverse them when ``axes`` is None)."""
+    return apply_op("transpose", x, axes=None if axes is None else tuple(axes))
+
+
+def reshape(x, shape) -> Node:
+    """The same elements in ``shape`` (a tuple, one ``-1`` allowed, or a node to copy)."""
+    args, attrs = _shape_arg(shape)
+    return apply_op("reshape", x, *args, **attrs)
+
+
+def maximum(a, b) -> Node:
+    """Elementwise maximum (broadcasting)."""
+    return apply_op("maximum", a, b)
+
+
+def where(cond, a, b) -> Node:
+    """``a`` where ``cond`` holds, else ``b`` (broadcasting)."""
+    return apply_op("where", cond, a, b)
+
+
+def getitem(x, index) -> Node:
+    """``x[index]``: slices, ints, ``None``, ``...`` and integer arrays."""
+    return apply_op("getitem", x, index=index)
