@@ -290,7 +290,7 @@ class Astype(Op):
     name = "astype"
 
     def forward(self, xp, x, dtype, src=None):
-        return xp.astype(x, dtype)
+        return xp.astype(x, getattr(xp, dtype) if isinstance(dtype, str) else dtype)
 
     def vjp(self, F, g, inputs, out, shapes, needs, dtype, src=None):
         return (F.astype(g, dtype=src, src=dtype),)

@@ -144,6 +144,9 @@ class GetItem(Op):
     name = "getitem"
 
     def forward(self, xp, x, index):
+        rows = _first_axis_array(index)
+        if rows is not None:  # `take` is the Array API's spelling of x[int_array]
+            return xp.take(x, rows, axis=0)
         return x[index]
 
     def shape(self, xshape, index):
@@ -185,11 +188,21 @@ class GetItemGrad(Op):
         return (F.getitem(gg, index=index),) + (None,) * (len(shapes) - 1)
 
 
+def _first_axis_array(index):
+    """The integer array when ``index`` is one 1-D integer array on the first axis
+    (``a``, ``(a,)`` or ``(a, ...)``), else None."""
+    if isinstance(index, tuple) and (len(index) == 1 or len(index) == 2 and index[1] is Ellipsis):
+        index = index[0]
+    if hasattr(index, "shape") and len(index.shape) == 1 and "int" in str(index.dtype):
+        return index
+    return None
+
+
 def _scatter_add_first_axis(xp, z, g, index):
     """Scatter-add with a one-hot product, for namespaces without ``add.at``
     (the strict array API). Supports one integer array indexing the first axis."""
-    idx = index[0] if isinstance(index, tuple) and len(index) == 1 else index
-    if not hasattr(idx, "shape") or len(idx.shape) != 1:
+    idx = _first_axis_array(index)
+    if idx is None:
         raise ShapeError(
             f"getitem_grad: this array namespace has no scatter-add; only a 1-D integer array on "
             f"the first axis is supported here, got index {index!r}"

@@ -23,7 +23,9 @@ from .api import (
     constant,
     exp,
     expand_dims,
+    fill,
     getitem,
+    getitem_grad,
     log,
     log_softmax,
     matmul,
@@ -55,5 +57,5 @@ __all__ = [
     "matmul", "exp", "log", "tanh", "sigmoid", "relu", "relu_grad", "reduce_sum", "reduce_mean",
     "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
     "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
-    "where", "getitem",
+    "where", "getitem", "getitem_grad", "fill",
 ]  # fmt: skip

@@ -19,7 +19,7 @@ __all__ = [
     "matmul", "exp", "log", "tanh", "sigmoid", "relu", "relu_grad", "reduce_sum", "reduce_mean",
     "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
     "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
-    "where", "getitem", "constant",
+    "where", "getitem", "getitem_grad", "fill", "constant",
 ]  # fmt: skip
 
 
@@ -145,3 +145,15 @@ def where(cond, a, b) -> Node:
 def getitem(x, index) -> Node:
     """``x[index]``: slices, ints, ``None``, ``...`` and integer arrays."""
     return apply_op("getitem", x, index=index)
+
+
+def getitem_grad(g, like, index) -> Node:
+    """Zeros shaped like ``like`` (a node or a tuple) with ``g`` added at ``index``: the
+    adjoint of ``x[index]``."""
+    args, attrs = _shape_arg(like)
+    return apply_op("getitem_grad", g, *args, index=index, **attrs)
+
+
+def fill(x, value) -> Node:
+    """An array like ``x`` holding ``value`` everywhere (its gradient is zero)."""
+    return apply_op("fill", x, value=value)

@@ -213,6 +213,18 @@ class Node:
     def matmul(self, other):
         return apply_op("matmul", self, other)
 
+    def astype(self, dtype: str):
+        """Convert to ``dtype`` (a name such as ``"float32"``); needs a known input dtype."""
+        if self.dtype is None:
+            raise TypeError(
+                f"astype: the dtype of {self.name!r} is unknown, so its gradient could not be "
+                "converted back; declare it, e.g. Variable(name, dtype='float32')"
+            )
+        return apply_op("astype", self, dtype=_dtype_name(dtype), src=self.dtype)
+
+    def clone(self):
+        return apply_op("clone", self)
+
 
 def Variable(name: str, shape=None, dtype=None) -> Node:
     """A graph input, fed a value at run time (``feed_dict={x: array}``).
