@@ -111,16 +111,19 @@ def broadcast_shapes(opname: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def normalize_axes(opname: str, axis, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, int or tuple; negatives allowed) as sorted non-negative axes."""
+def normalize_axes(opname: str, axis, ndim: int, shape=None) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple; negatives allowed) as sorted non-negative axes.
+
+    ``shape``, when given, is the input shape that errors name."""
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    where = f"shape {tuple(shape)}" if shape is not None else "an input"
     out = []
     for a in axes:
         if not -ndim <= a < max(ndim, 1):
-            raise ShapeError(f"{opname}: axis {a} is out of range for an input with {ndim} dims")
+            raise ShapeError(f"{opname}: axis {a} is out of range for {where} ({ndim} dims)")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
-        raise ShapeError(f"{opname}: axis {axis} names an axis twice")
+        raise ShapeError(f"{opname}: axis {axis} names an axis twice (input {where})")
     return tuple(sorted(out))

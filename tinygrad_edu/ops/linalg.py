@@ -51,7 +51,13 @@ class MatMul(Op):
                 f"matmul: shapes {fmt_shapes([ashape, bshape])} do not align{flags} "
                 f"(inner sizes {k} and {k2}); transpose one side or fix the shapes"
             )
-        batch = broadcast_shapes("matmul", ashape[:-2], bshape[:-2])
+        try:
+            batch = broadcast_shapes("matmul", ashape[:-2], bshape[:-2])
+        except ShapeError:
+            raise ShapeError(
+                f"matmul: shapes {fmt_shapes([ashape, bshape])}: the batch axes "
+                f"{tuple(ashape[:-2])} and {tuple(bshape[:-2])} cannot be broadcast together"
+            ) from None
         return batch + (n, m)
 
     def vjp(self, F, g, inputs, out, shapes, needs, trans_A=False, trans_B=False):

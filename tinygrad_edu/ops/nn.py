@@ -15,7 +15,7 @@ def _log_softmax(xp, x, axis):
 
 class _AlongAxis(Op):
     def shape(self, shape, axis=-1):
-        normalize_axes(self.name, axis, len(shape))
+        normalize_axes(self.name, axis, len(shape), shape)
         return tuple(shape)
 
 
@@ -66,8 +66,9 @@ class SoftmaxCrossEntropy(Op):
     def shape(self, lshape, yshape):
         if tuple(lshape) != tuple(yshape) or len(lshape) < 1:
             raise ShapeError(
-                f"softmax_cross_entropy: logits and labels have shapes {fmt_shapes([lshape, yshape])};"
-                " labels must be one-hot (or probabilities) of the logits' shape"
+                "softmax_cross_entropy: logits and labels have shapes "
+                f"{fmt_shapes([lshape, yshape])}; labels must be one-hot (or probabilities) "
+                "of the logits' shape"
             )
         return ()
 

@@ -11,7 +11,7 @@ __all__ = ["Sum", "Mean", "Max", "SumTo", "Numel", "reduced_shape"]
 
 
 def reduced_shape(opname, shape, axis, keepdims):
-    axes = normalize_axes(opname, axis, len(shape))
+    axes = normalize_axes(opname, axis, len(shape), shape)
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)
@@ -122,6 +122,6 @@ class Numel(Op):
         return xp.asarray(n, dtype=like.dtype)
 
     def shape(self, shape, axis=None):
-        normalize_axes("numel", axis, len(shape))
+        normalize_axes("numel", axis, len(shape), shape)
         return ()
 

@@ -99,7 +99,8 @@ class BroadcastTo(Op):
 
 
 def _expanded(shape, axis):
-    axes = normalize_axes("expand_dims", axis, len(shape) + (1 if isinstance(axis, int) else len(axis)))
+    ndim = len(shape) + (1 if isinstance(axis, int) else len(axis))
+    axes = normalize_axes("expand_dims", axis, ndim, shape)
     it = iter(shape)
     return tuple(1 if i in axes else next(it) for i in range(len(shape) + len(axes)))
 
