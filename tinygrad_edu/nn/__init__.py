@@ -1,5 +1,25 @@
-"""Neural-network pieces on the eager engine."""
+"""Neural-network pieces on the eager engine: modules, layers, losses, saving and loading.
+
+>>> import tinygrad_edu as tg
+>>> tg.manual_seed(0)
+>>> model = tg.nn.Sequential(tg.nn.Linear(2, 4), tg.nn.Tanh(), tg.nn.Linear(4, 1))
+>>> sum(p.numel() for p in model.parameters())
+17
+>>> sorted(model.state_dict())
+['0.bias', '0.weight', '2.bias', '2.weight']
+"""
 
 from . import functional
+from .layers import Dropout, Flatten, Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
+from .loss import CrossEntropyLoss, MSELoss
+from .module import Module, Parameter, load, save
 
-__all__ = ["functional"]
+# the names used by some courses for the same two functions
+save_state_dict = save
+load_state_dict_file = load
+
+__all__ = [
+    "functional", "Module", "Parameter", "Linear", "ReLU", "Tanh", "Sigmoid", "Dropout",
+    "Sequential", "Flatten", "Identity", "CrossEntropyLoss", "MSELoss", "save", "load",
+    "save_state_dict", "load_state_dict_file",
+]  # fmt: skip

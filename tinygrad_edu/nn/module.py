@@ -1,0 +1,278 @@
+r"""``Module`` and ``Parameter``: networks as trees of modules that own their weights.
+
+A :class:`Parameter` is a leaf tensor that requires grad. Assigning one (or a sub-module) to an
+attribute of a :class:`Module` registers it under that name, so ``parameters()`` finds every
+weight in the tree and ``state_dict()`` names them with dotted paths (``"0.weight"``), exactly
+as in PyTorch.
+
+>>> import tinygrad_edu as tg
+>>> class Affine(tg.nn.Module):
+...     def __init__(self):
+...         super().__init__()
+...         self.w = tg.nn.Parameter([[2.0]])
+...         self.b = tg.nn.Parameter([1.0])
+...     def forward(self, x):
+...         return x @ self.w + self.b
+>>> m = Affine()
+>>> [name for name, _ in m.named_parameters()]
+['w', 'b']
+>>> m(tg.tensor([[3.0]]))
+tensor([[7.]], grad_fn=<AddBackward>)
+
+Saved models are plain ``.npz`` archives (one array per parameter name), read back with
+``allow_pickle=False``: loading a model file never runs code.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import numpy as _np  # state dicts are numpy arrays: the file format, not math
+
+from .. import backend
+from ..eager.tensor import Tensor
+
+__all__ = ["Module", "Parameter", "save", "load"]
+
+
+class Parameter(Tensor):
+    """A tensor that is a model's weight: a leaf with ``requires_grad=True`` by default.
+
+    Args:
+        data: an array, a tensor (its data is shared, not copied) or Python data (float32).
+        requires_grad: whether optimizers should train it (default True).
+        device: where to put it (default: where ``data`` is).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad: bool = True, dtype=None, device=None):
+        if isinstance(data, Tensor):
+            device = device if device is not None else data.device
+            data = data.data
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Module:
+    """Base class of every layer and network.
+
+    Subclasses call ``super().__init__()`` first, assign their :class:`Parameter` s and
+    sub-modules as attributes, and define ``forward``. Calling the module calls ``forward``.
+
+    Attributes:
+        training: True in training mode (the default), False after ``eval()``; layers such as
+            :class:`~tinygrad_edu.nn.Dropout` read it.
+    """
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "training", True)
+
+    # -- registration by attribute assignment -------------------------------------------------
+    def __setattr__(self, name: str, value) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(
+                f"cannot assign {name!r} before Module.__init__() ran; call "
+                f"super().__init__() first in {type(self).__name__}.__init__"
+            )
+        params, modules = self.__dict__["_parameters"], self.__dict__["_modules"]
+        params.pop(name, None)
+        modules.pop(name, None)
+        self.__dict__.pop(name, None)
+        if isinstance(value, Parameter):
+            params[name] = value
+        elif isinstance(value, Module):
+            modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str):
+        # only called when normal lookup fails: look in the registries
+        d = self.__dict__
+        for registry in ("_parameters", "_modules"):
+            if registry in d and name in d[registry]:
+                return d[registry][name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._modules):
+            if name in registry:
+                del registry[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` under ``name`` (same as assigning the attribute)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"register_parameter({name!r}): expected a Parameter, got {type(param).__name__}"
+            )
+        setattr(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a sub-module under ``name`` (same as assigning the attribute)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module({name!r}): expected a Module, got {type(module)}")
+        setattr(self, name, module)
+
+    # -- the tree ------------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        yield from self._modules.items()
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """This module and every module below it, depth first, with dotted names."""
+        stack = [(prefix, self)]
+        seen = set()
+        while stack:
+            name, mod = stack.pop()
+            if id(mod) in seen:
+                continue
+            seen.add(id(mod))
+            yield name, mod
+            kids = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()]
+            stack.extend(reversed(kids))
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` for every parameter in the tree, each once, in
+        registration order."""
+        seen = set()
+        for mod_name, mod in self.named_modules(prefix):
+            for name, p in mod._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self) -> Iterator[Parameter]:
+        for _, p in self.named_parameters():
+            yield p
+
+    # -- modes and gradients -------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and every sub-module; returns self."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode (``train(False)``): dropout passes values through."""
+        return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient: drop it (default) or fill it with zeros."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.data[...] = 0
+
+    def to(self, device) -> Module:
+        """Move every parameter to ``device`` in place (the same Parameter objects, so an
+        optimizer made earlier still holds them); returns self."""
+        dev = backend.parse_device(device)
+        for p in self.parameters():
+            if p._device != dev:
+                p.data = backend.to_device(p.data, dev)
+                p._device = dev
+                if p._grad is not None:
+                    p._grad = Tensor(p._grad.data, device=dev)
+        return self
+
+    # -- state ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, _np.ndarray]:
+        """Every parameter as a numpy array (a copy, on the CPU), by dotted name."""
+        return {name: _np.array(p.numpy(), copy=True) for name, p in self.named_parameters()}
+
+    def load_state_dict(self, state: dict, strict: bool = True) -> tuple[list, list]:
+        """Copy values from ``state`` (name -> array) into the parameters, in place.
+
+        With ``strict=True`` every parameter must be present and no other key may be; the
+        error lists the missing and unexpected names. Shapes must match in any case.
+        Returns ``(missing, unexpected)``.
+        """
+        own = dict(self.named_parameters())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(
+                f"load_state_dict for {type(self).__name__}: missing keys {missing}, "
+                f"unexpected keys {unexpected}; pass strict=False to load the keys that match"
+            )
+        for name, p in own.items():
+            if name not in state:
+                continue
+            value = state[name]
+            value = value.numpy() if isinstance(value, Tensor) else _np.asarray(value)
+            if tuple(value.shape) != p.shape:
+                raise ValueError(
+                    f"load_state_dict for {type(self).__name__}: {name!r} has shape "
+                    f"{tuple(value.shape)} in the state dict but {p.shape} in the model"
+                )
+            xp = backend.namespace_of(p.data)
+            p.data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
+            p._version[0] += 1  # an in-place change, as for any optimizer step
+        return missing, unexpected
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write ``state_dict()`` to an ``.npz`` file; returns the path written."""
+        return save(self.state_dict(), path)
+
+    # -- printing ------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses (``in_features=64, ...``)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        for name, m in self._modules.items():
+            body = repr(m).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {body}")
+        extra = self.extra_repr()
+        if not lines:
+            return f"{type(self).__name__}({extra})"
+        head = f"{type(self).__name__}({extra}" if extra else f"{type(self).__name__}("
+        return head + "\n" + "\n".join(lines) + "\n)"
+
+
+def save(state, path: str | os.PathLike) -> str:
+    """Write a state dict (or a Module's) to ``path`` as an uncompressed ``.npz``.
+
+    >>> import tempfile, os, tinygrad_edu as tg
+    >>> m = tg.nn.Linear(3, 2)
+    >>> f = tg.nn.save(m, os.path.join(tempfile.mkdtemp(), "model.npz"))
+    >>> sorted(tg.nn.load(f))
+    ['bias', 'weight']
+    """
+    if isinstance(state, Module):
+        state = state.state_dict()
+    path = os.fspath(path)
+    if not path.endswith(".npz"):
+        path += ".npz"  # numpy would add it anyway; return the name actually written
+    _np.savez(path, **{k: _np.asarray(v.numpy() if isinstance(v, Tensor) else v)
+                       for k, v in state.items()})  # fmt: skip
+    return path
+
+
+def load(path: str | os.PathLike) -> dict[str, _np.ndarray]:
+    """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``)."""
+    with _np.load(os.fspath(path), allow_pickle=False) as archive:
+        return {k: archive[k] for k in archive.files}

@@ -1,0 +1,69 @@
+r"""Adam: per-parameter step sizes from running averages of the gradient and its square.
+
+With gradient $g_t$ (plus $\lambda p_{t-1}$ when ``weight_decay`` is set), PyTorch's update:
+
+$$m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2$$
+
+$$p_t = p_{t-1} - \frac{\eta}{1-\beta_1^t}\,
+\frac{m_t}{\sqrt{v_t}/\sqrt{1-\beta_2^t} + \epsilon}$$
+
+The factors $1-\beta^t$ undo the bias of averages that start at zero.
+
+>>> import tinygrad_edu as tg
+>>> w = tg.nn.Parameter([1.0, -1.0])
+>>> opt = tg.optim.Adam([w], lr=0.1)
+>>> (w * w).sum().backward()
+>>> opt.step()   # the first Adam step moves each weight by about lr, against the gradient
+>>> w
+Parameter containing:
+tensor([ 0.9, -0.9], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import backend
+from .optimizer import Optimizer
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    """Adam (see the module docstring for the update).
+
+    Args:
+        params: parameters or parameter groups.
+        lr: learning rate $\\eta$.
+        betas: $(\\beta_1, \\beta_2)$, decay rates of the two running averages.
+        eps: $\\epsilon$, added to the denominator for stability.
+        weight_decay: L2 penalty $\\lambda$ added to the gradient.
+    """
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0):  # fmt: skip
+        if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
+            raise ValueError(f"Adam: need lr, eps, weight_decay >= 0 and 0 <= betas < 1 "
+                             f"(got lr={lr}, betas={betas}, eps={eps}, "
+                             f"weight_decay={weight_decay})")  # fmt: skip
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))  # fmt: skip
+
+    def _update(self, p, grad, state, group):
+        b1, b2 = group["betas"]
+        xp = backend.namespace_of(p)
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = xp.zeros_like(p)
+            state["exp_avg_sq"] = xp.zeros_like(p)
+        state["step"] += 1
+        t = state["step"]
+        g = grad + group["weight_decay"] * p if group["weight_decay"] else grad
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m += (1 - b1) * (g - m)  # PyTorch's lerp: m + (1 - b1) (g - m)
+        v *= b2
+        v += (1 - b2) * (g * g)
+        step_size = group["lr"] / (1 - b1**t)
+        denom = xp.sqrt(v) / math.sqrt(1 - b2**t) + group["eps"]
+        p -= step_size * (m / denom)
+        return p
