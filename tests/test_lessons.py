@@ -188,3 +188,10 @@ def test_lesson_notebooks_follow_the_convention(name):
     assert not any(o["output_type"] == "error" for o in outputs)
     text = "".join("".join(o.get("text", "")) for o in outputs)
     assert "✅" in text and "❌" not in text
+
+
+def test_check_result_is_truthy_and_quiet_in_notebooks():
+    ok, bad = check("a", 1.0, 1.0, strict=False), check("b", 1.0, 2.0, strict=False)
+    assert ok and not bad and ok.passed and not bad.passed
+    assert repr(ok) == "True" and bad.message.startswith("❌ b: expected 2")
+    assert ok._ipython_display_() is None  # nothing shown beyond the printed line

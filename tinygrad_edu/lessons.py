@@ -42,6 +42,7 @@ import numpy as np
 __all__ = [
     "SOLUTION_BEGIN",
     "SOLUTION_END",
+    "CheckResult",
     "check",
     "check_true",
     "check_gradient",
@@ -116,13 +117,34 @@ def summary() -> str:
     return line
 
 
-def _report(name: str, ok: bool, message: str, strict_flag: bool | None) -> bool:
+class CheckResult:
+    """What a check returns: true when it passed (``if check(...)``, ``assert check(...)``).
+
+    The check has already printed its message, so a notebook shows nothing more for it.
+    """
+
+    __slots__ = ("name", "passed", "message")
+
+    def __init__(self, name: str, passed: bool, message: str):
+        self.name, self.passed, self.message = name, passed, message
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return "True" if self.passed else "False"
+
+    def _ipython_display_(self) -> None:
+        pass  # the message was printed already
+
+
+def _report(name: str, ok: bool, message: str, strict_flag: bool | None) -> CheckResult:
     _results.append((name, ok))
     line = f"{'✅' if ok else '❌'} {name}: {message}"
     print(line)
     if not ok and is_strict(strict_flag):
         raise AssertionError(line)
-    return ok
+    return CheckResult(name, ok, line)
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -160,7 +182,7 @@ def check(
     atol: float = 1e-6,
     rtol: float = 1e-6,
     strict: bool | None = None,
-) -> bool:
+) -> CheckResult:
     r"""Compare an answer with the expected value and say at once whether it is right.
 
     Numbers, lists, numpy arrays and tensors are compared elementwise with
@@ -175,7 +197,7 @@ def check(
         strict: raise AssertionError on failure (None: see :func:`is_strict`).
 
     Returns:
-        True when the answer matches.
+        A :class:`CheckResult`, true when the answer matches.
 
     >>> import numpy as np
     >>> check("doubled", np.array([2.0, 4.0]), [2.0, 4.0], strict=False)
@@ -210,7 +232,9 @@ def check(
     return _report(name, False, msg, strict)
 
 
-def check_true(name: str, condition, hint: str = "", strict: bool | None = None) -> bool:
+def check_true(
+    name: str, condition, hint: str = "", strict: bool | None = None
+) -> CheckResult:
     """Check a yes/no fact (a comparison, an ``isinstance``); ``hint`` says what to look at
     when it is false.
 
@@ -265,7 +289,7 @@ def check_gradient(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     strict: bool | None = None,
-) -> bool:
+) -> CheckResult:
     r"""Check gradients of ``fn`` at ``inputs`` against central differences.
 
     Without ``grads``, ``fn`` is called with float64 eager tensors (``tg.tensor(...,
