@@ -36,6 +36,19 @@ from .eager import (
     zeros,
     zeros_like,
 )
+from .eager.functional import (
+    broadcast_to,
+    exp,
+    log,
+    matmul,
+    maximum,
+    relu,
+    sigmoid,
+    softmax_cross_entropy,
+    sum_to,
+    tanh,
+    where,
+)
 from .ops import ShapeError
 
 __version__ = "0.1.0"
@@ -44,7 +57,8 @@ __all__ = [
     "Tensor", "tensor", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "detect_anomaly", "zeros", "ones", "full", "randn", "rand", "arange",
     "eye", "zeros_like", "ones_like", "full_like", "randn_like", "rand_like", "manual_seed",
-    "ShapeError", "eager", "nn", "symbolic", "optim",
+    "exp", "log", "tanh", "sigmoid", "relu", "matmul", "maximum", "where", "sum_to",
+    "broadcast_to", "softmax_cross_entropy", "ShapeError", "eager", "nn", "symbolic", "optim",
 ]  # fmt: skip
 
 

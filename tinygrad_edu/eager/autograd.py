@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .engine import GraphTask, execute, make_root
+from .factories import zeros_like
 from .tensor import Tensor, _edge
 
 __all__ = ["backward", "grad"]
@@ -34,14 +35,18 @@ def _run(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
                     "set requires_grad=True on it before computing the outputs"
                 )
         edges = [_edge(t) for t in inputs]
-    return execute(GraphTask(root, retain_graph, create_graph, edges))
+    task = GraphTask(root, retain_graph, create_graph, edges)
+    captured = execute(task)
+    # an input the outputs reach, whose gradient no rule produced (a flat function), gets zeros
+    reached = [e[0] in task.dependencies for e in edges or ()]
+    return captured, reached
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or only of
     ``inputs``, when given). ``retain_graph`` defaults to ``create_graph``."""
     inputs = _as_tuple(inputs)
-    captured = _run(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    captured, _ = _run(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for t, g in zip(inputs or (), captured):
         if g is not None:
             t._accumulate(g, create_graph)
@@ -66,10 +71,12 @@ def grad(
     18.0
     """
     inputs = _as_tuple(inputs)
-    captured = _run(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    captured, reached = _run(outputs, grad_outputs, retain_graph, create_graph, inputs)
     result = []
-    for i, (t, g) in enumerate(zip(inputs, captured)):
-        if g is None:
+    for i, (t, g, r) in enumerate(zip(inputs, captured, reached)):
+        if g is None and r:
+            result.append(zeros_like(t))
+        elif g is None:
             if not allow_unused:
                 raise RuntimeError(
                     f"grad: input {i} (shape {t.shape}) was not used to compute the outputs, so "

@@ -162,7 +162,9 @@ def _run_node(task, node, grads, obs):
         outs = node.apply(grads, task.create_graph)
     except Exception as e:
         if node._trace:
-            raise type(e)(f"{e}\n\nThe forward call that created {node.name()}:\n{node._trace}") from e
+            raise type(e)(
+                f"{e}\n\nThe forward call that created {node.name()}:\n{node._trace}"
+            ) from e
         raise
     if not task.retain_graph:
         node.release()
@@ -204,8 +206,12 @@ def _check_nan(node, outs):
     for i, g in enumerate(outs):
         data = g.data if isinstance(g, Tensor) else g
         if data is not None and bool(namespace_of(data).any(namespace_of(data).isnan(data))):
-            trace = node._trace and f"\n\nThe forward call that created {node.name()}:\n{node._trace}"
-            raise RuntimeError(f"{node.name()} returned nan values in its gradient {i}.{trace or ''}")
+            trace = (
+                node._trace and f"\n\nThe forward call that created {node.name()}:\n{node._trace}"
+            )
+            raise RuntimeError(
+                f"{node.name()} returned nan values in its gradient {i}.{trace or ''}"
+            )
 
 
 def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
@@ -227,7 +233,9 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
                     f"outputs, and this output has shape {t.shape}; pass gradient= of that shape, "
                     "or reduce the output first (e.g. y.sum())"
                 )
-            g = Tensor._make(t.data * 0 + 1)
+            from ..backend import namespace_of  # noqa: PLC0415
+
+            g = Tensor._make(namespace_of(t.data).ones_like(t.data))
         g = g if isinstance(g, Tensor) else Tensor(g, dtype=t.dtype, device=t.device)
         if g.shape != t.shape:
             raise RuntimeError(

@@ -105,7 +105,9 @@ class FunctionBackward(Node):
                 f"{len(self.input_shapes)} inputs; return one per input (None where there is none)"
             )
         out = []
-        for i, (g, shape, (nxt, _)) in enumerate(zip(result, self.input_shapes, self.next_functions)):
+        for i, (g, shape, (nxt, _)) in enumerate(
+            zip(result, self.input_shapes, self.next_functions)
+        ):
             if g is None or nxt is None:
                 out.append(None)
                 continue
@@ -154,6 +156,8 @@ class Function:
             node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
             node.input_shapes = tuple(a.shape if isinstance(a, Tensor) else () for a in args)
             node.out_meta = tuple((o.shape, o.dtype, o.device) for o in outs)
+            if grad_mode.is_anomaly_enabled():
+                node._record_trace()
         for i, o in enumerate(outs):
             dirty = any(o is d for d in ctx._dirty)
             if dirty:

@@ -17,6 +17,7 @@ NOTE [Saved outputs and reference cycles]
 from __future__ import annotations
 
 import itertools
+import os
 import traceback
 import weakref
 
@@ -115,7 +116,9 @@ class Node:
         self._retained[output_nr] = weakref.ref(tensor)
 
     def _record_trace(self) -> None:
-        self._trace = "".join(traceback.format_stack()[:-3])
+        here = os.path.dirname(os.path.abspath(__file__))
+        frames = [f for f in traceback.extract_stack() if not f.filename.startswith(here)]
+        self._trace = "".join(traceback.format_list(frames))
 
 
 class SavedTensor:
@@ -136,9 +139,10 @@ class SavedTensor:
         self.tensor = None if is_output else tensor
 
     def unpack(self, node: Node, create_graph: bool, what: str = "a tensor"):
+        """The saved value (an array, or a tensor for a ``create_graph`` backward)."""
         if self.counter[0] != self.version:
             raise RuntimeError(
-                f"{node.name()}: {what} it saved for backward was modified by an in-place "
+                f"{node.name()}: {what}, saved for backward, was modified by an in-place "
                 f"operation (saved at version {self.version}, now at version {self.counter[0]}). "
                 "Fix: use an out-of-place op (x = x * 2 instead of x *= 2), or clone() the "
                 "value before changing it."
@@ -160,12 +164,11 @@ class OpBackward(Node):
     def apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(f"{self.name()}: {RETAIN_GRAPH_HINT}")
+        from ..ops import RAW  # noqa: PLC0415
         from .functional import TENSOR_F  # noqa: PLC0415
 
-        from ..ops import RAW  # noqa: PLC0415
-
         inputs = tuple(
-            s.unpack(self, create_graph, f"input {i}") if isinstance(s, SavedTensor) else s
+            s.unpack(self, create_graph, f"its input {i}") if isinstance(s, SavedTensor) else s
             for i, s in enumerate(self.saved)
         )
         out = self.saved_out

@@ -88,8 +88,11 @@ def apply_op(op, *args, **attrs) -> Tensor:
         out = op.forward(xp, *datas, **attrs)
     except (ValueError, TypeError, IndexError) as e:
         raise _explain(op, args, attrs, e) from e
+    counter = None
+    if op.name in _VIEW_OPS and getattr(out, "base", None) is not None:
+        counter = args[0]._version  # a view: in-place changes through it are seen by both
     if not (needs_grad and op.differentiable and grad_mode.is_grad_enabled()):
-        return Tensor._make(out, device=dev)
+        return Tensor._make(out, counter=counter, device=dev)
     node = _backward_class(op)()
     node.op, node.attrs, node._freed = op, attrs, False
     node.next_functions = tuple(_edge(a) for a in args)
@@ -101,9 +104,6 @@ def apply_op(op, *args, **attrs) -> Tensor:
         (SavedTensor(a) if isinstance(a, Tensor) else a) if i in saves else None
         for i, a in enumerate(args)
     )
-    counter = None
-    if op.name in _VIEW_OPS and getattr(out, "base", None) is not None:
-        counter = args[0]._version  # a view: in-place changes through it are seen by both
     result = Tensor._make(out, node, counter=counter, device=dev)
     node.saved_out = SavedTensor(result, is_output=True) if op.saves_output else None
     if grad_mode.is_anomaly_enabled():
@@ -223,7 +223,9 @@ class Tensor:
 
     def item(self) -> float:
         if self.numel() != 1:
-            raise ValueError(f"item(): the tensor has {self.numel()} elements, not 1 ({self.shape})")
+            raise ValueError(
+                f"item(): the tensor has {self.numel()} elements, not 1 ({self.shape})"
+            )
         return self.numpy().reshape(()).item()
 
     def __float__(self) -> float:
@@ -235,8 +237,10 @@ class Tensor:
     def __repr__(self) -> str:
         body = _np.array2string(_np.asarray(self.numpy()), separator=", ", precision=4)
         extra = ""
-        if self.dtype != _np.float32 and backend.is_floating(self.dtype) or not backend.is_floating(
-            self.dtype
+        if (
+            self.dtype != _np.float32
+            and backend.is_floating(self.dtype)
+            or not backend.is_floating(self.dtype)
         ):
             extra += f", dtype={self.dtype}"
         if self._device.type != "cpu":
@@ -299,7 +303,9 @@ class Tensor:
         if value is not None:
             value = value if isinstance(value, Tensor) else Tensor(value, dtype=self.dtype)
             if value.shape != self.shape:
-                raise ValueError(f"grad: shape {value.shape} does not match the tensor's {self.shape}")
+                raise ValueError(
+                    f"grad: shape {value.shape} does not match the tensor's {self.shape}"
+                )
         self._grad = value
 
     def zero_grad(self) -> None:
@@ -431,7 +437,9 @@ class Tensor:
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
-            raise TypeError("pow: the exponent must be a Python number; for x**y use (y * x.log()).exp()")
+            raise TypeError(
+                "pow: the exponent must be a Python number; for x**y use (y * x.log()).exp()"
+            )
         return apply_op(_op("pow"), self, exponent=exponent)
 
     def __rpow__(self, base):
@@ -562,7 +570,9 @@ class Tensor:
             )
         # the old value, as an alias that keeps the old place in the graph
         old = Tensor._make(
-            self.data.copy() if 0 in op.saves else self.data, self.grad_fn, output_nr=self._output_nr
+            self.data.copy() if 0 in op.saves else self.data,
+            self.grad_fn,
+            output_nr=self._output_nr,
         )
         old._requires_grad, old._grad_acc = self._requires_grad, self._grad_acc
         result = apply_op(op, old, *others, **attrs)
@@ -663,8 +673,10 @@ def _to_array(data, dtype, dev):
         if dtype is None:
             probe = _np.asarray(data)
             dtype = xp.bool if probe.dtype == _np.bool_ else xp.float32
-        return xp.asarray(_np.asarray(data), dtype=dtype) if dev.type == "cpu" else xp.asarray(
-            data, dtype=dtype
+        return (
+            xp.asarray(_np.asarray(data), dtype=dtype)
+            if dev.type == "cpu"
+            else xp.asarray(data, dtype=dtype)
         )
     arr = backend.to_device(data, dev)
     return arr if dtype is None or arr.dtype == dtype else xp.astype(arr, dtype)
@@ -678,4 +690,3 @@ def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor
     dtype('float32')
     """
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
-

@@ -64,13 +64,17 @@ class MatMul(Op):
         a, b = inputs
         ga = gb = None
         if needs[0]:
-            ga = F.matmul(b, g, trans_A=trans_B, trans_B=True) if trans_A else F.matmul(
-                g, b, trans_B=not trans_B
+            ga = (
+                F.matmul(b, g, trans_A=trans_B, trans_B=True)
+                if trans_A
+                else F.matmul(g, b, trans_B=not trans_B)
             )
             ga = F.sum_to(ga, shapes[0])
         if needs[1]:
-            gb = F.matmul(g, a, trans_A=True, trans_B=trans_A) if trans_B else F.matmul(
-                a, g, trans_A=not trans_A
+            gb = (
+                F.matmul(g, a, trans_A=True, trans_B=trans_A)
+                if trans_B
+                else F.matmul(a, g, trans_A=not trans_A)
             )
             gb = F.sum_to(gb, shapes[1])
         return ga, gb

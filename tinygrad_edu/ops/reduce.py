@@ -94,9 +94,7 @@ class SumTo(Op):
     def shape(self, xshape, like=None, shape=None):
         target = like if shape is None else shape
         lead = len(xshape) - len(target)
-        if lead < 0 or any(
-            d != 1 and d != xshape[lead + i] for i, d in enumerate(target)
-        ):
+        if lead < 0 or any(d != 1 and d != xshape[lead + i] for i, d in enumerate(target)):
             raise ShapeError(
                 f"sum_to: cannot sum shape {tuple(xshape)} down to {tuple(target)}; the target "
                 "must be a shape that broadcasts to the input"
@@ -124,4 +122,3 @@ class Numel(Op):
     def shape(self, shape, axis=None):
         normalize_axes("numel", axis, len(shape), shape)
         return ()
-

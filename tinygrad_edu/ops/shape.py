@@ -29,9 +29,7 @@ class Reshape(Op):
         target = tuple(like if shape is None else shape)
         n = math.prod(xshape)
         known = math.prod(d for d in target if d != -1)
-        if target.count(-1) > 1 or (
-            n != known if -1 not in target else (known == 0 or n % known)
-        ):
+        if target.count(-1) > 1 or (n != known if -1 not in target else (known == 0 or n % known)):
             raise ShapeError(
                 f"reshape: cannot reshape shape {tuple(xshape)} ({n} elements) into "
                 f"{target}; the sizes must multiply to {n}"
