@@ -2,7 +2,7 @@ r"""Gradient checks for the eager engine: ``gradcheck`` and ``gradgradcheck``.
 
 ``gradcheck(fn, inputs)`` compares the engine's gradient of ``fn`` with central differences,
 
-$$\frac{\partial f}{\partial x_i} \approx \frac{f(x + \epsilon e_i) - f(x - \epsilon e_i)}{2\epsilon},$$
+$$\partial f/\partial x_i \approx \big(f(x + \epsilon e_i) - f(x - \epsilon e_i)\big) / 2\epsilon,$$
 
 for every element of every input that requires grad. A non-scalar output $y = f(x)$ is reduced
 to the scalar $\sum_j p_j y_j$ with a fixed random projection $p$ (a vector-Jacobian product:

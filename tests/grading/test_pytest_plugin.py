@@ -1,0 +1,202 @@
+"""The points plugin, run on small example suites with pytester."""
+
+import json
+
+import pytest
+
+from tinygrad_edu.grading import pytest_plugin
+
+EXAMPLE = '''
+import pytest
+
+pytestmark = pytest.mark.task("A1.10")
+
+@pytest.mark.points(2)
+def test_pass():
+    assert True
+
+@pytest.mark.points(3)
+def test_fail():
+    assert 1 + 1 == 3, "one plus one"
+
+@pytest.mark.hidden
+@pytest.mark.points(1.5)
+def test_hidden_pass():
+    pass
+
+@pytest.mark.task("A1.2")
+@pytest.mark.points(4, visibility="after_due_date")
+@pytest.mark.parametrize("k", [1, 2])
+def test_param(k):
+    assert k == 1
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+@pytest.mark.task("A1.2")
+@pytest.mark.points(1)
+def test_setup_error(broken):
+    pass
+
+def test_ungraded():
+    pass
+'''
+
+
+def _table(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "points per task" in line)
+    return [line.split() for line in lines[start + 1 : start + 6]]
+
+
+def _expected_results():
+    # (name suffix, score, max, status, visibility), in file order
+    return [
+        ("test_pass", 2, 2, "passed", "visible"),
+        ("test_fail", 0, 3, "failed", "visible"),
+        ("test_hidden_pass", 1.5, 1.5, "passed", "after_published"),
+        ("test_param[1]", 4, 4, "passed", "after_due_date"),
+        ("test_param[2]", 0, 4, "failed", "after_due_date"),
+        ("test_setup_error", 0, 1, "failed", "visible"),
+        ("test_ungraded", 0, 0, "passed", "visible"),  # in task A1.10 through pytestmark
+    ]
+
+
+def _check_results(path):
+    data = json.loads(path.read_text())
+    expected = _expected_results()
+    assert [t["name"].split("::")[-1] for t in data["tests"]] == [e[0] for e in expected]
+    for test, (_, score, max_score, status, visibility) in zip(data["tests"], expected):
+        assert (test["score"], test["max_score"]) == (score, max_score)
+        assert (test["status"], test["visibility"]) == (status, visibility)
+        in_a12 = "param" in test["name"] or "setup" in test["name"]
+        assert test["name"].startswith("A1.2: " if in_a12 else "A1.10: ")
+    assert data["score"] == sum(e[1] for e in expected) == 7.5
+    assert data["max_score"] == sum(e[2] for e in expected) == 15.5
+    assert "one plus one" in data["tests"][1]["output"]
+    assert "fixture broke" in data["tests"][5]["output"]
+    assert data["tests"][0]["output"] == ""
+    assert isinstance(data["execution_time"], float) and data["execution_time"] >= 0
+    return data
+
+
+def test_summary_table_and_results_json(pytester):
+    pytester.makepyfile(test_example=EXAMPLE)
+    out = pytester.runpytest("--gradescope", "out/results.json")
+    out.assert_outcomes(passed=4, failed=2, errors=1)
+    rows = _table(out.stdout.str())
+    # natural task order: A1.2 before A1.10
+    assert rows[0] == ["task", "tests", "passed", "points"]
+    assert rows[1] == ["A1.2", "3", "1", "4", "/", "9"]
+    assert rows[2] == ["A1.10", "4", "3", "3.5", "/", "6.5"]
+    assert rows[4] == ["total", "7", "4", "7.5", "/", "15.5"]
+    data = _check_results(pytester.path / "out" / "results.json")
+    assert "A1.10" in data["output"] and "total" in data["output"]
+
+
+def test_xdist_controller_collects_and_writes(pytester):
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    pytester.makepyfile(test_example=EXAMPLE)
+    out = pytester.runpytest_subprocess("-n", "2", "-p", "xdist", "--gradescope", "r.json")
+    out.assert_outcomes(passed=4, failed=2, errors=1)
+    assert _table(out.stdout.str())[4] == ["total", "7", "4", "7.5", "/", "15.5"]
+    _check_results(pytester.path / "r.json")
+
+
+def test_silent_without_markers(pytester):
+    pytester.makepyfile(test_plain="def test_a():\n    assert True\n")
+    out = pytester.runpytest()
+    out.assert_outcomes(passed=1)
+    assert "points per task" not in out.stdout.str()
+    assert "Gradescope" not in out.stdout.str()
+    assert not list(pytester.path.glob("*.json"))
+
+
+def test_gradescope_without_points_writes_zero_score(pytester):
+    pytester.makepyfile(test_plain="def test_a():\n    assert True\n")
+    pytester.runpytest("--gradescope", "results.json").assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "results.json").read_text())
+    assert (data["score"], data["max_score"], data["tests"]) == (0, 0, [])
+
+
+def test_collection_error_is_reported(pytester):
+    pytester.makepyfile(
+        test_ok="import pytest\n\n@pytest.mark.points(1)\ndef test_a():\n    pass\n",
+        test_broken="import student_module_that_does_not_exist\n",
+    )
+    pytester.runpytest("--gradescope", "results.json")
+    data = json.loads((pytester.path / "results.json").read_text())
+    assert data["score"] == 0 and data["max_score"] == 0  # collection errors stop the session
+    assert "could not be collected" in data["output"]
+    assert "student_module_that_does_not_exist" in data["output"]
+
+
+def test_long_output_is_truncated(pytester):
+    pytester.makepyfile(
+        test_long="import pytest\n\n@pytest.mark.points(1)\n"
+        "def test_a():\n    assert False, 'x' * 20000\n"
+    )
+    pytester.runpytest("--gradescope", "results.json")
+    (test,) = json.loads((pytester.path / "results.json").read_text())["tests"]
+    assert len(test["output"]) < 5000 and "more chars" in test["output"]
+
+
+class _Item:
+    """Just enough of a pytest item for the marker reader."""
+
+    nodeid = "test_x.py::test_a"
+
+    def __init__(self, *marks):
+        self.marks = {m.name: m for m in (mark.mark for mark in marks)}
+
+    def get_closest_marker(self, name):
+        return self.marks.get(name)
+
+
+@pytest.mark.parametrize(
+    "marks, message",
+    [
+        ([pytest.mark.points("two")], "needs one number"),
+        ([pytest.mark.points(True)], "needs one number"),
+        ([pytest.mark.points(-1)], ">= 0"),
+        ([pytest.mark.points(1, visibility="secret")], "is not one of"),
+        ([pytest.mark.points(1, weight=2)], "unknown points() argument"),
+        ([pytest.mark.task(1)], "needs one name"),
+    ],
+)
+def test_bad_markers_name_the_test(marks, message):
+    with pytest.raises(pytest.UsageError, match="test_x.py::test_a") as info:
+        pytest_plugin._grading_info(_Item(*marks))
+    assert message in str(info.value)
+
+
+def test_marker_reading():
+    read = pytest_plugin._grading_info
+    assert read(_Item()) is None
+    assert read(_Item(pytest.mark.points(2))) == {
+        "points": 2, "task": "other", "visibility": "visible"
+    }
+    hidden = read(_Item(pytest.mark.points(1), pytest.mark.hidden, pytest.mark.task("A1.2")))
+    assert hidden == {"points": 1, "task": "A1.2", "visibility": "after_published"}
+    assert read(_Item(pytest.mark.task("B")))["points"] == 0
+
+
+def test_bad_marker_stops_the_run(pytester):
+    source = "import pytest\n\n@pytest.mark.points(-2)\ndef test_a():\n    pass\n"
+    pytester.makepyfile(test_bad=source)
+    out = pytester.runpytest()
+    assert out.ret == pytest.ExitCode.USAGE_ERROR
+    assert "test_bad.py::test_a: points must be >= 0" in out.stderr.str()
+
+
+def test_markers_are_registered(pytester):
+    pytester.makepyfile(test_m="import pytest\n\n@pytest.mark.task('A')\ndef test_a():\n    pass\n")
+    pytester.runpytest("--strict-markers").assert_outcomes(passed=1)
+    text = pytester.runpytest("--markers").stdout.str()
+    assert "points(n" in text and "task(name)" in text and "hidden:" in text
+
+
+def test_natural_task_order():
+    names = ["A1.10", "A2", "A1.2", "B", "A1.1"]
+    assert sorted(names, key=pytest_plugin._natural_key) == ["A1.1", "A1.2", "A1.10", "A2", "B"]
