@@ -1,0 +1,20 @@
+"""The examples in the docstrings of nn, optim, data and symbolic training run as written."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "tinygrad_edu.nn", "tinygrad_edu.nn.module", "tinygrad_edu.nn.layers", "tinygrad_edu.nn.loss",
+    "tinygrad_edu.optim", "tinygrad_edu.optim.optimizer", "tinygrad_edu.optim.sgd",
+    "tinygrad_edu.optim.adam", "tinygrad_edu.data", "tinygrad_edu.data.digits",
+    "tinygrad_edu.data.synthetic", "tinygrad_edu.data.loader", "tinygrad_edu.symbolic.training",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
