@@ -1,0 +1,44 @@
+"""Drawings of both graph forms, side by side, and the backward stepper.
+
+* :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
+  ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
+* :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
+  symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
+
+The engines never import this package; it only reads their graphs.
+"""
+
+from . import examples
+from .draw import (
+    DotNotFoundError,
+    check_dot,
+    draw,
+    draw_both,
+    draw_eager,
+    draw_symbolic,
+    format_array,
+    render,
+)
+from .stepper import BackwardStepper, Frame
+from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
+
+__all__ = [
+    "draw",
+    "draw_symbolic",
+    "draw_eager",
+    "draw_both",
+    "render",
+    "check_dot",
+    "format_array",
+    "DotNotFoundError",
+    "BackwardStepper",
+    "Frame",
+    "examples",
+    "symbolic_graph",
+    "eager_graph",
+    "collapse",
+    "GraphData",
+    "NodeRecord",
+    "EdgeRecord",
+]

@@ -1,0 +1,404 @@
+"""Graph traversal for drawings: which boxes and arrows exist, as plain records.
+
+Drawing (:mod:`~tinygrad_edu.viz.draw`) and walking are kept apart. This module turns a graph of
+either engine into a :class:`GraphData`: a list of :class:`NodeRecord` and a list of
+:class:`EdgeRecord`, in a deterministic order. Ids are given by traversal order (``t0``, ``t1``
+...), never by ``id()``, so the same graph always gives the same records (and the same DOT).
+
+* :func:`symbolic_graph` (tensor-as-node): every symbolic ``Node`` is a ``"tensor"`` record. An
+  op with one input is an edge labelled with the op; an op with several inputs is a small
+  ``"op"`` junction record where one edge per input meets (labelled with the input's role
+  where order matters: matmul's ``A``/``B``, sub's minuend/subtrahend).
+* :func:`eager_graph` (op-as-node): every backward node is a ``"backward"`` (or
+  ``"accumulate"``) record, each leaf an extra ``"leaf"`` record, each output an ``"output"``
+  record; edges follow ``next_functions`` (the way gradients flow).
+* :func:`collapse` keeps large graphs legible: runs of the same one-input op become one
+  ``×N`` record, and what is still over ``max_nodes`` is replaced by one elision record.
+
+Walks use an explicit stack or queue, so chains of any depth work.
+
+>>> from tinygrad_edu.symbolic import Variable
+>>> a = Variable("a", shape=(2,))
+>>> g = symbolic_graph([a * a])
+>>> [n.label for n in g.nodes], [(e.src, e.dst) for e in g.edges]
+(['(a*a)', 'mul', 'a'], [('t1', 't0'), ('t2', 't1'), ('t2', 't1')])
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+__all__ = [
+    "NodeRecord",
+    "EdgeRecord",
+    "GraphData",
+    "symbolic_graph",
+    "eager_graph",
+    "collapse",
+    "ROLES",
+    "SYMBOLS",
+]
+
+# Input roles shown on the edges of ops whose input order matters.
+ROLES = {
+    "sub": ("minuend", "subtrahend"),
+    "div": ("numerator", "denominator"),
+    "matmul": ("A (left)", "B (right)"),
+    "pow": ("base", "exponent"),
+    "where": ("cond", "if true", "if false"),
+    "softmax_cross_entropy": ("logits", "onehot"),
+    "relu_grad": ("y", "grad"),
+    "getitem_grad": ("x", "grad"),
+    "maximum": ("x", "y"),
+    "greater": ("x", "y"),
+    "less": ("x", "y"),
+}
+SYMBOLS = {"add": "+", "sub": "−", "mul": "×", "div": "÷", "matmul": "@", "pow": "**"}
+
+
+@dataclass
+class NodeRecord:
+    """One box (or junction) of a drawing.
+
+    Attributes:
+        id: stable DOT id (traversal order).
+        kind: ``"tensor"``, ``"op"``, ``"backward"``, ``"accumulate"``, ``"leaf"``, ``"output"``,
+            ``"elision"``.
+        label: the main text (a tensor's name, an op's name, ``"MulBackward"``).
+        ref: the engine object drawn (a symbolic Node, an eager Node or Tensor), or None.
+        info: extra facts for the drawer (shape, dtype, flags, saved values...).
+    """
+
+    id: str
+    kind: str
+    label: str
+    ref: object = None
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class EdgeRecord:
+    """One arrow: ``src`` -> ``dst`` with an optional ``label``; ``kind`` picks the style."""
+
+    src: str
+    dst: str
+    label: str | None = None
+    kind: str = "forward"
+
+
+@dataclass
+class GraphData:
+    """The records of one graph, in traversal order, plus the ids of its outputs."""
+
+    form: str  # "symbolic" or "eager"
+    nodes: list
+    edges: list
+    outputs: list
+
+    def node(self, node_id: str) -> NodeRecord:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def id_of(self, ref) -> str | None:
+        """The id of the record drawing engine object ``ref`` (by identity), or None."""
+        for n in self.nodes:
+            if n.ref is ref and n.kind != "op":
+                return n.id
+        return None
+
+
+# -- symbolic: tensors are nodes ------------------------------------------------------------
+def _walk_symbolic(roots) -> list:
+    """Every node reachable from ``roots``, breadth-first from the outputs, inputs in order."""
+    seen, order, queue = set(), [], deque(roots)
+    while queue:
+        node = queue.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        queue.extend(i for i in node.inputs if i not in seen)
+    return order
+
+
+def _display_name(node, index: dict) -> str:
+    """A node's name, with generated ``op#seq`` names (which depend on how many nodes were made
+    before) replaced by ``op #k`` numbered in drawing order, so drawings are reproducible."""
+    if re.fullmatch(rf"{re.escape(node.op.name)}#\d+", node.name or ""):
+        k = index.setdefault(node.op.name, {}).setdefault(node, len(index[node.op.name]) + 1)
+        return f"{node.op.name} #{k}"
+    return node.name
+
+
+def symbolic_graph(nodes) -> GraphData:
+    """Records for the symbolic graph of ``nodes`` (a Node or a list of Nodes).
+
+    Raises:
+        ValueError: when nothing to draw was passed.
+    """
+    from ..symbolic import CONSTANT, PLACEHOLDER, Node  # noqa: PLC0415
+
+    roots = [nodes] if isinstance(nodes, Node) else list(nodes)
+    if not roots:
+        raise ValueError("draw_symbolic: no nodes were passed; pass the output node(s) to draw")
+    for r in roots:
+        if not isinstance(r, Node):
+            raise TypeError(f"draw_symbolic: expected symbolic Nodes, got {type(r).__name__}")
+    order = _walk_symbolic(roots)
+    ids = {n: f"t{i}" for i, n in enumerate(order)}
+    seeds = [n for n in order if n.is_gradient and n.op.name == "ones_like"]
+    ys = {s.inputs[0] for s in seeds}
+    names: dict = {}
+    display = {n: _display_name(n, names) for n in order}
+    y_name = display[next(iter(ys))] if len(ys) == 1 else "y"
+    records, edges, n_ops = [], [], 0
+    for node in order:
+        info = {
+            "shape": node.shape,
+            "dtype": node.dtype,
+            "gradient": node.is_gradient,
+            "adjoint_sum": node.is_adjoint_sum,
+            "variable": node.op is PLACEHOLDER,
+            "constant": node.op is CONSTANT,
+            "op": node.op.name,
+            "output": node in roots,
+        }
+        if node.grad_of is not None:
+            info["grad_of"] = f"∂{y_name}/∂{display.get(node.grad_of, node.grad_of.name)}"
+        if node.is_gradient and node.op.name == "ones_like" and node in seeds:
+            info["grad_of"] = f"∂{y_name}/∂{y_name} = 1"
+        records.append(NodeRecord(ids[node], "tensor", display[node], node, info))
+    for node in order:
+        if not node.inputs:
+            continue
+        kind = "gradient" if node.is_gradient else "forward"
+        roles = ROLES.get(node.op.name)
+        if len(node.inputs) == 1:
+            edges.append(EdgeRecord(ids[node.inputs[0]], ids[node], _op_text(node), kind))
+            continue
+        op_id = f"op{n_ops}"
+        n_ops += 1
+        symbol = SYMBOLS.get(node.op.name, node.op.name)
+        records.append(
+            NodeRecord(
+                op_id, "op", symbol, node, {"op": node.op.name, "gradient": node.is_gradient}
+            )
+        )
+        for pos, inp in enumerate(node.inputs):
+            label = roles[pos] if roles and pos < len(roles) else None
+            if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
+                label = f"{label}, transposed"
+            edges.append(EdgeRecord(ids[inp], op_id, label, kind))
+        edges.append(EdgeRecord(op_id, ids[node], None, kind))
+    return GraphData("symbolic", records, edges, [ids[r] for r in roots])
+
+
+def _op_text(node) -> str:
+    attrs = {k: v for k, v in node.attrs.items() if v not in (None, False)}
+    if node.op.name == "transpose" and not attrs:
+        return "transpose"
+    if not attrs:
+        return node.op.name
+    text = ", ".join(f"{k}={v}" for k, v in sorted(attrs.items()))
+    return f"{node.op.name}({text})" if len(text) <= 24 else node.op.name
+
+
+# -- eager: backward ops are nodes ----------------------------------------------------------
+def _shape_str(shape) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def _saved_info(node) -> list:
+    """``(what, array-or-None, shape)`` for the values an OpBackward keeps for backward."""
+    from ..eager.node import SavedTensor  # noqa: PLC0415
+
+    out = []
+    shapes = getattr(node, "shapes", None) or ()
+    for i, s in enumerate(getattr(node, "saved", ()) or ()):
+        if isinstance(s, SavedTensor):
+            out.append((f"input {i}", s.data, tuple(s.data.shape)))
+        elif s is not None:
+            out.append((f"input {i}", s, ()))
+    saved_out = getattr(node, "saved_out", None)
+    if saved_out is not None:
+        out.append(("output", saved_out.data, tuple(saved_out.data.shape)))
+    kept = {w for w, _, _ in out}
+    for i, sh in enumerate(shapes):
+        if f"input {i}" not in kept:
+            out.append((f"input {i}", None, tuple(sh)))  # only its shape is kept
+    if getattr(node, "_freed", False):
+        out.append(("freed", None, None))
+    return out
+
+
+def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
+    """Records for the backward graph behind ``tensors`` (a Tensor or a list of Tensors).
+
+    Args:
+        tensors: the output(s); each must have a ``grad_fn``.
+        names: optional mapping name -> tensor, used to name leaves (and outputs).
+        highlight_after: mark nodes with ``sequence_nr`` above this (e.g. the nodes a
+            ``create_graph=True`` backward recorded). None: when several outputs are drawn and
+            some nodes were created after everything behind the first output, that point.
+
+    Raises:
+        ValueError: when a tensor has no ``grad_fn`` (a leaf, or computed under ``no_grad``).
+    """
+    from ..eager import Tensor  # noqa: PLC0415
+    from ..eager.node import AccumulateGrad  # noqa: PLC0415
+
+    outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if not outs:
+        raise ValueError("draw_eager: no tensors were passed; pass the output tensor(s) to draw")
+    by_id = {id(t): k for k, t in (names or {}).items()}
+    for t in outs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"draw_eager: expected eager Tensors, got {type(t).__name__}")
+        if t.grad_fn is None:
+            what = by_id.get(id(t)) or t.name or f"tensor of shape {t.shape}"
+            raise ValueError(
+                f"draw_eager: {what} has no grad_fn: it is a leaf or was computed under "
+                "no_grad, so there is no backward graph to draw; set requires_grad=True on its "
+                "inputs (and compute it outside no_grad())"
+            )
+    order, seen, queue = [], set(), deque(t.grad_fn for t in outs)
+    while queue:
+        node = queue.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        queue.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+    if highlight_after is None and len(outs) > 1:
+        first, stack, seen1 = -1, [outs[0].grad_fn], set()
+        while stack:
+            node = stack.pop()
+            if node not in seen1:
+                seen1.add(node)
+                first = max(first, node.sequence_nr)
+                stack.extend(n for n, _ in node.next_functions if n is not None)
+        if any(n.sequence_nr > first for n in order):
+            highlight_after = first
+    records, edges = [], []
+    ids = {}
+    for k, t in enumerate(outs):
+        label = by_id.get(id(t)) or t.name or ("output" if len(outs) == 1 else f"output {k}")
+        records.append(
+            NodeRecord(
+                f"o{k}",
+                "output",
+                label,
+                t,
+                {"shape": tuple(t.shape), "dtype": str(t.dtype), "grad_fn": t.grad_fn},
+            )
+        )
+    for i, node in enumerate(order):
+        ids[node] = f"n{i}"
+        after = highlight_after is not None and node.sequence_nr > highlight_after
+        info = {"seq": node.sequence_nr, "after": after}
+        if isinstance(node, AccumulateGrad):
+            records.append(NodeRecord(ids[node], "accumulate", node.name(), node, info))
+        else:
+            info["saved"] = _saved_info(node)
+            info["inputs"] = len(node.next_functions)
+            records.append(NodeRecord(ids[node], "backward", node.name(), node, info))
+    for k, t in enumerate(outs):
+        edges.append(EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output"))
+    n_leaves = 0
+    for node in order:
+        nf = node.next_functions
+        for pos, (nxt, nr) in enumerate(nf):
+            if nxt is None:
+                continue
+            label = None
+            if len(nf) > 1:
+                label = f"input {pos}" + (f" → out {nr}" if nr else "")
+            edges.append(EdgeRecord(ids[node], ids[nxt], label, "backward"))
+        if isinstance(node, AccumulateGrad):
+            v = node.variable
+            leaf_id = f"l{n_leaves}"
+            n_leaves += 1
+            label = by_id.get(id(v)) or v.name or "leaf"
+            records.append(
+                NodeRecord(
+                    leaf_id,
+                    "leaf",
+                    label,
+                    v,
+                    {"shape": tuple(v.shape), "dtype": str(v.dtype), "accumulate": ids[node]},
+                )
+            )
+            edges.append(EdgeRecord(ids[node], leaf_id, ".grad +=", "accumulate"))
+    return GraphData("eager", records, edges, [f"o{k}" for k in range(len(outs))])
+
+
+# -- large graphs ---------------------------------------------------------------------------
+def _chain_key(graph: GraphData, rec: NodeRecord):
+    if graph.form == "eager":
+        return rec.label if rec.kind == "backward" else None
+    return rec.info.get("op") if rec.kind == "tensor" and not rec.info.get("output") else None
+
+
+def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
+    """A smaller copy of ``graph`` with at most about ``max_nodes`` records.
+
+    First, every run of 3 or more records of the same kind linked one-to-one (``exp`` of ``exp``
+    of ``exp``..., or ``ExpBackward`` -> ``ExpBackward`` ...) becomes one record labelled
+    ``"×N"``. If still too large, the records after the first ``max_nodes - 1`` (in traversal
+    order, which starts at the outputs) are replaced by one elision record ``"… N more"``.
+    """
+    if max_nodes is None or len(graph.nodes) <= max_nodes:
+        return graph
+    outs, ins = {}, {}
+    for e in graph.edges:
+        outs.setdefault(e.src, []).append(e)
+        ins.setdefault(e.dst, []).append(e)
+    recs = {n.id: n for n in graph.nodes}
+    merged = {}  # id -> id of the run's first record
+    sym = graph.form == "symbolic"
+    for n in graph.nodes:
+        key = _chain_key(graph, n)
+        if key is None or n.id in merged:
+            continue
+        run, cur = [n.id], n.id
+        while True:  # walk away from the outputs while the link is one-to-one and same-kind
+            if sym:
+                nxt = [e.src for e in ins.get(cur, ())]
+            else:
+                nxt = [e.dst for e in outs.get(cur, ()) if e.kind != "accumulate"]
+            if len(nxt) != 1 or nxt[0] in merged or _chain_key(graph, recs[nxt[0]]) != key:
+                break
+            if len((outs if sym else ins).get(nxt[0], ())) != 1:
+                break  # used elsewhere too: keep it visible
+            run.append(nxt[0])
+            cur = nxt[0]
+        if len(run) >= 3:
+            for r in run[1:]:
+                merged[r] = n.id
+            recs[n.id] = replace(
+                n, label=f"{key} ×{len(run)}", info={**n.info, "collapsed": len(run)}
+            )
+    nodes = [recs[n.id] for n in graph.nodes if n.id not in merged]
+    edges, seen = [], set()
+    for e in graph.edges:
+        src, dst = merged.get(e.src, e.src), merged.get(e.dst, e.dst)
+        if src == dst:
+            continue
+        edges.append(replace(e, src=src, dst=dst))
+    if len(nodes) > max_nodes:
+        keep = {n.id for n in nodes[: max(max_nodes - 1, 1)]} | set(graph.outputs)
+        hidden = len(nodes) - len(keep)
+        el = NodeRecord("elided", "elision", f"… {hidden} more nodes …", None, {"hidden": hidden})
+        nodes = [n for n in nodes if n.id in keep] + [el]
+        new_edges = []
+        for e in edges:
+            src = e.src if e.src in keep else el.id
+            dst = e.dst if e.dst in keep else el.id
+            key = (src, dst)
+            if src == dst or (el.id in key and key in seen):
+                continue
+            seen.add(key)
+            new_edges.append(replace(e, src=src, dst=dst, label=None if el.id in key else e.label))
+        edges = new_edges
+    return GraphData(graph.form, nodes, edges, graph.outputs)
