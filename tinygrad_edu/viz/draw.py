@@ -26,7 +26,7 @@ graph gives the same DOT every time.
 >>> from tinygrad_edu.symbolic import Variable
 >>> a = Variable("a", shape=(2,))
 >>> dot = draw_symbolic(a * a, legend=False)
->>> dot.source.count("t2 -> op0")  # two arrows from a into the multiplication
+>>> dot.source.count("t1 -> op0")  # two arrows from a into the multiplication
 2
 """
 
@@ -254,9 +254,7 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
             style = "dashed" if rec.info["gradient"] else "solid"
             color = EDGE_COLORS["gradient" if rec.info["gradient"] else "forward"]
             big = len(rec.label) <= 2
-            g.node(
-                nid,
-                rec.label,
+            attrs = dict(
                 shape="circle" if big else "ellipse",
                 width="0.32",
                 height="0.32",
@@ -265,20 +263,14 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
                 color=color,
                 fontsize="13" if big else "10",
                 margin="0.02",
-                **over,
             )
+            attrs.update(over)
+            g.node(nid, rec.label, **attrs)
             continue
         if rec.kind == "elision":
             fill, border = COLORS["elision"]
-            g.node(
-                nid,
-                rec.label,
-                shape="box",
-                style="dashed,filled",
-                fillcolor=fill,
-                color=border,
-                **over,
-            )
+            attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
+            g.node(nid, rec.label, **{**attrs, **over})
             continue
         info, node = rec.info, rec.ref
         kind = (
@@ -406,15 +398,8 @@ def add_eager(
         nid, info = prefix + rec.id, rec.info
         if rec.kind == "elision":
             fill, border = COLORS["elision"]
-            g.node(
-                nid,
-                rec.label,
-                shape="box",
-                style="dashed,filled",
-                fillcolor=fill,
-                color=border,
-                **over,
-            )
+            attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
+            g.node(nid, rec.label, **{**attrs, **over})
             continue
         rows = []
         sub = None

@@ -22,8 +22,8 @@ files and ``widget()`` gives a Jupyter slider.
 >>> st = BackwardStepper.record((x * x).sum(), names={"x": x})
 >>> [f.title for f in st.frames]
 ['start', 'GraphRoot', 'SumBackward', 'MulBackward', 'AccumulateGrad (x)', 'done']
->>> st.frames[3].summed  # x*x: the buffer of x's node gets two gradients
-0
+>>> st.frames[3].summed  # x*x: MulBackward's 2nd gradient for x is added to the 1st
+1
 >>> st.frames[4].received_count
 2
 """

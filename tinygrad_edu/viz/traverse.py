@@ -21,7 +21,7 @@ Walks use an explicit stack or queue, so chains of any depth work.
 >>> a = Variable("a", shape=(2,))
 >>> g = symbolic_graph([a * a])
 >>> [n.label for n in g.nodes], [(e.src, e.dst) for e in g.edges]
-(['(a*a)', 'mul', 'a'], [('t1', 't0'), ('t2', 't1'), ('t2', 't1')])
+(['(a*a)', 'a', '×'], [('t1', 'op0'), ('t1', 'op0'), ('op0', 't0')])
 """
 
 from __future__ import annotations
