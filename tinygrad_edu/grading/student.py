@@ -1,0 +1,310 @@
+"""Student editions: copy a repository with the marked solutions taken out.
+
+Marker syntax (comment lines of their own, in ``.py`` files and in notebook code cells)::
+
+    def relu_backward(x, grad):
+        # BEGIN SOLUTION A1.2
+        return grad * (x > 0)
+        # END SOLUTION
+
+becomes, in the student edition::
+
+    def relu_backward(x, grad):
+        raise NotImplementedError("A1.2: write your solution here")
+
+- ``# BEGIN SOLUTION`` / ``# BEGIN SOLUTION <task>`` ... ``# END SOLUTION``: the lines from
+  BEGIN to END (both included) become one ``raise NotImplementedError("<task>: ...")`` at the
+  BEGIN line's indentation; the task is ``solution`` when the marker names none. Put regions
+  inside function bodies, so that the student's modules still import.
+- ``# BEGIN HIDDEN TESTS`` ... ``# END HIDDEN TESTS``: the lines are removed (the autograder
+  keeps them; students never see them). Leave something else in the block (or ``pass``).
+
+Markers count only as real comments: text inside strings and docstrings (like this one) is
+left alone. Unbalanced or nested markers, a region at module level of a ``.py`` file (it would
+raise on import) and a result that does not compile are errors naming the file and line; when
+any file has an error, nothing is written. Notebooks with markers have their outputs cleared
+(they could show the solution's results).
+
+Command line: ``tinygrad-edu make-student DIR [--out OUT] [--force]``.
+
+>>> source = "def f(x):\\n    # BEGIN SOLUTION A1\\n    return x\\n    # END SOLUTION\\n"
+>>> print(strip_solutions(source))
+def f(x):
+    raise NotImplementedError("A1: write your solution here")
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import shutil
+import tokenize
+from pathlib import Path
+
+__all__ = [
+    "MarkerError",
+    "strip_solutions",
+    "strip_notebook",
+    "make_student_edition",
+    "has_solution_markers",
+    "SKIP_NAMES",
+    "add_arguments",
+    "run",
+]
+
+# folders and files never copied into an edition
+SKIP_NAMES = frozenset({
+    ".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache",
+    ".hypothesis", ".ipynb_checkpoints", "build", "dist", "site", ".tox", ".nox",
+    "node_modules", ".DS_Store",
+})  # fmt: skip
+
+_MARKER = re.compile(r"#\s*(BEGIN|END)\s+(SOLUTION|HIDDEN TESTS)\b[ \t]*(\S*)[ \t]*$")
+_MESSAGE = "write your solution here"
+
+
+class MarkerError(ValueError):
+    """Solution or hidden-test markers that cannot be processed (file and line named)."""
+
+
+def _comment_lines(text: str) -> set[int] | None:
+    """1-based numbers of lines that hold only a comment (None if ``text`` does not tokenize)."""
+    lines = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and not tok.line[: tok.start[1]].strip():
+                lines.add(tok.start[0])
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return lines
+
+
+def _find_markers(text: str, where: str):
+    """(line number, kind, BEGIN/END, task, indentation) for each marker line, in order."""
+    lines = text.splitlines()
+    comments = _comment_lines(text)
+    found = []
+    for n, line in enumerate(lines, 1):
+        if comments is not None and n not in comments:
+            continue
+        m = _MARKER.match(line.strip())
+        if m:
+            edge, kind, task = m.groups()
+            if edge == "END" and task:
+                raise MarkerError(f"{where}, line {n}: END {kind} takes no name, got {task!r}")
+            if kind == "HIDDEN TESTS" and task:
+                raise MarkerError(f"{where}, line {n}: BEGIN HIDDEN TESTS takes no name")
+            found.append((n, kind, edge, task, line[: len(line) - len(line.lstrip())]))
+    return found
+
+
+def has_solution_markers(text: str) -> bool:
+    """Whether ``text`` holds a ``# BEGIN SOLUTION`` comment line."""
+    return any(kind == "SOLUTION" for _, kind, *_ in _find_markers(text, "<text>"))
+
+
+def _regions(text: str, where: str):
+    """Balanced (begin line, end line, kind, task, indentation) regions; errors otherwise."""
+    regions, open_ = [], None
+    for n, kind, edge, task, indent in _find_markers(text, where):
+        if edge == "BEGIN":
+            if open_ is not None:
+                raise MarkerError(
+                    f"{where}, line {n}: BEGIN {kind} inside the {open_[1]} region opened at "
+                    f"line {open_[0]}; regions cannot nest (close it with END {open_[1]} first)"
+                )
+            open_ = (n, kind, task, indent)
+        else:
+            if open_ is None:
+                raise MarkerError(f"{where}, line {n}: END {kind} without a BEGIN {kind}")
+            if open_[1] != kind:
+                raise MarkerError(
+                    f"{where}, line {n}: END {kind} closes the {open_[1]} region opened at "
+                    f"line {open_[0]}; expected END {open_[1]}"
+                )
+            regions.append((open_[0], n, kind, open_[2] or "solution", open_[3]))
+            open_ = None
+    if open_ is not None:
+        raise MarkerError(f"{where}, line {open_[0]}: BEGIN {open_[1]} is never closed")
+    return regions
+
+
+def _strip(text: str, where: str) -> tuple[str, list[int]]:
+    """The stripped text and the (new) line numbers of the inserted ``raise`` lines."""
+    lines = text.splitlines(keepends=True)
+    out, raises, cursor = [], [], 0
+    for begin, end, kind, task, indent in _regions(text, where):
+        out.extend(lines[cursor : begin - 1])
+        if kind == "SOLUTION":
+            newline = "\r\n" if lines[begin - 1].endswith("\r\n") else "\n"
+            out.append(f'{indent}raise NotImplementedError("{task}: {_MESSAGE}"){newline}')
+            raises.append(len(out))
+        cursor = end
+    out.extend(lines[cursor:])
+    return "".join(out), raises
+
+
+def strip_solutions(text: str, filename: str = "<string>", check: bool = True) -> str:
+    """Return the student version of one Python source text.
+
+    Args:
+        text: the source.
+        filename: named in errors.
+        check: also require that the result compiles and that no solution region sits at
+            module level (where its ``raise`` would run on import).
+
+    Raises:
+        MarkerError: unbalanced or nested markers, or a failed check (file and line named).
+    """
+    result, raises = _strip(text, filename)
+    if check and result != text:
+        try:
+            tree = ast.parse(result, filename)
+        except SyntaxError as e:
+            raise MarkerError(
+                f"{filename}, line {e.lineno}: the student edition does not compile ({e.msg}); "
+                "keep each region's lines at one indentation inside a block"
+            ) from e
+        bodies = [
+            (node.body[0].lineno, node.end_lineno)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        ]
+        for n in raises:
+            if not any(lo <= n <= hi for lo, hi in bodies):
+                raise MarkerError(
+                    f"{filename}: the solution region that becomes line {n} is not inside a "
+                    "function, so the student's module would raise on import; move the markers "
+                    "into a function body"
+                )
+    return result
+
+
+def strip_notebook(text: str, filename: str = "<notebook>") -> str | None:
+    """Return the student version of a notebook's JSON text (None when it has no markers).
+
+    Code cells are stripped like ``.py`` files (a region at the top level of a cell is fine:
+    the cell raises when the student runs it); all outputs are cleared.
+    """
+    try:
+        import nbformat
+    except ImportError as e:  # pragma: no cover - nbformat comes with the notebooks extra
+        raise ImportError(
+            'student editions of notebooks need nbformat: pip install "tinygrad_edu[notebooks]"'
+        ) from e
+    nb = nbformat.reads(text, as_version=4)
+    changed = False
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            where = f"{filename}, cell {i}"
+            new = strip_solutions(cell.source, where, check=False)
+            changed = changed or new != cell.source
+            cell.source = new
+    if not changed:
+        return None
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nbformat.writes(nb) + "\n"
+
+
+def _walk(src: Path, skip: set[Path]):
+    """Files under ``src`` to copy, as paths relative to it, in sorted order."""
+    for root, dirs, files in os.walk(src):
+        root = Path(root)
+        dirs[:] = sorted(
+            d for d in dirs
+            if d not in SKIP_NAMES and not d.endswith(".egg-info") and root / d not in skip
+        )  # fmt: skip
+        for name in sorted(files):
+            if name not in SKIP_NAMES and not name.endswith((".pyc", ".pyo")):
+                yield (root / name).relative_to(src)
+
+
+def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
+    """Write a student edition of the repository ``src`` to ``dst``.
+
+    Every file is copied except version control, virtual environments, caches and build
+    outputs (:data:`SKIP_NAMES`, ``*.egg-info``); ``.py`` files and notebooks have their
+    solutions replaced and hidden tests removed. All files are processed before anything is
+    written, so a marker error leaves ``dst`` untouched.
+
+    Args:
+        src: the instructor's repository.
+        dst: the edition's folder (must not exist or be empty, unless ``force``).
+        force: replace an existing ``dst``.
+
+    Returns:
+        ``{"stripped": [...], "copied": [...]}``: relative paths, sorted.
+
+    Raises:
+        MarkerError: listing every file and line with a marker problem.
+    """
+    src, dst = Path(src).resolve(), Path(dst).resolve()
+    if not src.is_dir():
+        raise FileNotFoundError(f"make-student: {src} is not a folder")
+    if dst == src:
+        raise ValueError("make-student: the edition must go to a different folder")
+    if dst.exists() and any(dst.iterdir()):
+        if not force:
+            raise FileExistsError(f"make-student: {dst} exists and is not empty; pass --force")
+        shutil.rmtree(dst)
+    plan, errors = [], []
+    for rel in _walk(src, {dst}):
+        path = src / rel
+        new = None
+        try:
+            if path.suffix in (".py", ".ipynb") and not path.is_symlink():
+                text = path.read_text(encoding="utf-8")
+                if path.suffix == ".py":
+                    stripped = strip_solutions(text, str(rel))
+                    new = stripped if stripped != text else None
+                else:
+                    new = strip_notebook(text, str(rel))
+        except (MarkerError, UnicodeDecodeError) as e:
+            errors.append(str(e))
+        plan.append((rel, new))
+    if errors:
+        raise MarkerError("make-student: nothing written:\n" + "\n".join(errors))
+    report = {"stripped": [], "copied": []}
+    for rel, new in plan:
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (src / rel).is_symlink():
+            os.symlink(os.readlink(src / rel), target)
+            report["copied"].append(str(rel))
+        elif new is None:
+            shutil.copy2(src / rel, target)
+            report["copied"].append(str(rel))
+        else:
+            target.write_text(new, encoding="utf-8", newline="")
+            shutil.copymode(src / rel, target)
+            report["stripped"].append(str(rel))
+    return report
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("dir", help="the instructor's repository")
+    parser.add_argument("--out", help="where to write the edition (default: DIR-student)")
+    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+
+
+def run(args) -> int:
+    src = Path(args.dir)
+    out = Path(args.out) if args.out else src.resolve().with_name(src.resolve().name + "-student")
+    try:
+        report = make_student_edition(src, out, force=args.force)
+    except (MarkerError, FileExistsError, FileNotFoundError, ValueError) as e:
+        print(e)
+        return 1
+    for rel in report["stripped"]:
+        print(f"stripped  {rel}")
+    print(
+        f"student edition written to {out}: {len(report['stripped'])} files stripped, "
+        f"{len(report['copied'])} copied"
+    )
+    return 0
+
