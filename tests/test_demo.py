@@ -1,0 +1,73 @@
+"""`tinygrad-edu demo` end to end: drawings (when Graphviz is there), engines agree, the MLP
+reaches 95% on the digits, the plot is a real PNG, the saved model reloads."""
+
+import argparse
+import json
+import os
+
+import numpy as np
+import pytest
+
+import tinygrad_edu as tg
+from tinygrad_edu import demo, nn
+
+
+def _args(out, **kw):
+    p = argparse.ArgumentParser()
+    demo.add_arguments(p)
+    args = p.parse_args(["--out", str(out)])
+    for k, v in kw.items():
+        setattr(args, k, v)
+    return args
+
+
+def test_demo_end_to_end(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert demo.run(_args(out)) == 0
+    printed = capsys.readouterr()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["test_accuracy"] >= 0.95
+    assert summary["engines_max_abs_diff"] < 1e-5
+    assert len(summary["history"]["test_accuracy"]) == 20
+    assert "max |eager - symbolic|" in printed.out and "epoch 20/20" in printed.err
+    # every file exists and is printed
+    for name in ("training.png", "digits_mlp.npz", "summary.json"):
+        assert (out / name).is_file() and str(out / name) in printed.out
+    from PIL import Image
+
+    with Image.open(out / "training.png") as im:
+        im.verify()
+    with Image.open(out / "training.png") as im:
+        assert im.format == "PNG" and im.size[0] > 600 and im.size[1] > 300
+    if "skipped the drawings" not in printed.out:
+        assert (out / "seed_symbolic.png").is_file() and (out / "seed_eager.png").is_file()
+    # the model reloads into a fresh network and gives the same accuracy
+    from tinygrad_edu.data import load_digits
+
+    X, y = load_digits("test", seed=0)
+    net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    net.load_state_dict(nn.load(out / "digits_mlp.npz"))
+    acc = (net(tg.tensor(X)).numpy().argmax(1) == y).mean()
+    assert acc == pytest.approx(summary["test_accuracy"])
+
+
+def test_engines_agree_on_other_inputs():
+    for seed in (1, 2):
+        assert demo.compare_engines_on_seed(seed) < 1e-5
+
+
+def test_cuda_request_without_gpu_is_a_clear_error(tmp_path, capsys):
+    if tg.backend.cuda_available():
+        pytest.skip("a GPU is present; the error path cannot be shown")
+    assert demo.run(_args(tmp_path, device="cuda", no_render=True)) == 1
+    assert "CuPy" in capsys.readouterr().out
+    assert not os.path.exists(tmp_path / "summary.json")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not tg.backend.cuda_available(), reason="needs CuPy and a CUDA GPU")
+def test_demo_trains_on_cuda(tmp_path):
+    assert demo.run(_args(tmp_path, device="cuda", no_render=True, epochs=10)) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["test_accuracy"] >= 0.95 and summary["device"] == "cuda"
+    assert np.isfinite(summary["history"]["epoch_loss"]).all()
