@@ -434,7 +434,7 @@ class BackwardStepper:
                 (
                     f"running · got {k} gradient{'s' if k != 1 else ''}"
                     + (" (summed)" if k > 1 else ""),
-                    [],
+                    [line for g in f.received if g is not None for line in format_array(g, 4)],
                     "#7c2d12",
                 )
             )
@@ -486,6 +486,20 @@ class BackwardStepper:
         rows.append(row("dependencies (gradients still awaited)", bold=True))
         deps = [(self._tag_any(n), c) for n, c in f.dependencies.items()]
         rows += [row(f"{name}: {c}", "#475569" if c else "#15803d") for name, c in deps]
+        swatches = "".join(
+            f'<TD BGCOLOR="{fill}" COLOR="{border}" BORDER="2" FIXEDSIZE="TRUE" WIDTH="14" '
+            f'HEIGHT="12"></TD><TD ALIGN="LEFT"><FONT POINT-SIZE="10">{_esc(text)} </FONT></TD>'
+            for text, (fill, border) in (
+                ("running", RUNNING),
+                ("ready", READY),
+                ("done", DONE),
+                ("waiting", WAITING),
+            )
+        )
+        rows.append(
+            f'<TR><TD ALIGN="LEFT"><TABLE BORDER="0" CELLSPACING="2"><TR>{swatches}</TR>'
+            "</TABLE></TD></TR>"
+        )
         return (
             '<<TABLE BORDER="1" COLOR="#94a3b8" CELLBORDER="0" CELLSPACING="2" '
             'CELLPADDING="2" BGCOLOR="#f8fafc">' + "".join(rows) + "</TABLE>>"
@@ -557,7 +571,7 @@ class BackwardStepper:
         for im in images:
             canvas = Image.new("RGB", (width, height), "white")
             canvas.paste(im, ((width - im.width) // 2, 0))
-            padded.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE, colors=128))
+            padded.append(canvas.convert("P", palette=Image.Palette.ADAPTIVE, colors=64))
         durations = [duration] * len(padded)
         if last_duration is not None:
             durations[-1] = last_duration
