@@ -61,36 +61,43 @@ class GraphTask:
         self.root, self.retain_graph, self.create_graph = root, retain_graph, create_graph
         self.buffers, self.ready, self.captures = {}, [], {}
         self.captured = [None] * len(capture_edges or ())
-        parents = self._walk(root)
         self.exec_nodes = None
+        self.dependencies, parents = _count_dependencies(root, capture_edges is not None)
         if capture_edges is not None:
             for slot, (node, nr) in enumerate(capture_edges):
                 self.captures.setdefault(node, []).append((nr, slot))
             self.exec_nodes = _ancestors(self.captures, parents)
-        self.dependencies = {}
-        for node in parents:
-            for nxt, _ in node.next_functions if self._runs(node) else ():
-                if nxt is not None:
-                    self.dependencies[nxt] = self.dependencies.get(nxt, 0) + 1
-
-    @staticmethod
-    def _walk(root):
-        """Every node reachable from ``root`` -> the nodes with an edge into it (iterative)."""
-        parents = {root: []}
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            for nxt, _ in node.next_functions:
-                if nxt is None:
-                    continue
-                if nxt not in parents:
-                    parents[nxt] = []
-                    stack.append(nxt)
-                parents[nxt].append(node)
-        return parents
+            self.dependencies = {}
+            for node in self.exec_nodes:
+                for nxt, _ in node.next_functions:
+                    if nxt is not None:
+                        self.dependencies[nxt] = self.dependencies.get(nxt, 0) + 1
 
     def _runs(self, node) -> bool:
         return self.exec_nodes is None or node in self.exec_nodes
+
+
+def _count_dependencies(root, want_parents: bool):
+    """Walk every node reachable from ``root`` (iteratively) and count the edges into each.
+    With ``want_parents``, also map each node to the nodes with an edge into it."""
+    deps, parents = {}, {root: []} if want_parents else None
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            n = deps.get(nxt)
+            if n is None:
+                deps[nxt] = 1
+                stack.append(nxt)
+                if want_parents:
+                    parents[nxt] = [node]
+            else:
+                deps[nxt] = n + 1
+                if want_parents:
+                    parents[nxt].append(node)
+    return deps, parents
 
 
 def _ancestors(targets, parents):
@@ -109,26 +116,28 @@ def execute(task: GraphTask):
     obs = _observer
     if obs is not None:
         obs.begin(task)
-    heapq.heappush(task.ready, (-task.root.sequence_nr, task.root))
+    ready, buffers, deps = task.ready, task.buffers, task.dependencies
+    task.anomaly = is_anomaly_enabled()
+    heapq.heappush(ready, (-task.root.sequence_nr, task.root))
     with enable_grad() if task.create_graph else no_grad():
-        while task.ready:
-            _, node = heapq.heappop(task.ready)
-            grads = task.buffers.pop(node, None) or [None] * node.num_outputs
+        while ready:
+            node = heapq.heappop(ready)[1]
+            grads = buffers.pop(node, None) or [None] * node.num_outputs
             outs = _run_node(task, node, grads, obs)
             for (nxt, nr), g in zip(node.next_functions, outs):
-                if nxt is None or nxt not in task.dependencies:
+                if nxt is None or nxt not in deps:
                     continue
-                buf = task.buffers.get(nxt)
+                buf = buffers.get(nxt)
                 if buf is None:
-                    buf = task.buffers[nxt] = [None] * nxt.num_outputs
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
                 summed = g is not None and buf[nr] is not None
                 if g is not None:
                     buf[nr] = buf[nr] + g if summed else g  # fan-in: sum before the node runs
                 if obs is not None:
                     obs.gradient_arrived(task, nxt, nr, g, summed)
-                task.dependencies[nxt] -= 1
-                if task.dependencies[nxt] == 0:
-                    heapq.heappush(task.ready, (-nxt.sequence_nr, nxt))
+                left = deps[nxt] = deps[nxt] - 1
+                if left == 0:
+                    heapq.heappush(ready, (-nxt.sequence_nr, nxt))
                     if obs is not None:
                         obs.node_ready(task, nxt)
     if obs is not None:
@@ -138,6 +147,38 @@ def execute(task: GraphTask):
 
 def _run_node(task, node, grads, obs):
     """Hooks, captures and the node itself; returns one gradient per next edge."""
+    if node._tensor_hooks or node._pre_hooks or node._retained or task.captures:
+        grads = _before_node(task, node, grads)
+    if task.exec_nodes is not None and node not in task.exec_nodes:
+        return ()
+    if node is not task.root and all(g is None for g in grads):
+        return (None,) * len(node.next_functions)  # no gradient reached this node
+    if obs is not None:
+        obs.node_started(task, node, grads)
+    try:
+        outs = node.apply(grads, task.create_graph)
+    except Exception as e:
+        if node._trace:
+            note = f"\n\nThe forward call that created {node.name()}:\n{node._trace}"
+            raise type(e)(f"{e}{note}") from e
+        raise
+    if not task.retain_graph:
+        node.release()
+    if node._post_hooks:
+        wrap = _maybe(_wrapper(task.create_graph))
+        for fn in tuple(node._post_hooks):
+            r = fn(tuple(map(wrap, outs)), tuple(map(wrap, grads)))
+            if r is not None:
+                outs = [None if x is None else _unwrap(x, task.create_graph) for x in r]
+    if task.anomaly:
+        _check_nan(node, outs)
+    if obs is not None:
+        obs.node_finished(task, node, outs)
+    return outs
+
+
+def _before_node(task, node, grads):
+    """Tensor hooks, pre-hooks, captured and retained gradients, in that order."""
     wrap = _wrapper(task.create_graph)
     for nr, hooks in (node._tensor_hooks or {}).items():
         for fn in tuple(hooks):
@@ -154,29 +195,7 @@ def _run_node(task, node, grads, obs):
         t = ref()
         if t is not None and grads[nr] is not None:
             t._accumulate(grads[nr], task.create_graph)
-    if not task._runs(node) or (node is not task.root and all(g is None for g in grads)):
-        return (None,) * len(node.next_functions)
-    if obs is not None:
-        obs.node_started(task, node, grads)
-    try:
-        outs = node.apply(grads, task.create_graph)
-    except Exception as e:
-        if node._trace:
-            raise type(e)(
-                f"{e}\n\nThe forward call that created {node.name()}:\n{node._trace}"
-            ) from e
-        raise
-    if not task.retain_graph:
-        node.release()
-    for fn in tuple(node._post_hooks or ()):
-        r = fn(tuple(map(_maybe(wrap), outs)), tuple(map(_maybe(wrap), grads)))
-        if r is not None:
-            outs = tuple(None if x is None else _unwrap(x, task.create_graph) for x in r)
-    if is_anomaly_enabled():
-        _check_nan(node, outs)
-    if obs is not None:
-        obs.node_finished(task, node, outs)
-    return outs
+    return grads
 
 
 def _wrapper(create_graph):

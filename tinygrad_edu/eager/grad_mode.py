@@ -22,17 +22,24 @@ __all__ = [
     "is_anomaly_enabled",
 ]
 
-_state = threading.local()
+class _State(threading.local):
+    """Per-thread modes; a new thread starts with the class defaults."""
+
+    grad = True
+    anomaly = False
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when ops are being recorded for backward (the default)."""
-    return getattr(_state, "grad", True)
+    return _state.grad
 
 
 def is_anomaly_enabled() -> bool:
     """True inside ``detect_anomaly()``."""
-    return getattr(_state, "anomaly", False)
+    return _state.anomaly
 
 
 class _Mode:

@@ -21,6 +21,8 @@ import os
 import traceback
 import weakref
 
+from ..ops import RAW
+
 __all__ = ["Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor", "RemovableHandle"]
 
 _sequence = itertools.count()
@@ -52,22 +54,14 @@ class Node:
         sequence_nr: creation order; the engine runs the ready node with the highest first.
     """
 
-    __slots__ = (
-        "next_functions",
-        "sequence_nr",
-        "_pre_hooks",
-        "_post_hooks",
-        "_tensor_hooks",
-        "_retained",
-        "_trace",
-        "__weakref__",
-    )
+    # Hooks, retained tensors and anomaly traces are rare: they take these class defaults
+    # until set (in the instance __dict__), so making a node costs two assignments.
+    __slots__ = ("next_functions", "sequence_nr", "__weakref__", "__dict__")
+    _pre_hooks = _post_hooks = _tensor_hooks = _retained = _trace = None
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self.sequence_nr = next(_sequence)
-        self._pre_hooks = self._post_hooks = self._tensor_hooks = self._retained = None
-        self._trace = None
 
     def name(self) -> str:
         return type(self).__name__
@@ -164,27 +158,33 @@ class OpBackward(Node):
     def apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(f"{self.name()}: {RETAIN_GRAPH_HINT}")
-        from ..ops import RAW  # noqa: PLC0415
-        from .functional import TENSOR_F  # noqa: PLC0415
-
-        inputs = tuple(
-            s.unpack(self, create_graph, f"its input {i}") if isinstance(s, SavedTensor) else s
-            for i, s in enumerate(self.saved)
-        )
+        inputs = []
+        for i, s in enumerate(self.saved):
+            if type(s) is SavedTensor:
+                s = s.unpack(self, create_graph, f"its input {i}")
+            inputs.append(s)
         out = self.saved_out
         if out is not None:
             out = out.unpack(self, create_graph, "its output")
-        F = TENSOR_F if create_graph else RAW
+        F = _functional(create_graph)
         result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
-        dtypes = self.dtypes
-        return tuple(
+        return [
             g if g is None or g.dtype == dt else F.astype(g, dtype=dt, src=g.dtype)
-            for g, dt in zip(result, dtypes)
-        )
+            for g, dt in zip(result, self.dtypes)
+        ]
 
     def release(self):
-        if self.saved_out is not None or any(isinstance(s, SavedTensor) for s in self.saved):
+        if self._freed is False:
             self.saved, self.saved_out, self._freed = (), None, True
+
+
+def _functional(create_graph: bool):
+    """RAW for a plain backward, TENSOR_F (recording) for ``create_graph=True``."""
+    if not create_graph:
+        return RAW
+    from .functional import TENSOR_F  # noqa: PLC0415  (import cycle: functional imports tensor)
+
+    return TENSOR_F
 
 
 class AccumulateGrad(Node):

@@ -66,7 +66,10 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
 
 
 def apply_op(op, *args, **attrs) -> Tensor:
-    """Run ``op`` on tensors (and Python numbers), recording a backward node when needed."""
+    """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
+
+    This is the hot path of every eager op, so it is written as plain loops.
+    """
     datas = []
     dev = None
     needs_grad = False
@@ -83,7 +86,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
             needs_grad = needs_grad or a._requires_grad
         else:
             datas.append(a)
-    xp = backend.namespace_of(datas[0]) if dev is None else _namespace(dev, datas)
+    d0 = datas[0]
+    xp = _np if type(d0) is _np.ndarray else _namespace(dev, d0)
     try:
         out = op.forward(xp, *datas, **attrs)
     except (ValueError, TypeError, IndexError) as e:
@@ -91,28 +95,54 @@ def apply_op(op, *args, **attrs) -> Tensor:
     counter = None
     if op.name in _VIEW_OPS and getattr(out, "base", None) is not None:
         counter = args[0]._version  # a view: in-place changes through it are seen by both
-    if not (needs_grad and op.differentiable and grad_mode.is_grad_enabled()):
-        return Tensor._make(out, counter=counter, device=dev)
-    node = _backward_class(op)()
-    node.op, node.attrs, node._freed = op, attrs, False
-    node.next_functions = tuple(_edge(a) for a in args)
-    node.needs = tuple(e[0] is not None for e in node.next_functions)
-    node.shapes = tuple(getattr(d, "shape", ()) for d in datas)
-    node.dtypes = tuple(getattr(d, "dtype", None) for d in datas)
+    if not (needs_grad and op.differentiable and _modes.grad):
+        return Tensor._make(out, None, counter, 0, dev)
+    cls = _BACKWARD_CLASSES.get(op.name) or _backward_class(op)
+    node = cls()
+    node.op, node.attrs = op, attrs
     saves = op.saves
-    node.saved = tuple(
-        (SavedTensor(a) if isinstance(a, Tensor) else a) if i in saves else None
-        for i, a in enumerate(args)
-    )
-    result = Tensor._make(out, node, counter=counter, device=dev)
-    node.saved_out = SavedTensor(result, is_output=True) if op.saves_output else None
-    if grad_mode.is_anomaly_enabled():
+    edges, needs, shapes, dtypes, saved = [], [], [], [], []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+                needs.append(True)
+            else:
+                edges.append(_NO_EDGE)
+                needs.append(False)
+            d = a.data
+            shapes.append(d.shape)
+            dtypes.append(d.dtype)
+            saved.append(SavedTensor(a) if i in saves else None)
+        else:
+            edges.append(_NO_EDGE)
+            needs.append(False)
+            shapes.append(getattr(a, "shape", ()))
+            dtypes.append(getattr(a, "dtype", None))
+            saved.append(a if i in saves else None)
+    node.next_functions, node.needs = tuple(edges), tuple(needs)
+    node.shapes, node.dtypes, node.saved = tuple(shapes), tuple(dtypes), tuple(saved)
+    result = Tensor._make(out, node, counter, 0, dev)
+    if op.saves_output:
+        node.saved_out = SavedTensor(result, is_output=True)
+        node._freed = False
+    else:
+        node.saved_out = None
+        node._freed = False if saves else None  # None: nothing saved, may run again
+    if _modes.anomaly:
         node._record_trace()
     return result
 
 
-def _namespace(dev, datas):
-    return backend.namespace_of(datas[0]) if dev.type == "cpu" else backend.get_namespace(dev)
+_NO_EDGE = (None, 0)
+_modes = grad_mode._state
+
+
+def _namespace(dev, data):
+    if dev is None or dev.type == "cpu":
+        return backend.namespace_of(data)
+    return backend.get_namespace(dev)
 
 
 def _edge(a):
@@ -136,20 +166,12 @@ class Tensor:
         name: an optional label used by drawings.
     """
 
-    __slots__ = (
-        "data",
-        "_device",
-        "_requires_grad",
-        "grad_fn",
-        "_output_nr",
-        "_grad",
-        "_version",
-        "_grad_acc",
-        "_hooks",
-        "_flags",
-        "name",
-        "__weakref__",
-    )
+    # Fields every tensor sets are slots; rarely set ones (hooks, labels, flags) take their
+    # class default until assigned, which keeps making a tensor cheap.
+    __slots__ = ("data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_version",
+                 "_grad", "__weakref__", "__dict__")  # fmt: skip
+    _grad_acc = _hooks = name = None
+    _flags = 0
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor works
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
@@ -166,16 +188,19 @@ class Tensor:
         t = object.__new__(cls)
         t.data = data
         t._device = device if device is not None else backend.device_of(data)
-        t._init_state(grad_fn, output_nr, counter)
+        t.grad_fn = grad_fn
+        t._requires_grad = grad_fn is not None
+        t._output_nr = output_nr
+        t._grad = None
+        t._version = counter if counter is not None else [0]
         return t
 
     def _init_state(self, grad_fn, output_nr, counter):
         self.grad_fn = grad_fn
         self._requires_grad = grad_fn is not None
         self._output_nr = output_nr
-        self._grad = self._grad_acc = self._hooks = self.name = None
+        self._grad = None
         self._version = counter if counter is not None else [0]
-        self._flags = 0
 
     # -- basic properties ---------------------------------------------------------------------
     @property

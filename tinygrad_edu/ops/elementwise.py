@@ -17,7 +17,12 @@ __all__ = [
 
 def _to_shapes(F, grads, shapes):
     """Sum each gradient back to its input's shape (None stays None)."""
-    return tuple(None if g is None else F.sum_to(g, s) for g, s in zip(grads, shapes))
+    out = []
+    for g, s in zip(grads, shapes):
+        if g is not None and g.shape != s:
+            g = F.sum_to(g, s)
+        out.append(g)
+    return out
 
 
 @register
@@ -174,7 +179,7 @@ class Relu(Op):
     name, saves_output = "relu", True
 
     def forward(self, xp, x):
-        return xp.where(x > 0, x, xp.zeros_like(x))
+        return xp.maximum(x, 0.0)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (F.relu_grad(out, g),)
@@ -187,7 +192,8 @@ class ReluGrad(Op):
     name, arity, saves = "relu_grad", 2, (0,)
 
     def forward(self, xp, y, g):
-        return xp.where(y > 0, g, xp.zeros_like(g))
+        # a multiply by the 0/1 mask: several times faster than `where` on random signs
+        return g * xp.astype(y > 0, g.dtype)
 
     def vjp(self, F, gg, inputs, out, shapes, needs):
         # The step function is flat almost everywhere: no gradient reaches y.
