@@ -345,7 +345,7 @@ class BackwardStepper:
                 continue
             node = f.node
             f.title = titles.get(node, node.name)
-            args = ", ".join(labels.get(i, i.name) for i in node.inputs)
+            args = ", ".join(titles.get(i, labels.get(i, i.name)) for i in node.inputs)
             if node.op is PLACEHOLDER:
                 f.caption = f"Variable {f.title} gets its value from the feed_dict."
             elif node.op is CONSTANT:
