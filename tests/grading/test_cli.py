@@ -1,0 +1,53 @@
+"""The grade command: pytest with the points plugin, from the command line."""
+
+import argparse
+import json
+import subprocess
+import sys
+
+from tinygrad_edu.grading import cli
+
+SUITE = '''\
+import pytest
+
+pytestmark = pytest.mark.task("A2.1")
+
+
+@pytest.mark.points(1)
+def test_ok():
+    pass
+
+
+@pytest.mark.points(2)
+def test_wrong():
+    assert False
+'''
+
+
+def _args(argv):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_pytest_args():
+    assert cli.pytest_args(_args([]))[-1] == "tests/assignments"
+    argv = cli.pytest_args(_args(["a.py", "--gradescope", "r.json", "-n", "2", "-k", "x"]))
+    assert argv[:4] == ["-p", "no:tinygrad_edu_grading", "-p", cli.PLUGIN]
+    assert argv[argv.index("--gradescope") + 1] == "r.json"
+    assert argv[argv.index("-n") + 1] == "2" and argv[argv.index("-k") + 1] == "x"
+    assert argv[-1] == "a.py"
+
+
+def test_grade_command(tmp_path):
+    (tmp_path / "test_suite.py").write_text(SUITE)
+    done = subprocess.run(
+        [sys.executable, "-m", "tinygrad_edu.cli", "grade", "test_suite.py",
+         "--gradescope", "out/results.json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # one test fails
+    lines = done.stdout.splitlines()
+    assert ["A2.1", "2", "1", "1", "/", "3"] in [line.split() for line in lines]
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert (data["score"], data["max_score"]) == (1, 3)
