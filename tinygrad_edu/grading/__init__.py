@@ -1,5 +1,6 @@
 """Tools for instructors: numeric gradient checks (more to come: points, student editions)."""
 
+from .eager_check import GradcheckError, gradcheck, gradgradcheck
 from .gradcheck import (
     check_symbolic_gradgrad,
     check_symbolic_gradients,
@@ -16,4 +17,7 @@ __all__ = [
     "check_symbolic_gradients",
     "symbolic_gradcheck",
     "check_symbolic_gradgrad",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
 ]
