@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 EXTRAS ?= dev,viz,notebooks,docs
 PYTEST_ARGS ?= -n 2
 
-.PHONY: venv graphviz test demo lint format bench docs clean
+.PHONY: venv graphviz chromium test demo lint format bench docs clean
 
 venv: $(STAMP)
 
@@ -28,9 +28,25 @@ graphviz:
 	    exit 1; \
 	  fi; }
 
-test: venv graphviz
+# Headless Chromium lets the docs test look at a built lesson page. Without it (and without
+# root to install it) that one test is skipped with its reason.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Chromium (Debian package chromium) for the docs page check"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "note: 'chromium' is missing, so the docs page check will be skipped" \
+	         "(install it with 'sudo apt-get install chromium')"; \
+	  fi; }
+
+# The whole suite: lint, the tests, and every lesson notebook run top to bottom.
+test: venv graphviz chromium
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_ARGS) tests notebooks --nbmake
+
+docs: venv
+	$(BIN)/python -m mkdocs build --strict
 
 demo: venv graphviz
 	$(BIN)/tinygrad-edu demo
