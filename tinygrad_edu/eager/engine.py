@@ -81,6 +81,7 @@ def _count_dependencies(root, want_parents: bool):
     """Walk every node reachable from ``root`` (iteratively) and count the edges into each.
     With ``want_parents``, also map each node to the nodes with an edge into it."""
     deps, parents = {}, {root: []} if want_parents else None
+    # BEGIN SOLUTION A2.1
     stack = [root]
     while stack:
         node = stack.pop()
@@ -97,6 +98,7 @@ def _count_dependencies(root, want_parents: bool):
                 deps[nxt] = n + 1
                 if want_parents:
                     parents[nxt].append(node)
+    # END SOLUTION
     return deps, parents
 
 
@@ -124,6 +126,7 @@ def execute(task: GraphTask):
             node = heapq.heappop(ready)[1]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             outs = _run_node(task, node, grads, obs)
+            # BEGIN SOLUTION A2.2
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is None or nxt not in deps:
                     continue
@@ -140,6 +143,7 @@ def execute(task: GraphTask):
                     heapq.heappush(ready, (-nxt.sequence_nr, nxt))
                     if obs is not None:
                         obs.node_ready(task, nxt)
+            # END SOLUTION
     if obs is not None:
         obs.end(task)
     return task.captured
@@ -180,11 +184,13 @@ def _run_node(task, node, grads, obs):
 def _before_node(task, node, grads):
     """Tensor hooks, pre-hooks, captured and retained gradients, in that order."""
     wrap = _wrapper(task.create_graph)
+    # BEGIN SOLUTION A2.4
     for nr, hooks in (node._tensor_hooks or {}).items():
         for fn in tuple(hooks):
             if grads[nr] is not None:
                 r = fn(wrap(grads[nr]))
                 grads[nr] = grads[nr] if r is None else _unwrap(r, task.create_graph)
+    # END SOLUTION
     for fn in tuple(node._pre_hooks or ()):
         r = fn(tuple(map(_maybe(wrap), grads)))
         if r is not None:

@@ -357,6 +357,7 @@ class Tensor:
 
     def _accumulate(self, g, create_graph: bool) -> None:
         """Add ``g`` into ``.grad`` (raw array, or a tensor under ``create_graph``)."""
+        # BEGIN SOLUTION A2.3
         if create_graph:
             self._grad = g if self._grad is None else self._grad + g
         elif self._grad is None:
@@ -364,6 +365,7 @@ class Tensor:
         else:
             self._grad.data += g
             self._grad._version[0] += 1
+        # END SOLUTION
 
     def retain_grad(self) -> None:
         """Keep this non-leaf tensor's gradient in ``.grad`` during backward."""
@@ -383,9 +385,11 @@ class Tensor:
                 "register_hook: this tensor does not require grad, so no gradient will reach "
                 "the hook; set requires_grad=True on it (or on what it is computed from)"
             )
+        # BEGIN SOLUTION A2.4
         if self.grad_fn is None:
             return self._grad_accumulator()._add_tensor_hook(0, fn)
         return self.grad_fn._add_tensor_hook(self._output_nr, fn)
+        # END SOLUTION
 
     def detach(self) -> Tensor:
         """A leaf that shares this tensor's data and version counter, outside the graph."""

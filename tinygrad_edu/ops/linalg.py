@@ -61,6 +61,7 @@ class MatMul(Op):
         return batch + (n, m)
 
     def vjp(self, F, g, inputs, out, shapes, needs, trans_A=False, trans_B=False):
+        # BEGIN SOLUTION A1.5
         a, b = inputs
         ga = gb = None
         if needs[0]:
@@ -78,3 +79,4 @@ class MatMul(Op):
             )
             gb = F.sum_to(gb, shapes[1])
         return ga, gb
+        # END SOLUTION

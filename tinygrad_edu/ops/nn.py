@@ -73,8 +73,10 @@ class SoftmaxCrossEntropy(Op):
         return ()
 
     def vjp(self, F, g, inputs, out, shapes, needs):
+        # BEGIN SOLUTION A1.7
         logits, labels = inputs
         scale = g / (F.numel(shapes[0]) / F.numel(shapes[0], -1))
         gl = (F.softmax(logits, axis=-1) - labels) * scale if needs[0] else None
         gy = -F.log_softmax(logits, axis=-1) * scale if needs[1] else None
         return gl, gy
+        # END SOLUTION

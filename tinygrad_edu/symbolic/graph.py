@@ -18,6 +18,7 @@ __all__ = ["topo_sort"]
 def topo_sort(nodes) -> list:
     """Every node that ``nodes`` depend on, each after all of its inputs (depth-first
     post-order, inputs visited left to right, so the order is deterministic)."""
+    # BEGIN SOLUTION A1.1
     order: list = []
     seen: set = set()
     for root in nodes:
@@ -36,3 +37,4 @@ def topo_sort(nodes) -> list:
                 stack.pop()
                 order.append(node)
     return order
+    # END SOLUTION
