@@ -104,5 +104,7 @@ def mse_loss(input: Tensor, target) -> Tensor:
             f"mse_loss: input has shape {input.shape} but target has {target.shape}; they "
             "must match"
         )
+    # BEGIN SOLUTION A3.2
     d = input - target
     return (d * d).mean()
+    # END SOLUTION
