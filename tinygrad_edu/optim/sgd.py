@@ -50,6 +50,7 @@ class SGD(Optimizer):
                                       nesterov=nesterov, dampening=dampening))  # fmt: skip
 
     def _update(self, p, grad, state, group):
+        # BEGIN SOLUTION A3.3
         d = grad
         if group["weight_decay"]:
             d = d + group["weight_decay"] * p
@@ -64,3 +65,4 @@ class SGD(Optimizer):
             d = d + mu * buf if group["nesterov"] else buf
         p -= group["lr"] * d
         return p
+        # END SOLUTION
