@@ -50,6 +50,7 @@ class Adam(Optimizer):
                                       weight_decay=weight_decay))  # fmt: skip
 
     def _update(self, p, grad, state, group):
+        # BEGIN SOLUTION A3.4
         b1, b2 = group["betas"]
         xp = backend.namespace_of(p)
         if not state:
@@ -67,3 +68,4 @@ class Adam(Optimizer):
         denom = xp.sqrt(v) / math.sqrt(1 - b2**t) + group["eps"]
         p -= step_size * (m / denom)
         return p
+        # END SOLUTION
