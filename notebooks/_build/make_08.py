@@ -54,7 +54,7 @@ from tinygrad_edu.symbolic import cse599w as ad
 """)
 
 md(r"""
-## 1. CSE599W: Variables, `gradients`, `Executor`
+## 1. CSE599W: Variables, gradients and the Executor
 
 In CSE599W's autodiff assignment a graph node is a **tensor that will exist**. `ad.Variable`
 makes an input; operators make new nodes; nothing is computed. `ad.gradients(y, [x, w])`
@@ -69,7 +69,28 @@ w = ad.Variable("w")
 z = ad.reduce_sum(x * w + ad.exp(x))
 z.name = "z"
 grad_x, grad_w = ad.gradients(z, [x, w])
+print(z, grad_x, grad_w, sep="\\n")
+""")
 
+md(r"""
+### The graph, drawn
+
+Forward tensors are blue, the gradient nodes that `gradients` added are orange. `x` is used
+twice (by `*` and by `exp`), so its two partial adjoints meet in an explicit **add** node
+(yellow): the static graph's way of summing over fan-out. The values shown come from one run
+with $x = (0, 1)$ and $w = (2, 2)$.
+""")
+
+code("""
+viz.draw_symbolic([z, grad_x, grad_w], feed={x: np.array([0.0, 1.0]), w: np.array([2.0, 2.0])},
+                  labels={grad_x: "dz/dx", grad_w: "dz/dw"})
+""")
+
+md(r"""
+An `Executor` sorts the nodes its outputs need once, when it is made:
+""")
+
+code("""
 executor = ad.Executor([z, grad_x, grad_w])
 print("evaluation order:")
 for node in executor.topo_order:
@@ -77,8 +98,7 @@ for node in executor.topo_order:
 """)
 
 md(r"""
-The order was computed when the executor was made. Running it is a loop over that list —
-the same list for every feed:
+Running it is a loop over that list, the same list for every feed, whatever its shape:
 """)
 
 code("""
@@ -86,22 +106,6 @@ for xv in ([0.0, 1.0], [1.0, 2.0, 3.0]):
     xv = np.array(xv)
     z_val, gx_val, gw_val = executor.run(feed_dict={x: xv, w: 2 * np.ones_like(xv)})
     print(f"x={xv}:  z={z_val:.4f}  dz/dx={gx_val}  dz/dw={gw_val}")
-""")
-
-md(r"""
-Here is the whole graph: forward tensors in blue, the gradient nodes that `gradients` added
-in orange. `x` is used twice (by `*` and by `exp`), so its two partial adjoints meet in an
-explicit **add** node (yellow) — the static graph's way of summing over fan-out.
-""")
-
-code("""
-xs = ad.Variable("x", shape=(2,))
-ws = ad.Variable("w", shape=(2,))
-zs = ad.reduce_sum(xs * ws + ad.exp(xs))
-zs.name = "z"
-gxs, gws = ad.gradients(zs, [xs, ws])
-viz.draw_symbolic([zs, gxs, gws], feed={xs: np.array([0.0, 1.0]), ws: np.array([2.0, 2.0])},
-                  labels={gxs: "dz/dx", gws: "dz/dw"})
 """)
 
 md(r"""

@@ -1,0 +1,104 @@
+"""MkDocs hooks: put the lesson notebooks and the API reference pages into the site.
+
+* Every ``notebooks/*.ipynb`` becomes ``lessons/<name>.ipynb`` in the site's file list (read
+  from where it lies; nothing is copied into ``docs/``), and mkdocs-jupyter renders it. The
+  notebooks are committed executed, so the pages show their outputs and drawings.
+* Every subpackage of ``tinygrad_edu`` listed in ``API_MODULES`` that exists gets a generated
+  page ``api/<name>.md`` holding one mkdocstrings directive (``::: tinygrad_edu.<name>``).
+* ``<!-- op-source: FILE CLASS -->`` in a page becomes the source of that class, read from
+  the file when the site is built (so the page always quotes the code as it is).
+* The nav entries ``Lessons`` and ``API reference`` are filled with those pages (after any
+  pages listed in ``mkdocs.yml`` itself), in file-name order.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from mkdocs.plugins import CombinedEvent, event_priority
+from mkdocs.structure.files import File
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+PACKAGE = ROOT / "tinygrad_edu"
+API_MODULES = (
+    "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "grading", "lessons",
+)  # fmt: skip
+
+
+def _notebooks() -> list[Path]:
+    return sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("_"))
+
+
+def _api_modules() -> list[str]:
+    """``tinygrad_edu`` itself, then each listed module that exists as a package or file."""
+    found = [
+        name
+        for name in API_MODULES
+        if (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
+    ]
+    return ["tinygrad_edu"] + [f"tinygrad_edu.{name}" for name in found]
+
+
+def _api_page(module: str) -> str:
+    return f"api/{module.removeprefix('tinygrad_edu.') if '.' in module else 'index'}.md"
+
+
+def _fill(nav, title: str, pages: list) -> None:
+    for item in nav:
+        if isinstance(item, dict) and title in item:
+            listed = item[title] if isinstance(item[title], list) else [item[title]]
+            item[title] = listed + [p for p in pages if p not in listed]
+
+
+def on_config(config):
+    _fill(config["nav"], "Lessons", [f"lessons/{p.name}" for p in _notebooks()])
+    _fill(config["nav"], "API reference", [
+        {("tinygrad_edu" if m == "tinygrad_edu" else m.removeprefix("tinygrad_edu.")): _api_page(m)}
+        for m in _api_modules()
+    ])  # fmt: skip
+    return config
+
+
+@event_priority(100)  # before mkdocs-jupyter's on_files, which picks the notebooks up
+def _add_files(files, config):
+    for path in _notebooks():
+        files.append(File.generated(config, f"lessons/{path.name}", abs_src_path=str(path)))
+    for module in _api_modules():
+        title = "The top-level API" if module == "tinygrad_edu" else f"`{module}`"
+        content = f"# {title}\n\n::: {module}\n"
+        files.append(File.generated(config, _api_page(module), content=content))
+    return files
+
+
+@event_priority(-100)  # after mkdocs-jupyter wrapped the notebooks
+def _after_jupyter(files, config):
+    # The wrapper recomputes abs_src_path from src_dir, which a generated file lacks: give
+    # each lesson page its notebook's path again.
+    for path in _notebooks():
+        file = files.get_file_from_path(f"lessons/{path.name}")
+        if file is not None:
+            file.__dict__["abs_src_path"] = str(path)
+    return files
+
+
+on_files = CombinedEvent(_add_files, _after_jupyter)
+
+_OP_SOURCE = re.compile(r"<!-- op-source: (\S+) (\w+) -->")
+
+
+def _class_source(match) -> str:
+    path, name = ROOT / match.group(1), match.group(2)
+    text = path.read_text(encoding="utf-8")
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            lines = text.splitlines()[start - 1 : node.end_lineno]
+            return "```python\n" + "\n".join(lines) + "\n```"
+    raise ValueError(f"op-source: no class {name} in {match.group(1)}")
+
+
+def on_page_markdown(markdown, page, config, files):
+    return _OP_SOURCE.sub(_class_source, markdown)
