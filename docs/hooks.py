@@ -96,6 +96,8 @@ def _class_source(match) -> str:
         if isinstance(node, ast.ClassDef) and node.name == name:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             lines = text.splitlines()[start - 1 : node.end_lineno]
+            # assignment markers (# BEGIN SOLUTION ... / # END SOLUTION) are not part of the rule
+            lines = [ln for ln in lines if not re.match(r"\s*# (BEGIN|END) SOLUTION", ln)]
             return "```python\n" + "\n".join(lines) + "\n```"
     raise ValueError(f"op-source: no class {name} in {match.group(1)}")
 
