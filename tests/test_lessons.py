@@ -161,6 +161,8 @@ def test_lint_notebook_convention(tmp_path):
     good = _nb("x = 1", "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION",
                "check('f', f(), 1)")  # fmt: skip
     assert lint_notebook(good) == []
+    labelled = _nb("# BEGIN SOLUTION A1.3\ny = 2\n# END SOLUTION", "check('y', y, 2)")
+    assert lint_notebook(labelled) == []
     path = tmp_path / "good.ipynb"
     path.write_text(json.dumps(good), encoding="utf-8")
     assert lint_notebook(path) == []

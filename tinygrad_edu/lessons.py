@@ -366,6 +366,11 @@ def check_gradient(
 
 
 # -- notebooks --------------------------------------------------------------------------------
+def _is_marker(line: str, marker: str) -> bool:
+    """``# BEGIN SOLUTION``, optionally followed by a label (``# BEGIN SOLUTION A1.3``)."""
+    return line == marker or line.startswith(marker + " ")
+
+
 def lint_notebook(notebook) -> list[str]:
     """Problems with a lesson notebook's exercises (an empty list when there are none).
 
@@ -388,8 +393,8 @@ def lint_notebook(notebook) -> list[str]:
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
         lines = [line.strip() for line in source.splitlines()]
-        begins = sum(line == SOLUTION_BEGIN for line in lines)
-        ends = sum(line == SOLUTION_END for line in lines)
+        begins = sum(_is_marker(line, SOLUTION_BEGIN) for line in lines)
+        ends = sum(_is_marker(line, SOLUTION_END) for line in lines)
         calls_check = "check(" in source or "check_gradient(" in source or "check_true(" in source
         if begins != ends:
             problems.append(f"cell {index}: {begins} '{SOLUTION_BEGIN}' but {ends} "
