@@ -38,7 +38,7 @@ from . import cases  # noqa: E402
 
 __all__ = ["main", "time_case", "check_agreement", "markdown"]
 
-REPS = {"small_ops": 30, "mlp_step": 40, "deep_chain": 5, "digits": 5}
+REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7}
 QUICK_REPS = 3
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "performance.md")  # fmt: skip
