@@ -10,6 +10,7 @@ MODULES = [
     "tinygrad_edu.optim", "tinygrad_edu.optim.optimizer", "tinygrad_edu.optim.sgd",
     "tinygrad_edu.optim.adam", "tinygrad_edu.data", "tinygrad_edu.data.digits",
     "tinygrad_edu.data.synthetic", "tinygrad_edu.data.loader", "tinygrad_edu.symbolic.training",
+    "tinygrad_edu.demo",
 ]  # fmt: skip
 
 
