@@ -205,11 +205,16 @@ def _before_node(task, node, grads):
 
 
 def _wrapper(create_graph):
+    """How hooks see a gradient: as a tensor (raw arrays are wrapped, without a copy)."""
     if create_graph:
-        return lambda g: g
-    from .tensor import Tensor  # noqa: PLC0415
+        return _identity
+    from .tensor import Tensor  # noqa: PLC0415  (tensor imports this module's users)
 
     return Tensor._make
+
+
+def _identity(g):
+    return g
 
 
 def _maybe(fn):

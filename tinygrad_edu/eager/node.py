@@ -198,6 +198,14 @@ class AccumulateGrad(Node):
         super().__init__(())
         self.variable = variable
 
+    def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
+        # a leaf's hooks live on the leaf (this node may be freed and made again)
+        v = self.variable
+        if v._hooks is None:
+            v._hooks = []
+        self._tensor_hooks = {0: v._hooks}
+        return super()._add_tensor_hook(output_nr, fn)
+
     def apply(self, grads, create_graph):
         # BEGIN SOLUTION A2.3
         self.variable._accumulate(grads[0], create_graph)

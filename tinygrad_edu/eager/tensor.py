@@ -348,10 +348,9 @@ class Tensor:
         # see NOTE [Saved outputs and reference cycles]: the leaf holds its node weakly
         node = self._grad_acc() if self._grad_acc is not None else None
         if node is None:
-            if self._hooks is None:
-                self._hooks = []
             node = AccumulateGrad(self)
-            node._tensor_hooks = {0: self._hooks}
+            if self._hooks:  # the leaf's hooks outlive any one AccumulateGrad node
+                node._tensor_hooks = {0: self._hooks}
             self._grad_acc = weakref.ref(node)
         return node
 
