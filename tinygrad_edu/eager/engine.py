@@ -155,7 +155,7 @@ def _run_node(task, node, grads, obs):
         grads = _before_node(task, node, grads)
     if task.exec_nodes is not None and node not in task.exec_nodes:
         return ()
-    if node is not task.root and all(g is None for g in grads):
+    if grads[0] is None and node is not task.root and all(g is None for g in grads):
         return (None,) * len(node.next_functions)  # no gradient reached this node
     if obs is not None:
         obs.node_started(task, node, grads)

@@ -69,10 +69,7 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} #{self.sequence_nr}>"
 
-    @property
-    def num_outputs(self) -> int:
-        """How many forward outputs this node takes gradients for."""
-        return 1
+    num_outputs = 1  # how many forward outputs this node takes gradients for
 
     def apply(self, grads: list, create_graph: bool) -> tuple:
         """Gradients for each of ``next_functions`` from the gradients of the outputs."""
@@ -132,9 +129,14 @@ class SavedTensor:
         # see NOTE [Saved outputs and reference cycles]
         self.tensor = None if is_output else tensor
 
-    def unpack(self, node: Node, create_graph: bool, what: str = "a tensor"):
-        """The saved value (an array, or a tensor for a ``create_graph`` backward)."""
+    def unpack(self, node: Node, create_graph: bool, what="a tensor"):
+        """The saved value (an array, or a tensor for a ``create_graph`` backward).
+
+        ``what`` names the value in the error: a string, or the input's position.
+        """
         if self.counter[0] != self.version:
+            if isinstance(what, int):
+                what = f"its input {what}"
             raise RuntimeError(
                 f"{node.name()}: {what}, saved for backward, was modified by an in-place "
                 f"operation (saved at version {self.version}, now at version {self.counter[0]}). "
@@ -161,17 +163,20 @@ class OpBackward(Node):
         inputs = []
         for i, s in enumerate(self.saved):
             if type(s) is SavedTensor:
-                s = s.unpack(self, create_graph, f"its input {i}")
+                s = s.unpack(self, create_graph, i)
             inputs.append(s)
         out = self.saved_out
         if out is not None:
             out = out.unpack(self, create_graph, "its output")
-        F = _functional(create_graph)
+        F = _tensor_functional() if create_graph else RAW
         result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
-        return [
-            g if g is None or g.dtype == dt else F.astype(g, dtype=dt, src=g.dtype)
-            for g, dt in zip(result, self.dtypes)
-        ]
+        # a gradient takes its input's dtype (float32 stays float32 after meeting float64)
+        cast = None
+        for i, (g, dt) in enumerate(zip(result, self.dtypes)):
+            if g is not None and g.dtype is not dt and g.dtype != dt:
+                cast = cast or list(result)
+                cast[i] = F.astype(g, dtype=dt, src=g.dtype)
+        return result if cast is None else cast
 
     def release(self):
         # BEGIN SOLUTION A2.5
@@ -180,10 +185,8 @@ class OpBackward(Node):
         # END SOLUTION
 
 
-def _functional(create_graph: bool):
-    """RAW for a plain backward, TENSOR_F (recording) for ``create_graph=True``."""
-    if not create_graph:
-        return RAW
+def _tensor_functional():
+    """The ``F`` of a ``create_graph=True`` backward: ops on tensors, recorded."""
     from .functional import TENSOR_F  # noqa: PLC0415  (import cycle: functional imports tensor)
 
     return TENSOR_F

@@ -77,7 +77,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
         if isinstance(a, Tensor):
             if dev is None:
                 dev = a._device
-            elif a._device != dev:
+            elif a._device is not dev and a._device != dev:
                 raise RuntimeError(
                     f"{op.name}: inputs are on different devices ({dev} and {a._device}); "
                     f"move them to one device first, e.g. x.to('{dev}')"
@@ -101,28 +101,32 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node = cls()
     node.op, node.attrs = op, attrs
     saves = op.saves
-    edges, needs, shapes, dtypes, saved = [], [], [], [], []
+    edges, meta, saved = [], [], []
+    mask = 0
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._requires_grad:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
-                needs.append(True)
+                mask |= 1 << i
             else:
                 edges.append(_NO_EDGE)
-                needs.append(False)
             d = a.data
-            shapes.append(d.shape)
-            dtypes.append(d.dtype)
+            meta.append(d.shape)
+            meta.append(d.dtype)
             saved.append(SavedTensor(a) if i in saves else None)
         else:
             edges.append(_NO_EDGE)
-            needs.append(False)
-            shapes.append(getattr(a, "shape", ()))
-            dtypes.append(getattr(a, "dtype", None))
+            meta.append(getattr(a, "shape", ()))
+            meta.append(getattr(a, "dtype", None))
             saved.append(a if i in saves else None)
-    node.next_functions, node.needs = tuple(edges), tuple(needs)
-    node.shapes, node.dtypes, node.saved = tuple(shapes), tuple(dtypes), tuple(saved)
+    node.next_functions = tuple(edges)
+    # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
+    # objects for the cycle collector to scan, which is what makes long graphs slow to build.
+    n = len(args)
+    node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
+    node.shapes, node.dtypes = _shapes_dtypes(meta)
+    node.saved = _NONES[n] if not saves else tuple(saved)
     result = Tensor._make(out, node, counter, 0, dev)
     if op.saves_output:
         node.saved_out = SavedTensor(result, is_output=True)
@@ -137,6 +141,24 @@ def apply_op(op, *args, **attrs) -> Tensor:
 
 _NO_EDGE = (None, 0)
 _modes = grad_mode._state
+_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
+_NONES = [(None,) * n for n in range(8)]
+_META: dict = {}
+
+
+def _shapes_dtypes(meta: list) -> tuple:
+    """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value."""
+    key = tuple(meta)
+    try:
+        hit = _META.get(key)
+    except TypeError:  # an unhashable constant
+        hit = None
+        key = None
+    if hit is None:
+        hit = (tuple(meta[0::2]), tuple(meta[1::2]))
+        if key is not None and len(_META) < 4096:  # bounded: varying shapes cannot grow it
+            _META[key] = hit
+    return hit
 
 
 def _namespace(dev, data):
