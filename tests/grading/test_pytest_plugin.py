@@ -200,3 +200,31 @@ def test_markers_are_registered(pytester):
 def test_natural_task_order():
     names = ["A1.10", "A2", "A1.2", "B", "A1.1"]
     assert sorted(names, key=pytest_plugin._natural_key) == ["A1.1", "A1.2", "A1.10", "A2", "B"]
+
+
+def test_marker_skips_leave_max_score_but_runtime_skips_do_not(pytester):
+    pytester.makepyfile(
+        test_skips="""
+        import pytest
+
+        @pytest.mark.points(2)
+        def test_ok():
+            pass
+
+        @pytest.mark.points(3)
+        @pytest.mark.skipif(True, reason="needs a GPU")
+        def test_gpu():
+            pass
+
+        @pytest.mark.points(4)
+        def test_dodges():
+            pytest.skip("student code skipped itself")
+        """
+    )
+    out = pytester.path / "results.json"
+    pytester.runpytest("--gradescope", str(out), "-p", "no:cacheprovider")
+    data = json.loads(out.read_text())
+    by = {t["name"].split("::")[-1]: t for t in data["tests"]}
+    assert by["test_gpu"]["max_score"] == 0 and by["test_gpu"]["score"] == 0
+    assert by["test_dodges"]["max_score"] == 4 and by["test_dodges"]["score"] == 0
+    assert (data["score"], data["max_score"]) == (2, 6)

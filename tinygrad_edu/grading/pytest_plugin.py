@@ -34,7 +34,9 @@ Example::
 Options: ``--gradescope PATH`` writes ``results.json`` (top-level ``score``, ``max_score``,
 ``execution_time``, ``output`` and a ``tests`` list with ``name``, ``score``, ``max_score``,
 ``status``, ``output`` and ``visibility``). At the end of a run with points, the terminal shows
-earned/max points per task. The plugin works under pytest-xdist (``-n 2``): workers attach each
+earned/max points per task. A test skipped before it runs (a ``skipif`` marker, e.g. a GPU test
+on a machine without one) counts for neither score nor maximum; a skip raised while the test
+runs counts as lost points. The plugin works under pytest-xdist (``-n 2``): workers attach each
 test's points to its reports, and only the controller adds them up and writes the file.
 """
 
@@ -83,6 +85,9 @@ def pytest_configure(config) -> None:
     )
     config.addinivalue_line(
         "markers", "hidden: Gradescope shows the result only after publishing (points tests)"
+    )
+    config.addinivalue_line(
+        "markers", "gpu: needs CuPy and a CUDA GPU (graded suites skip it without one)"
     )
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         config.pluginmanager.register(_Scoreboard(config), "tinygrad_edu_grading_scoreboard")
@@ -174,6 +179,10 @@ class _Scoreboard:
             if report.skipped:
                 reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
                 rec["output"].append(f"skipped: {reason}")
+                # A skip decided before the test runs (a skipif marker: no GPU on this
+                # machine) leaves the test out of max_score. A skip raised while the test
+                # runs is code under test dodging it: that still counts as lost points.
+                rec["excluded"] = report.when == "setup"
             else:
                 rec["output"].append(f"[{report.when}] {report.longreprtext}")
         rec["duration"] = rec.get("duration", 0.0) + report.duration
@@ -189,7 +198,7 @@ class _Scoreboard:
             row[0] += 1
             row[1] += r["ok"]
             row[2] += r["points"] if r["ok"] else 0
-            row[3] += r["points"]
+            row[3] += 0 if r.get("excluded") else r["points"]
         rows = [(t, *tasks[t]) for t in sorted(tasks, key=_natural_key)]
         total = [sum(col) for col in zip(*(r[1:] for r in rows))] if rows else [0, 0, 0, 0]
         rows.append(("total", *total))
@@ -231,7 +240,7 @@ def results_json(records, collect_errors=(), execution_time=0.0, table=()) -> di
             {
                 "name": f"{r['task']}: {r['nodeid']}",
                 "score": _number(r["points"] if r["ok"] else 0),
-                "max_score": _number(r["points"]),
+                "max_score": _number(0 if r.get("excluded") else r["points"]),
                 "status": "passed" if r["ok"] else "failed",
                 "output": output,
                 "visibility": r["visibility"],
