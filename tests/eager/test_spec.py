@@ -241,6 +241,7 @@ def test_14_detach_shares_data_and_version():
     np.testing.assert_allclose(y.numpy(), [3.0, 5.0])
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the NaN is made on purpose
 def test_15_detect_anomaly():
     a = leaf([0.0, 1.0])
     with tg.detect_anomaly():
