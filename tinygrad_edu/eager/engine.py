@@ -16,8 +16,11 @@ from __future__ import annotations
 import contextlib
 import heapq
 
-from .grad_mode import enable_grad, is_anomaly_enabled, no_grad
+from ..backend import namespace_of
+from .grad_mode import _state as _modes
+from .grad_mode import is_anomaly_enabled
 from .node import GraphRoot
+from .tensor import Tensor, _edge
 
 __all__ = ["GraphTask", "Observer", "observe", "execute"]
 
@@ -121,7 +124,8 @@ def execute(task: GraphTask):
     ready, buffers, deps = task.ready, task.buffers, task.dependencies
     task.anomaly = is_anomaly_enabled()
     heapq.heappush(ready, (-task.root.sequence_nr, task.root))
-    with enable_grad() if task.create_graph else no_grad():
+    grad_mode, _modes.grad = _modes.grad, task.create_graph  # record only for create_graph
+    try:
         while ready:
             node = heapq.heappop(ready)[1]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
@@ -144,6 +148,8 @@ def execute(task: GraphTask):
                     if obs is not None:
                         obs.node_ready(task, nxt)
             # END SOLUTION
+    finally:
+        _modes.grad = grad_mode
     if obs is not None:
         obs.end(task)
     return task.captured
@@ -206,11 +212,7 @@ def _before_node(task, node, grads):
 
 def _wrapper(create_graph):
     """How hooks see a gradient: as a tensor (raw arrays are wrapped, without a copy)."""
-    if create_graph:
-        return _identity
-    from .tensor import Tensor  # noqa: PLC0415  (tensor imports this module's users)
-
-    return Tensor._make
+    return _identity if create_graph else Tensor._make
 
 
 def _identity(g):
@@ -222,17 +224,12 @@ def _maybe(fn):
 
 
 def _unwrap(value, create_graph):
-    from .tensor import Tensor  # noqa: PLC0415
-
     if create_graph:
         return value if isinstance(value, Tensor) else Tensor(value)
     return value.data if isinstance(value, Tensor) else value
 
 
 def _check_nan(node, outs):
-    from ..backend import namespace_of  # noqa: PLC0415
-    from .tensor import Tensor  # noqa: PLC0415
-
     for i, g in enumerate(outs):
         data = g.data if isinstance(g, Tensor) else g
         if data is not None and bool(namespace_of(data).any(namespace_of(data).isnan(data))):
@@ -246,8 +243,6 @@ def _check_nan(node, outs):
 
 def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
     """Check the roots and their seed gradients; the GraphRoot node the engine starts from."""
-    from .tensor import Tensor, _edge  # noqa: PLC0415
-
     edges, seeds = [], []
     for t, g in zip(tensors, grad_tensors):
         if not t.requires_grad:
@@ -263,9 +258,10 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
                     f"outputs, and this output has shape {t.shape}; pass gradient= of that shape, "
                     "or reduce the output first (e.g. y.sum())"
                 )
-            from ..backend import namespace_of  # noqa: PLC0415
-
-            g = Tensor._make(namespace_of(t.data).ones_like(t.data))
+            seed = namespace_of(t.data).ones_like(t.data)  # same shape, dtype and device
+            edges.append(_edge(t))
+            seeds.append(Tensor._make(seed, device=t._device) if create_graph else seed)
+            continue
         g = g if isinstance(g, Tensor) else Tensor(g, dtype=t.dtype, device=t.device)
         if g.shape != t.shape:
             raise RuntimeError(

@@ -175,8 +175,7 @@ def _edge(a):
     return (a._grad_accumulator(), 0)
 
 
-def _op(name):
-    return REGISTRY[name]
+_OPS = REGISTRY  # ops by name: the Tensor methods below look theirs up here
 
 
 class Tensor:
@@ -449,7 +448,7 @@ class Tensor:
         dt = _resolve_dtype(self.data, dtype)
         if dt == self.dtype:
             return self
-        return apply_op(_op("astype"), self, dtype=dt, src=self.dtype)
+        return apply_op(_OPS["astype"], self, dtype=dt, src=self.dtype)
 
     def float(self) -> Tensor:
         return self.astype("float32")
@@ -459,38 +458,38 @@ class Tensor:
 
     # -- ops ---------------------------------------------------------------------------------
     def __add__(self, other):
-        return apply_op(_op("add"), self, other)
+        return apply_op(_OPS["add"], self, other)
 
     def __radd__(self, other):
-        return apply_op(_op("add"), other, self)
+        return apply_op(_OPS["add"], other, self)
 
     def __sub__(self, other):
-        return apply_op(_op("sub"), self, other)
+        return apply_op(_OPS["sub"], self, other)
 
     def __rsub__(self, other):
-        return apply_op(_op("sub"), other, self)
+        return apply_op(_OPS["sub"], other, self)
 
     def __mul__(self, other):
-        return apply_op(_op("mul"), self, other)
+        return apply_op(_OPS["mul"], self, other)
 
     def __rmul__(self, other):
-        return apply_op(_op("mul"), other, self)
+        return apply_op(_OPS["mul"], other, self)
 
     def __truediv__(self, other):
-        return apply_op(_op("div"), self, other)
+        return apply_op(_OPS["div"], self, other)
 
     def __rtruediv__(self, other):
-        return apply_op(_op("div"), other, self)
+        return apply_op(_OPS["div"], other, self)
 
     def __neg__(self):
-        return apply_op(_op("neg"), self)
+        return apply_op(_OPS["neg"], self)
 
     def __pow__(self, exponent):
         if isinstance(exponent, Tensor):
             raise TypeError(
                 "pow: the exponent must be a Python number; for x**y use (y * x.log()).exp()"
             )
-        return apply_op(_op("pow"), self, exponent=exponent)
+        return apply_op(_OPS["pow"], self, exponent=exponent)
 
     def __rpow__(self, base):
         return (self * math.log(base)).exp()
@@ -505,64 +504,64 @@ class Tensor:
         return _matmul(self, other, trans_A, trans_B)
 
     def __gt__(self, other):
-        return apply_op(_op("greater"), self, other)
+        return apply_op(_OPS["greater"], self, other)
 
     def __ge__(self, other):
-        return apply_op(_op("greater_equal"), self, other)
+        return apply_op(_OPS["greater_equal"], self, other)
 
     def __lt__(self, other):
-        return apply_op(_op("less"), self, other)
+        return apply_op(_OPS["less"], self, other)
 
     def __le__(self, other):
-        return apply_op(_op("less_equal"), self, other)
+        return apply_op(_OPS["less_equal"], self, other)
 
     def __eq__(self, other):
-        return apply_op(_op("equal"), self, other)
+        return apply_op(_OPS["equal"], self, other)
 
     def __ne__(self, other):
-        return apply_op(_op("not_equal"), self, other)
+        return apply_op(_OPS["not_equal"], self, other)
 
     __hash__ = object.__hash__
 
     def exp(self):
-        return apply_op(_op("exp"), self)
+        return apply_op(_OPS["exp"], self)
 
     def log(self):
-        return apply_op(_op("log"), self)
+        return apply_op(_OPS["log"], self)
 
     def tanh(self):
-        return apply_op(_op("tanh"), self)
+        return apply_op(_OPS["tanh"], self)
 
     def sigmoid(self):
-        return apply_op(_op("sigmoid"), self)
+        return apply_op(_OPS["sigmoid"], self)
 
     def relu(self):
-        return apply_op(_op("relu"), self)
+        return apply_op(_OPS["relu"], self)
 
     def sqrt(self):
         return self**0.5
 
     def maximum(self, other):
-        return apply_op(_op("maximum"), self, other)
+        return apply_op(_OPS["maximum"], self, other)
 
     def sum(self, axis=None, keepdims=False):
-        return apply_op(_op("sum"), self, axis=_axis(axis), keepdims=keepdims)
+        return apply_op(_OPS["sum"], self, axis=_axis(axis), keepdims=keepdims)
 
     def mean(self, axis=None, keepdims=False):
-        return apply_op(_op("mean"), self, axis=_axis(axis), keepdims=keepdims)
+        return apply_op(_OPS["mean"], self, axis=_axis(axis), keepdims=keepdims)
 
     def max(self, axis=None, keepdims=False):
-        return apply_op(_op("max"), self, axis=_axis(axis), keepdims=keepdims)
+        return apply_op(_OPS["max"], self, axis=_axis(axis), keepdims=keepdims)
 
     def softmax(self, axis=-1):
-        return apply_op(_op("softmax"), self, axis=axis)
+        return apply_op(_OPS["softmax"], self, axis=axis)
 
     def log_softmax(self, axis=-1):
-        return apply_op(_op("log_softmax"), self, axis=axis)
+        return apply_op(_OPS["log_softmax"], self, axis=axis)
 
     def reshape(self, *shape):
         shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
-        op = _op("reshape")
+        op = _OPS["reshape"]
         op.shape(self.shape, shape=shape)  # -1 and size errors name the op before numpy does
         return apply_op(op, self, shape=tuple(shape))
 
@@ -574,20 +573,20 @@ class Tensor:
             perm = list(range(self.ndim))
             perm[axes[0]], perm[axes[1]] = perm[axes[1]], perm[axes[0]]
             axes = tuple(perm)
-        return apply_op(_op("transpose"), self, axes=axes or None)
+        return apply_op(_OPS["transpose"], self, axes=axes or None)
 
     @property
     def T(self):
-        return apply_op(_op("transpose"), self, axes=None)
+        return apply_op(_OPS["transpose"], self, axes=None)
 
     def broadcast_to(self, shape):
-        return apply_op(_op("broadcast_to"), self, shape=tuple(shape))
+        return apply_op(_OPS["broadcast_to"], self, shape=tuple(shape))
 
     def clone(self):
-        return apply_op(_op("clone"), self)
+        return apply_op(_OPS["clone"], self)
 
     def __getitem__(self, index):
-        return apply_op(_op("getitem"), self, index=_raw_index(index, self))
+        return apply_op(_OPS["getitem"], self, index=_raw_index(index, self))
 
     # -- in-place ops --------------------------------------------------------------------------
     def _inplace(self, opname, *others, **attrs) -> Tensor:
@@ -596,7 +595,7 @@ class Tensor:
         The version counter goes up, so backward can tell a saved value was overwritten; a
         non-leaf's ``grad_fn`` is re-based onto the in-place op.
         """
-        op = _op(opname)
+        op = _OPS[opname]
         recording = grad_mode.is_grad_enabled() and (
             self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
         )
@@ -689,7 +688,7 @@ def _matmul(a, b, trans_A=False, trans_B=False):
         a, squeeze = a.reshape(1, -1), squeeze + [-2]
     if b.ndim == 1:
         b, squeeze = b.reshape(-1, 1), squeeze + [-1]
-    out = apply_op(_op("matmul"), a, b, trans_A=trans_A, trans_B=trans_B)
+    out = apply_op(_OPS["matmul"], a, b, trans_A=trans_A, trans_B=trans_B)
     if squeeze:
         shape = list(out.shape)
         for ax in sorted(squeeze):
