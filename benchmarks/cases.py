@@ -82,6 +82,14 @@ def _torch_device(device):
 _MUL, _ADD = 1.01, 0.01
 
 
+def _chain(y, n: int):
+    """The chain on an eager tensor, a symbolic node or a torch tensor (operators only)."""
+    for i in range(n):
+        k = i % 3
+        y = y * _MUL if k == 0 else (y + _ADD if k == 1 else y.tanh())
+    return y
+
+
 def small_ops(size: str = "full", device: str = "cpu") -> Case:
     n = 1000 if size == "full" else 30
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
@@ -89,20 +97,14 @@ def small_ops(size: str = "full", device: str = "cpu") -> Case:
 
     def eager():
         x = tg.tensor(x0, requires_grad=True, device=device)
-        y = x
-        for i in range(n):
-            k = i % 3
-            y = y * _MUL if k == 0 else (y + _ADD if k == 1 else y.tanh())
+        y = _chain(x, n)
         y.sum().backward()
         return y, x.grad
 
     impls["eager"] = eager
 
     xs = Variable("x", shape=(4,), dtype="float32")
-    ys = xs
-    for i in range(n):
-        k = i % 3
-        ys = ys * _MUL if k == 0 else (ys + _ADD if k == 1 else ys.tanh())
+    ys = _chain(xs, n)
     (gs,) = gradients(ys.sum(), [xs])
     ex = Executor([ys, gs], device=device)
     impls["symbolic"] = lambda: ex.run({xs: x0})
@@ -137,10 +139,7 @@ def small_ops(size: str = "full", device: str = "cpu") -> Case:
 
         def torch_impl():
             x = torch.tensor(x0, requires_grad=True, device=tdev)
-            y = x
-            for i in range(n):
-                k = i % 3
-                y = y * _MUL if k == 0 else (y + _ADD if k == 1 else y.tanh())
+            y = _chain(x, n)
             y.sum().backward()
             return y, x.grad
 
