@@ -160,23 +160,26 @@ class OpBackward(Node):
     def apply(self, grads, create_graph):
         if self._freed:
             raise RuntimeError(f"{self.name()}: {RETAIN_GRAPH_HINT}")
-        inputs = []
-        for i, s in enumerate(self.saved):
-            if type(s) is SavedTensor:
-                s = s.unpack(self, create_graph, i)
-            inputs.append(s)
+        inputs = self.saved  # all None when the rule needs shapes only
+        if self._freed is not None:
+            inputs = []
+            for i, s in enumerate(self.saved):
+                if type(s) is SavedTensor:
+                    s = s.unpack(self, create_graph, i)
+                inputs.append(s)
         out = self.saved_out
         if out is not None:
             out = out.unpack(self, create_graph, "its output")
         F = _tensor_functional() if create_graph else RAW
         result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
         # a gradient takes its input's dtype (float32 stays float32 after meeting float64)
-        cast = None
-        for i, (g, dt) in enumerate(zip(result, self.dtypes)):
+        for g, dt in zip(result, self.dtypes):
             if g is not None and g.dtype is not dt and g.dtype != dt:
-                cast = cast or list(result)
-                cast[i] = F.astype(g, dtype=dt, src=g.dtype)
-        return result if cast is None else cast
+                return [
+                    g if g is None or g.dtype == dt else F.astype(g, dtype=dt, src=g.dtype)
+                    for g, dt in zip(result, self.dtypes)
+                ]
+        return result
 
     def release(self):
         # BEGIN SOLUTION A2.5

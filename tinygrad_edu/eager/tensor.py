@@ -25,7 +25,7 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from . import grad_mode
-from .node import AccumulateGrad, OpBackward, SavedTensor
+from .node import AccumulateGrad, OpBackward, SavedTensor, _sequence
 
 __all__ = ["Tensor", "apply_op", "tensor"]
 
@@ -98,7 +98,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
     if not (needs_grad and op.differentiable and _modes.grad):
         return Tensor._make(out, None, counter, 0, dev)
     cls = _BACKWARD_CLASSES.get(op.name) or _backward_class(op)
-    node = cls()
+    node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
+    node.sequence_nr = next(_sequence)
     node.op, node.attrs = op, attrs
     saves = op.saves
     edges, meta, saved = [], [], []
@@ -127,7 +128,10 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
     node.shapes, node.dtypes = _shapes_dtypes(meta)
     node.saved = _NONES[n] if not saves else tuple(saved)
-    result = Tensor._make(out, node, counter, 0, dev)
+    result = _new(Tensor)  # Tensor._make inlined
+    result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
+    result._output_nr, result._grad = 0, None
+    result._version = counter if counter is not None else [0]
     if op.saves_output:
         node.saved_out = SavedTensor(result, is_output=True)
         node._freed = False
@@ -140,6 +144,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
 
 
 _NO_EDGE = (None, 0)
+_new = object.__new__
 _modes = grad_mode._state
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
