@@ -146,3 +146,16 @@ def test_training_loop_memory_is_flat():
     tracemalloc.stop()
     assert last < first
     assert grown < 16 * 1024, f"memory grew by {grown} bytes over 1000 steps"
+
+
+def test_reshape_that_copies_gets_its_own_counter():
+    """NOTE [Views and version counters]: a copy cannot pass changes back, so it does not
+    share the counter."""
+    a = tg.tensor(np.arange(6.0).reshape(2, 3))
+    t = a.T  # a view, not contiguous
+    flat = t.reshape(6)  # numpy must copy here
+    assert t._version is a._version
+    assert not np.shares_memory(flat.data, a.data)
+    assert flat._version is not a._version
+    flat.add_(1.0)
+    assert a._version_value == 0 and flat._version_value == 1

@@ -29,6 +29,15 @@ from .node import AccumulateGrad, OpBackward, SavedTensor, _sequence
 
 __all__ = ["Tensor", "apply_op", "tensor"]
 
+# NOTE [Views and version counters]
+#     reshape, transpose, expand_dims, broadcast_to, basic slicing (ints, slices, None, ...)
+#     and detach() return views: the result shares its base's memory *and* its version
+#     counter, so an in-place change made through either is seen by every saved value of
+#     both. Where the array library copies instead, the result gets a counter of its own,
+#     because a change to it cannot reach the base: integer-array indexing always copies, and
+#     reshape copies an array whose memory is not contiguous (e.g. reshaping a transpose).
+#     The test is the array's own ``base``: a view has one, a copy does not.
+#     An in-place op on a view of a tensor that requires grad is refused (see ``_inplace``).
 _VIEW_OPS = frozenset({"reshape", "transpose", "expand_dims", "broadcast_to", "getitem"})
 _BACKWARD_CLASSES: dict[str, type] = {}
 _FLAG_RETAINS, _FLAG_WARNED = 1, 2
