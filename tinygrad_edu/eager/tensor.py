@@ -36,7 +36,7 @@ __all__ = ["Tensor", "apply_op", "tensor"]
 #     both. Where the array library copies instead, the result gets a counter of its own,
 #     because a change to it cannot reach the base: integer-array indexing always copies, and
 #     reshape copies an array whose memory is not contiguous (e.g. reshaping a transpose).
-#     The test is the array's own ``base``: a view has one, a copy does not.
+#     The test is the array's memory owner (following ``base``): a view shares its input's.
 #     An in-place op on a view of a tensor that requires grad is refused (see ``_inplace``).
 _VIEW_OPS = frozenset({"reshape", "transpose", "expand_dims", "broadcast_to", "getitem"})
 _BACKWARD_CLASSES: dict[str, type] = {}
@@ -102,7 +102,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
     except (ValueError, TypeError, IndexError) as e:
         raise _explain(op, args, attrs, e) from e
     counter = None
-    if op.name in _VIEW_OPS and getattr(out, "base", None) is not None:
+    if op.name in _VIEW_OPS and _owner(out) is _owner(datas[0]):
         counter = args[0]._version  # a view: in-place changes through it are seen by both
     if not (needs_grad and op.differentiable and _modes.grad):
         return Tensor._make(out, None, counter, 0, dev)
@@ -154,6 +154,13 @@ def apply_op(op, *args, **attrs) -> Tensor:
 
 _NO_EDGE = (None, 0)
 _new = object.__new__
+
+
+def _owner(array):
+    """The array that owns ``array``'s memory (itself when it is not a view)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 _modes = grad_mode._state
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
