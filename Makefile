@@ -16,29 +16,30 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
 	@rm -f $(VENV)/.installed-* && touch $@
 
-# Graphviz's `dot` draws the graphs. Install Debian's package when we can, else say how.
+# $(call apt_install,COMMAND,PACKAGE,OTHERWISE): when COMMAND is missing, install Debian's
+# PACKAGE if we are root with apt-get, else run OTHERWISE (a message, and maybe a failure).
+define apt_install
+@command -v $(1) >/dev/null 2>&1 || { \
+  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+    echo "installing Debian's $(2) package"; \
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
+  else \
+    $(3); \
+  fi; }
+endef
+
+# Graphviz's `dot` draws the graphs: without it, stop and say how to install it.
+NO_DOT := echo "Graphviz's 'dot' program is missing. Install it: 'sudo apt-get install graphviz'" \
+  "(Debian/Ubuntu), 'brew install graphviz' (macOS) or 'conda install graphviz'."; exit 1
 graphviz:
-	@command -v dot >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Graphviz (Debian package graphviz)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null; \
-	  else \
-	    echo "Graphviz's 'dot' program is missing. Install it: 'sudo apt-get install graphviz'" \
-	         "(Debian/Ubuntu), 'brew install graphviz' (macOS) or 'conda install graphviz'."; \
-	    exit 1; \
-	  fi; }
+	$(call apt_install,dot,graphviz,$(NO_DOT))
 
 # Headless Chromium lets the docs test look at a built lesson page. Without it (and without
 # root to install it) that one test is skipped with its reason.
+NO_CHROMIUM := echo "note: 'chromium' is missing, so the docs page check will be skipped" \
+  "(install it with 'sudo apt-get install chromium')"
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing Chromium (Debian package chromium) for the docs page check"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	  else \
-	    echo "note: 'chromium' is missing, so the docs page check will be skipped" \
-	         "(install it with 'sudo apt-get install chromium')"; \
-	  fi; }
+	$(call apt_install,chromium,chromium,$(NO_CHROMIUM))
 
 # The whole suite: lint, the tests, and every lesson notebook run top to bottom.
 test: venv graphviz chromium
