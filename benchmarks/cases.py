@@ -224,6 +224,13 @@ def mlp_step(size: str = "full", device: str = "cpu") -> Case:
 
 
 # -- 3. a very deep chain ------------------------------------------------------------------------
+def _deep(y, n: int):
+    """``n`` alternating mul/add ops on an eager or a torch tensor."""
+    for i in range(n):
+        y = y * 1.0001 if i % 2 == 0 else y + 0.0001
+    return y
+
+
 def deep_chain(size: str = "full", device: str = "cpu") -> Case:
     n = 100_000 if size == "full" else 2_000
     x0 = np.array([0.5], np.float32)
@@ -231,9 +238,7 @@ def deep_chain(size: str = "full", device: str = "cpu") -> Case:
 
     def eager():
         x = tg.tensor(x0, requires_grad=True, device=device)
-        y = x
-        for i in range(n):
-            y = y * 1.0001 if i % 2 == 0 else y + 0.0001
+        y = _deep(x, n)
         y.backward(tg.ones(1, device=device))
         return y, x.grad
 
@@ -243,9 +248,7 @@ def deep_chain(size: str = "full", device: str = "cpu") -> Case:
 
         def torch_impl():
             x = torch.tensor(x0, requires_grad=True, device=tdev)
-            y = x
-            for i in range(n):
-                y = y * 1.0001 if i % 2 == 0 else y + 0.0001
+            y = _deep(x, n)
             y.backward(torch.ones(1, device=tdev))
             return y, x.grad
 
