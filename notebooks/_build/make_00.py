@@ -1,114 +1,158 @@
-"""Writes notebooks/00_setup.ipynb (see nbgen.py for how to execute it)."""
+"""Writes notebooks/00_setup.ipynb (run it, then execute the notebook in place):
 
-from nbgen import Lesson
+    .venv/bin/python notebooks/_build/make_00.py
+    .venv/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/00_setup.ipynb
+"""
 
-L = Lesson()
-L.md(r"""
-# Lesson 0 — Setup, and a first picture
+from pathlib import Path
 
-This lesson checks that everything is installed, then draws the one picture the whole course
-keeps coming back to: the same small computation as **two different graphs**.
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-If a cell fails here, the message says what to install. (From the repository root,
-`make demo` and `make test` set everything up: a virtual environment, the package, and
-Graphviz's `dot` program, which draws the graphs.)
+HERE = Path(__file__).resolve().parent
+cells = []
+
+
+def md(text):
+    cells.append(new_markdown_cell(text.strip("\n")))
+
+
+def code(text):
+    cells.append(new_code_cell(text.strip("\n")))
+
+
+md(r"""
+# Lesson 0 — Setup and a first picture
+
+This notebook checks that everything the lessons need is installed, then shows the one
+picture the whole course is about: **the same computation, drawn as two different graphs**.
+
+Run the cells from top to bottom (Shift+Enter). If a cell fails, its message says what to
+install.
 """)
-L.code(r"""
-import platform
-import shutil
 
+md(r"""
+## 1. Checking the install
+
+The library is imported as `tg`, the drawing module as `viz`. Drawings are made by Graphviz's
+`dot` program; `viz.check_dot()` finds it or raises an error that says how to install it
+(`apt-get install graphviz`, `brew install graphviz` or `conda install graphviz`).
+""")
+
+code("""
+import platform
+
+import graphviz
 import numpy as np
 
+import tinygrad_edu
 import tinygrad_edu as tg
-from tinygrad_edu import symbolic as S
 from tinygrad_edu import viz
+from tinygrad_edu.backend import cuda_available
 from tinygrad_edu.lessons import check, check_true, summary
 
-print("python      ", platform.python_version())
-print("numpy       ", np.__version__)
-print("tinygrad_edu", tg.__version__)
-print("dot         ", shutil.which("dot") or "MISSING: apt-get install graphviz")
+np.set_printoptions(precision=3, suppress=True)
+print("python       ", platform.python_version())
+print("numpy        ", np.__version__)
+print("tinygrad_edu ", tinygrad_edu.__version__)
+print("graphviz (py)", graphviz.__version__)
+print("dot          ", viz.check_dot())
+print("CUDA GPU     ", cuda_available())
 """)
-L.code(r"""
-check_true("Graphviz's dot program is installed", shutil.which("dot") is not None,
-           hint="install it: 'sudo apt-get install graphviz' or 'brew install graphviz'")
+
+md(r"""
+`check_true` and `check` print ✅ or ❌ at once; the exercises of every lesson use them.
 """)
-L.md(r"""
-## The seed example
 
-Three 2×2 matrices $A, B, C$ and two lines of arithmetic:
-
-$$D = (A + B) \odot C, \qquad E = D\,(A + C)$$
-
-($\odot$ is the elementwise product, $D\,(A+C)$ a matrix product.) The function below is
-plain Python: it only uses operators, so it runs on the *symbolic* engine's nodes and on the
-*eager* engine's tensors alike.
+code("""
+check_true("graphviz's dot is on PATH", bool(viz.check_dot()))
+check_true("tg.tensor makes a Tensor", isinstance(tg.tensor([1.0, 2.0]), tg.Tensor))
 """)
-L.code(r"""
+
+md(r"""
+## 2. The seed example, in both forms
+
+Take three $2 \times 2$ matrices $A, B, C$ and compute
+
+$$D = (A + B) \odot C, \qquad E = D\,(A + C),$$
+
+where $\odot$ is the elementwise product and the second line is a matrix product (`@`).
+In code it is two lines, and it runs unchanged on both engines of the library:
+""")
+
+code("""
+print(viz.examples.seed.__doc__.splitlines()[0])
 inputs = viz.examples.seed_inputs()
 for name, value in inputs.items():
-    print(f"{name} =\n{value}")
-
-
-def seed(A, B, C):
-    D = (A + B) * C
-    E = D @ (A + C)
-    return E
+    print(f"{name} =\\n{value}")
 """)
-L.md(r"""
-`viz.draw_both` runs it twice, once per engine, computes the gradients of $\sum E$ with
-respect to $A, B, C$ in both, and draws the two graphs side by side.
 
-* **Left, symbolic: tensors are the nodes.** Every box is a value ($A$, $A+B$, $D$, $E$, ...);
-  the little circles are the ops joining them. `gradients()` does not compute numbers: it
-  *adds more boxes* (orange, dashed) for $\partial E/\partial D$, $\partial E/\partial A$ ...
-  Because $A$ is used twice, its gradient is the sum of two partial adjoints: the yellow
-  boxes at the bottom.
-* **Right, eager: backward ops are the nodes.** Every box is a step of the backward pass
-  (`MatMulBackward`, `MulBackward`, ...), recorded while the forward ran; an arrow says where
-  that step sends its gradient. `AccumulateGrad` nodes add into the leaves' `.grad`.
+md(r"""
+`viz.draw_both` runs it twice and draws both graphs side by side:
+
+* **left, symbolic** (`tinygrad_edu.symbolic`): every box is a **tensor**, a value that will
+  exist; the ops are the arrows that meet in small circles. The orange dashed part is the
+  **gradient graph** that `gradients()` built: more boxes, computing $\partial E/\partial A$,
+  $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
+  twice, so their two partial gradients meet in a gold **Σ** node.
+* **right, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
+  (`MatMulBackward`, `MulBackward`, `AddBackward`); arrows show where gradients flow next.
+  Green `AccumulateGrad` boxes write into the leaves' `.grad`, shown in the blue boxes.
 """)
-L.code(r"""
+
+code("""
 viz.draw_both(viz.examples.seed, **inputs)
 """)
-L.md(r"""
-Both engines compute the same numbers. The eager engine has them right after `backward()`:
-""")
-L.code(r"""
-A, B, C = (tg.tensor(inputs[k], requires_grad=True) for k in "ABC")
-E = seed(A, B, C)
-E.sum().backward()
-print("dE/dA =\n", A.grad.numpy())
-""")
-L.md(r"""
-**Exercise 0.1.** Compute $E$ for the seed inputs with plain numpy (no tinygrad_edu): fill in
-`seed_numpy`. `@` is numpy's matrix product too.
-""")
-L.code(r"""
-def seed_numpy(A, B, C):
-    # BEGIN SOLUTION 0.1
-    D = (A + B) * C
-    return D @ (A + C)
-    # END SOLUTION
-""")
-L.code(r"""
-check("E computed with numpy", seed_numpy(*(inputs[k] for k in "ABC")), E.numpy(), atol=1e-5)
-""")
-L.md(r"""
-## What comes next
 
-| lesson | what you will see |
-|---|---|
-| 01 | derivatives, the chain rule, finite differences |
-| 02 | tensors as nodes: symbolic graphs, `gradients()` builds a graph, higher orders |
-| 03 | ops as nodes: the eager engine, `grad_fn`, `next_functions`, the backward stepper |
-| 04 | the two forms side by side, and when each one wins |
-| 05 | inside the backward engine: dependency counts, the ready queue, hooks, in-place ops |
-| 06 | training an MLP on handwritten digits, in both engines |
-| 07 | the GPU with CuPy |
-| 08 | static graphs then and now: CSE599W, Paddle Fluid, ONNX |
+md(r"""
+Both sides computed the same gradients. Here are the eager ones, straight from `.grad`:
 """)
-L.code(r"""
+
+code("""
+A, B, C = (tg.tensor(inputs[k], requires_grad=True) for k in "ABC")
+E = viz.examples.seed(A, B, C)
+E.sum().backward()
+print(f"E =\\n{E.numpy()}")
+print(f"∂(sum E)/∂A =\\n{A.grad.numpy()}")
+""")
+
+md(r"""
+## 3. The tour
+
+| lesson | what you will do |
+|---|---|
+| 1 derivatives | derivatives, the chain rule, finite differences; a first `backward()` |
+| 2 tensors as nodes | symbolic graphs, `gradients()` as a graph, second derivatives, `Executor` |
+| 3 ops as nodes | the eager engine: `grad_fn`, `next_functions`, `AccumulateGrad`, stepping |
+| 4 two forms | the two engines side by side: same numbers, different strengths, control flow |
+| 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
+
+In short: lessons 2 and 3 open up the left and the right half of the picture above, and
+lesson 4 puts them back together. Every lesson has small exercises with checks like the one
+below.
+""")
+
+md(r"""
+### Exercise — the seed example by hand
+
+Compute $E = ((A + B) \odot C)\,(A + C)$ with **numpy only** from the arrays in `inputs`,
+and call it `E_numpy`. The check compares it with what the eager engine computed.
+""")
+
+code("""
+a, b, c = inputs["A"], inputs["B"], inputs["C"]
+
+# BEGIN SOLUTION
+E_numpy = ((a + b) * c) @ (a + c)
+# END SOLUTION
+""")
+
+code("""
+check("E by hand", E_numpy, E.numpy(), atol=1e-6)
 summary();
 """)
-L.write("00_setup.ipynb")
+
+nb = new_notebook(cells=cells)
+nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+nb.metadata["language_info"] = {"name": "python"}
+nbformat.write(nb, HERE.parent / "00_setup.ipynb")
