@@ -125,9 +125,9 @@ with observe(PrintCounts()):
 """)
 
 md(r"""
-`MulBackward#0` (for $c = a \odot b$) waits for two gradients: $c$ feeds both the `add` and the
-final `mul`. `AccumulateGrad(a)` waits for two as well: one from each op that used `a`
-directly.
+The first `MulBackward` (the one for $c = a \odot b$, lowest sequence number) waits for two
+gradients: $c$ feeds both the `add` and the final `mul`. `AccumulateGrad(a)` waits for two
+as well: one from each op that used `a` directly.
 
 ### The stepper: watch the counts go down
 
@@ -154,7 +154,8 @@ stepper.draw(0)
 """)
 
 md(r"""
-and the step where `AddBackward` runs: the gradient it sends to `MulBackward#0` lands in a
+and the step where `AddBackward` runs: the gradient it sends to the first `MulBackward` (drawn
+as `MulBackward 2`, the second one the backward meets) lands in a
 buffer that already holds one, so the two are **added** there, and the count drops to zero —
 `MulBackward#0` becomes ready.
 """)
@@ -189,8 +190,25 @@ class RunOrder(Observer):
 
 
 a, b, loss = make_graph()
-with observe(RunOrder()) as run_order:
+with observe(RunOrder()):
     loss.backward()
+""")
+
+md(r"""
+In that graph the queue rarely holds more than one node. Two independent branches show the
+ordering better: `p` is computed before `q`, so `q`'s nodes have the higher sequence numbers
+and the engine finishes the whole `q` branch before it turns to `p`:
+""")
+
+code("""
+u = tg.tensor([0.5, -0.5], requires_grad=True)
+v = tg.tensor([1.0, 2.0], requires_grad=True)
+u.name, v.name = "u", "v"
+p = (u.exp() * 2).sum()      # created first: lower sequence numbers
+q = (v.tanh() * 3).sum()     # created second
+total = p + q
+with observe(RunOrder()):
+    total.backward()
 """)
 
 md(r"""
@@ -360,7 +378,8 @@ optimizers update parameters under `tg.no_grad()`:
 code("""
 x = tg.tensor([1.0, 2.0], requires_grad=True)
 y = x + 1
-y.mul_(3)                # nothing saved y: allowed, and y's grad_fn now is the in-place op
+y.mul_(3)                # nothing saved y: allowed
+print("y.grad_fn after the in-place mul_:", y.grad_fn)
 y.sum().backward()
 check("d sum(3(x+1)) / dx", x.grad, [3.0, 3.0])
 try:
@@ -407,13 +426,12 @@ try:
     print("nodes alive after del y:", [r().name() for r in nodes if r() is not None])
 finally:
     gc.enable()
-check_true("the graph was freed by reference counting alone",
-           all(r() is None or r().name() == "AccumulateGrad" for r in nodes))
+check_true("the graph was freed by reference counting alone", all(r() is None for r in nodes))
 """)
 
 md(r"""
-(`AccumulateGrad` survives only while the leaf `x` lives: the leaf keeps it reachable through
-its weak cache as long as some graph still uses it. It holds `x`, and `x` holds it weakly.)
+Even `AccumulateGrad` went, although the leaf `x` is still alive: `x` holds it only weakly, so
+it lives exactly as long as some graph uses `x`.
 
 ## 9. Anomaly mode
 
@@ -434,7 +452,8 @@ with np.errstate(all="ignore"), tg.detect_anomaly():
         y.backward()
     except RuntimeError as e:
         message = str(e)
-print(message[:600])
+lines = message.splitlines()
+print("\\n".join(lines[:3] + ["  ..."] + lines[-2:]))  # the message, then the last frame
 check_true("the error names the node that produced NaN", "PowBackward" in message)
 """)
 
@@ -494,6 +513,7 @@ def engine_counts(loss):
 
 def deeper_graph():
     w = tg.tensor([0.3, -0.2, 0.5], requires_grad=True)
+    w.name = "w"
     h = w
     for _ in range(5):
         h = (h * w).tanh() + h
