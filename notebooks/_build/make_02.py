@@ -1,140 +1,362 @@
-"""Writes notebooks/02_tensors_as_nodes.ipynb (see nbgen.py for how to execute it)."""
+"""Writes notebooks/02_tensors_as_nodes.ipynb (run it, then execute the notebook in place):
 
-from nbgen import Lesson
+    .venv/bin/python notebooks/_build/make_02.py
+    .venv/bin/jupyter nbconvert --to notebook --execute --inplace \
+        notebooks/02_tensors_as_nodes.ipynb
+"""
 
-L = Lesson()
-L.md(r"""
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+cells = []
+
+
+def md(text):
+    cells.append(new_markdown_cell(text.strip("\n")))
+
+
+def code(text):
+    cells.append(new_code_cell(text.strip("\n")))
+
+
+md(r"""
 # Lesson 2 — Tensors as nodes: the symbolic engine
 
-In the **symbolic** engine (the design of CSE599W's assignment and of Paddle Fluid's static
-graphs) you first *describe* a computation, then run it:
+In the **symbolic** form a graph node is a **tensor that will exist**: an input `Variable`,
+or the result of an op applied to other nodes. Building the graph computes nothing; an
+`Executor` runs it later, as often as you like, on whatever data you feed it.
 
-* a **node** is a tensor that *will* exist: a `Variable` you feed later, or the result of an op;
-* an **edge** connects a node to the op's inputs;
-* `gradients(y, xs)` does not compute numbers: it **adds nodes** to the graph, one per
-  gradient, using each op's derivative rule. The gradient is itself a graph — you can run it,
-  draw it, and differentiate it again;
-* an `Executor` sorts the graph once and evaluates it for whatever you feed.
+The big idea of this lesson: `gradients(y, xs)` does not compute numbers either. It **adds
+nodes** to the graph — the gradient is itself a graph. You can draw it, run it, and
+differentiate it again for second derivatives.
+
+1. Variables, operators and functions;
+2. `gradients()` builds a graph, with explicit **Σ** nodes for a value used twice;
+3. higher orders: the gradient of a gradient;
+4. the `Executor`: one graph, many feeds, values on the boxes.
 """)
-L.code(r"""
+
+code("""
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
 import numpy as np
 
-from tinygrad_edu import symbolic as S
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_true, numeric_gradient, summary
-""")
-L.md(r"""
-## Building a graph
+from tinygrad_edu.lessons import check, check_gradient, summary
+from tinygrad_edu.symbolic import (
+    Executor,
+    Variable,
+    exp,
+    gradients,
+    matmul,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    sigmoid,
+    tanh,
+    topo_sort,
+)
 
-Nothing below computes a number. `x` and `w` are placeholders; `y` is a node that records
-"`exp` of the product, plus `x`". Python operators and methods build nodes.
+np.set_printoptions(precision=4, suppress=True)
 """)
-L.code(r"""
-x = S.Variable("x")
-w = S.Variable("w")
-y = (x * w).exp() + x
-print(y, "is a node made by op", y.op.name, "from", [str(i) for i in y.inputs])
+
+md(r"""
+## 1. Building a graph
+
+`Variable(name, shape=None)` makes an input node. Operators (`+ - * / ** @`), methods
+(`.exp()`, `.sum()`, ...) and the functions of `tinygrad_edu.symbolic` (`exp`, `matmul`,
+`reduce_sum`, `relu`, `sigmoid`, `softmax`, ...) make new nodes. Each node knows its `op`, its
+`inputs` and a readable `name`; when the inputs' shapes are known, the op's shape rule gives
+the node's `shape` at once, before any number exists.
+""")
+
+code("""
+x = Variable("x", shape=(3,))
+w = Variable("w", shape=(3,))
+y = reduce_sum(x * w + exp(x))
+y.name = "y"
+
+for node in topo_sort([y]):
+    inputs = ", ".join(i.name for i in node.inputs) or "-"
+    print(f"{node.op.name:<12} {node.name:<18} shape={node.shape}  inputs: {inputs}")
+""")
+
+md(r"""
+`topo_sort` lists the nodes so that every node comes after its inputs: a **topological
+order**. The drawing shows the same graph: tensors are boxes, ops are arrows; an op with
+several inputs joins its arrows in a small circle.
+""")
+
+code("""
 viz.draw(y)
 """)
-L.md(r"""
-## Running it: the Executor
 
-`Executor(nodes)` computes a topological order once (an explicit stack, no recursion, so a
-100,000-deep graph is fine). `run(feed)` evaluates every node in that order. One executor serves
-feeds of different shapes: shapes are not fixed until numbers arrive.
+md(r"""
+A bigger graph, a two-layer network's loss
+$L = \operatorname{mean}\,\sigma(\operatorname{relu}(X W_1)\, W_2)$. The shapes are checked
+as the graph is built: try changing `W2`'s shape to `(4, 1)` and the `@` fails with an error
+naming both shapes.
 """)
-L.code(r"""
-ex = S.Executor([y])
-print("order:", [str(n) for n in ex.order])
-print(ex.run({x: 1.0, w: 2.0}))
-print(ex.run({x: np.array([1.0, 2.0, 3.0]), w: np.array([0.5, 0.0, -1.0])}))
-""")
-L.md(r"""
-With `return_all=True` the executor hands back every node's value, and the drawing can show
-them in the boxes:
-""")
-L.code(r"""
-values = ex.run({x: np.array([1.0, 2.0]), w: np.array([0.5, -1.0])}, return_all=True)
-viz.draw(y, values=values)
-""")
-L.md(r"""
-## `gradients()` builds a graph
 
-For $y = e^{xw} + x$:
+code("""
+X = Variable("X", shape=(4, 3))
+W1 = Variable("W1", shape=(3, 5))
+W2 = Variable("W2", shape=(5, 1))
+loss = reduce_mean(sigmoid(matmul(relu(matmul(X, W1)), W2)))
+loss.name = "loss"
+viz.draw(loss)
+""")
 
-$$\frac{\partial y}{\partial x} = w\,e^{xw} + 1, \qquad \frac{\partial y}{\partial w} = x\,e^{xw}.$$
+md(r"""
+## 2. `gradients()` builds more graph
 
-`x` is used **twice** (in the product and in the sum), so it receives two *partial adjoints*,
-one from each use; an explicit `add` node sums them. That node is yellow in the drawing.
-""")
-L.code(r"""
-dx, dw = S.gradients(y, [x, w])
-viz.draw([y, dx, dw], labels={dx: "∂y/∂x", dw: "∂y/∂w"})
-""")
-L.code(r"""
-gx, gw = S.Executor([dx, dw]).run({x: 1.5, w: -0.5})
-check("dy/dx at x=1.5, w=-0.5", gx, -0.5 * np.exp(-0.75) + 1)
-check("dy/dw at x=1.5, w=-0.5", gw, 1.5 * np.exp(-0.75))
-""")
-L.md(r"""
-Every node `gradients()` made is marked `is_gradient`; the sums of partial adjoints are
-marked `is_adjoint_sum`. Counting them is a good way to see the fan-out rule at work:
-""")
-L.code(r"""
-def count_adjoint_sums(nodes):
-    order = S.Executor(nodes).order
-    return sum(1 for n in order if n.is_adjoint_sum)
+Reverse mode walks the topological order backwards. Every node $v$ gets an **adjoint**
+$\bar v = \partial y/\partial v$, starting from $\bar y = 1$. A node's op has a derivative
+rule (a *VJP*) that turns $\bar v$ into one **partial adjoint** for each of its inputs. A
+value used $k$ times receives $k$ partial adjoints, and by the multivariate chain rule its
+adjoint is their sum:
 
+$$\bar u = \sum_{v \text{ uses } u} \bar v \, \frac{\partial v}{\partial u}.$$
 
-print("adjoint sums in the gradient graph:", count_adjoint_sums([dx, dw]))
+In the symbolic engine that sum is an explicit **`add` node** (gold, "Σ partial adjoints").
+In $y = \sum_i (x_i w_i + e^{x_i})$ the variable $x$ is used twice (by `*` and by `exp`), so
+$\partial y/\partial x = w + e^{x}$ is the sum of two partial adjoints:
 """)
-L.md(r"""
-## Higher orders come free
 
-Since $\partial y/\partial x$ is an ordinary node, `gradients()` can differentiate it again.
-For $f(x) = x^3$: $f' = 3x^2$, $f'' = 6x$, $f''' = 6$.
+code("""
+gx, gw = gradients(y, [x, w])
+sums = [n for n in topo_sort([gx, gw]) if n.is_adjoint_sum]
+print("gradient nodes:", gx, gw)
+print("adjoint-sum nodes:", sums)
 """)
-L.code(r"""
-z = S.Variable("z")
-f = z * z * z
-(d1,) = S.gradients(f, [z])
-(d2,) = S.gradients(d1, [z])
-(d3,) = S.gradients(d2, [z])
-print(S.Executor([d1, d2, d3]).run({z: 2.0}))
-viz.draw([d2], labels={d1: "f'", d2: "f''"})
+
+md(r"""
+Drawn with one feed, so every box shows its value. Follow the dashed orange arrows from
+$\partial y/\partial y = 1$ down: the two `partial of ∂y/∂x` boxes ($e^x$ and $w$) meet in
+the gold **Σ** box at the bottom. $w$ is used once, so $\partial y/\partial w$ needs no sum.
 """)
-L.md(r"""
-**Exercise 2.1.** Build the graph of $g(a, b) = \tanh(a\,b) \cdot a$ from two Variables (use
-operators and the `.tanh()` method), so that the checks below can differentiate it.
+
+code("""
+feed = {x: np.array([0.0, 1.0, 2.0]), w: np.array([2.0, 2.0, -1.0])}
+viz.draw([y, gx, gw], feed=feed, labels={gx: "∂y/∂x", gw: "∂y/∂w"})
 """)
-L.code(r"""
-def build_g(a, b):
-    # BEGIN SOLUTION 2.1
-    return (a * b).tanh() * a
+
+code("""
+gx_val, gw_val = Executor([gx, gw]).run(feed)
+print("∂y/∂x =", gx_val, "   w + exp(x) =", feed[w] + np.exp(feed[x]))
+print("∂y/∂w =", gw_val, "   x          =", feed[x])
+""")
+
+md(r"""
+### Exercise 1 — a graph and its gradients
+
+Write `build_loss(a, b)` that takes two Variables and returns the node of
+
+$$q(a, b) = \sum_i \log\!\left(1 + e^{a_i b_i}\right) + a_i^2 .$$
+
+(`exp`, `log` from `tinygrad_edu.symbolic`, or the methods `.exp()`, `.log()`, and
+`reduce_sum`.) The check below builds the graph, takes `gradients`, runs both with an
+`Executor`, and compares the gradient graph's numbers with central differences using
+`lessons.check_gradient`.
+""")
+
+code("""
+def build_loss(a, b):
+    # BEGIN SOLUTION
+    return reduce_sum((1 + (a * b).exp()).log() + a * a)
     # END SOLUTION
 """)
-L.code(r"""
-a, b = S.Variable("a"), S.Variable("b")
-g = build_g(a, b)
-ga, gb = S.gradients(g, [a, b])
-point = [np.array(0.7), np.array(-1.3)]
-got = S.Executor([ga, gb]).run({a: point[0], b: point[1]})
-fd = numeric_gradient(lambda av, bv: float(S.Executor([g]).run({a: av, b: bv})[0]), point)
-check("dg/da against finite differences", got[0], fd[0], atol=1e-5)
-check("dg/db against finite differences", got[1], fd[1], atol=1e-5)
+
+code("""
+a, b = Variable("a"), Variable("b")
+q = build_loss(a, b)
+qa, qb = gradients(q, [a, b])
+a_val = np.array([0.5, -1.0, 2.0])
+b_val = np.array([1.5, 0.25, -0.5])
+
+
+def q_numeric(av, bv):  # the forward graph, run on numbers
+    return Executor([q]).run({a: av, b: bv})[0]
+
+
+check_gradient(q_numeric, [a_val, b_val], grads=Executor([qa, qb]).run({a: a_val, b: b_val}),
+               name="q(a, b), from its gradient graph")
+check("q(a, b)", q_numeric(a_val, b_val), np.sum(np.log1p(np.exp(a_val * b_val)) + a_val**2),
+      atol=1e-9)
 """)
-L.md(r"""
-**Exercise 2.2.** In your graph of $g$, the Variable `a` is used twice. How many
-`is_adjoint_sum` nodes does `gradients(g, [a, b])` create? Predict first, then count.
+
+md(r"""
+### Exercise 2 — predict the Σ nodes
+
+`gradients(r, [a, b, c])` adds one `add` node for every *extra* use of a value whose
+gradient is needed: a value used $k$ times needs $k - 1$ additions. Intermediate nodes count
+too. How many adjoint-sum nodes does this graph get?
+
+$$u = a \cdot b, \qquad r = \sum \left(u \cdot c + u + a \cdot a\right)$$
+
+Return your prediction from the function (a number; do not build the graph). Count the uses
+of each of $a$, $b$, $c$, $u$ — and remember that `a * a` uses $a$ twice.
 """)
-L.code(r"""
+
+code("""
 def predicted_adjoint_sums():
-    # BEGIN SOLUTION 2.2
-    return 1
+    # BEGIN SOLUTION
+    # a: used by a*b and twice by a*a -> 3 uses -> 2 adds; u: used twice -> 1; b, c: once
+    return 3
     # END SOLUTION
 """)
-L.code(r"""
-check("adjoint sums for g", predicted_adjoint_sums(), count_adjoint_sums([ga, gb]))
+
+code("""
+a, b, c = Variable("a"), Variable("b"), Variable("c")
+u = a * b
+u.name = "u"
+r = reduce_sum(u * c + u + a * a)
+counted = sum(n.is_adjoint_sum for n in topo_sort(gradients(r, [a, b, c])))
+check("number of adjoint-sum nodes", predicted_adjoint_sums(), counted)
+""")
+
+md(r"""
+## 3. Higher orders: the gradient of a gradient
+
+Because $\partial f/\partial t$ is a graph made of ordinary ops, `gradients` can walk it
+again. For $f = \tanh t$:
+
+$$f' = 1 - \tanh^2 t, \qquad f'' = -2 \tanh t\,(1 - \tanh^2 t).$$
+
+The derivative rule of `tanh` is written with its output ($1 - f \cdot f$), so the first
+gradient graph *uses* $f$, and the second gradient flows back through those uses too. The
+drawing of $f$, $f'$ and $f''$ shows it: several Σ nodes, because $f$ is now used many times.
+""")
+
+code("""
+t = Variable("t")
+f = tanh(t)
+f.name = "f"
+(d1,) = gradients(f, [t])
+(d2,) = gradients(d1, [t])
+print("nodes: f needs", len(topo_sort([f])), "| f' needs", len(topo_sort([d1])),
+      "| f'' needs", len(topo_sort([d2])))
+viz.draw([f, d1, d2], labels={d1: "f'", d2: "f''"})
+""")
+
+md(r"""
+One `Executor` evaluates all three on a whole grid of points at once:
+""")
+
+code("""
+ts = np.linspace(-3, 3, 121)
+f_val, d1_val, d2_val = Executor([f, d1, d2]).run({t: ts})
+check("f' = 1 - tanh^2", d1_val, 1 - np.tanh(ts) ** 2, atol=1e-12)
+check("f'' = -2 tanh (1 - tanh^2)", d2_val, -2 * np.tanh(ts) * (1 - np.tanh(ts) ** 2),
+      atol=1e-12)
+
+fig, ax = plt.subplots(figsize=(6.5, 3.2))
+ax.plot(ts, f_val, label="f = tanh t")
+ax.plot(ts, d1_val, label="f'  (gradients once)")
+ax.plot(ts, d2_val, label="f'' (gradients twice)")
+ax.axhline(0, color="grey", lw=0.5)
+ax.set_xlabel("t")
+ax.legend()
+plt.show()
+""")
+
+md(r"""
+### Exercise 3 — a second derivative
+
+Write `second_derivative(y, x)` that returns the **node** $\partial^2 y/\partial x^2$, using
+`gradients` twice (for a non-scalar $y$, `gradients` differentiates $\sum y$, which is
+what we want here). The check tries it on $y = x^3 e^{x}$ (whose second derivative is
+$(x^3 + 6x^2 + 6x)\,e^x$) at a few points.
+""")
+
+code("""
+def second_derivative(y, x):
+    # BEGIN SOLUTION
+    (dy,) = gradients(y, [x])
+    (d2y,) = gradients(dy, [x])
+    return d2y
+    # END SOLUTION
+""")
+
+code("""
+s = Variable("s")
+ys = s**3 * exp(s)
+xs_val = np.array([-2.0, -0.5, 0.0, 1.0, 1.5])
+(got,) = Executor([second_derivative(ys, s)]).run({s: xs_val})
+check("d²/dx² x³eˣ", got, (xs_val**3 + 6 * xs_val**2 + 6 * xs_val) * np.exp(xs_val), atol=1e-9)
+""")
+
+md(r"""
+## 4. The `Executor`: one graph, many feeds
+
+An `Executor` sorts the nodes its outputs need **once**, when it is made; `run(feed_dict)`
+is then a loop over that list. Variables made without a shape accept any shape: the same
+graph runs on a scalar, a vector and a matrix. (Python numbers become float32; numpy arrays
+keep their dtype.)
+""")
+
+code("""
+p, k = Variable("p"), Variable("k")
+z = reduce_sum(k * p * p + tanh(p))
+z.name = "z"
+(gp,) = gradients(z, [p])
+executor = Executor([z, gp])
+print("evaluation order:", [n.name for n in executor.order][:6], "...", len(executor.order),
+      "nodes")
+
+for p_val in (np.float64(0.5), np.array([0.0, 1.0, 2.0]), np.arange(6.0).reshape(2, 3) / 4):
+    z_val, gp_val = executor.run({p: p_val, k: 3.0})
+    print(f"p shape {np.shape(p_val)}:  z = {z_val:.4f}  ∂z/∂p shape {gp_val.shape}")
+    check(f"∂z/∂p for shape {np.shape(p_val)}", gp_val, 6 * p_val + 1 - np.tanh(p_val) ** 2,
+          atol=1e-6)
+""")
+
+md(r"""
+`viz.draw(nodes, feed=...)` runs an Executor and writes every value into its box. Move the
+slider to change the input and watch the numbers flow through both the forward graph and the
+gradient graph. (In a static rendering of this notebook, such as the docs site, the slider
+does not move; run the notebook to play with it.)
+""")
+
+code("""
+def show(p0=0.5):
+    return viz.draw([z, gp], feed={p: np.array(p0), k: np.float64(3.0)}, labels={gp: "∂z/∂p"},
+                    legend=False)
+
+
+widgets.interact(show, p0=widgets.FloatSlider(value=0.5, min=-2.0, max=2.0, step=0.25));
+""")
+
+md(r"""
+Without a running kernel the slider above is inert, so here is the graph at $p = 1$:
+""")
+
+code("""
+show(1.0)
+""")
+
+code("""
 summary();
 """)
-L.write("02_tensors_as_nodes.ipynb")
+
+md(r"""
+## Summary
+
+* A symbolic node is a **tensor-to-be**: `Variable`s are fed, other nodes are ops of nodes;
+  building computes nothing (shape rules run early when shapes are known).
+* `gradients(y, xs)` walks the graph backwards and **builds** the adjoints as new nodes; a
+  value used $k$ times gets $k - 1$ explicit **Σ `add`** nodes.
+* The gradient is an ordinary graph, so `gradients` of it gives **second derivatives**.
+* An `Executor` sorts once and runs many times, on feeds of any compatible shape.
+
+Next lesson: the other form, where the nodes are **backward ops** and the graph is recorded
+while numbers are computed.
+""")
+
+nb = new_notebook(cells=cells)
+nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+nb.metadata["language_info"] = {"name": "python"}
+nbformat.write(nb, HERE.parent / "02_tensors_as_nodes.ipynb")
