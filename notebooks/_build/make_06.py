@@ -1,194 +1,404 @@
-"""Writes notebooks/06_training.ipynb (see nbgen.py for how to execute it)."""
+"""Writes notebooks/06_training.ipynb (run it, then execute the notebook in place):
 
-from nbgen import Lesson
+    .venv/bin/python notebooks/_build/make_06.py
+    .venv/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/06_training.ipynb
+"""
 
-L = Lesson()
-L.md(r"""
-# Lesson 6 — Training an MLP on handwritten digits, in both engines
+from pathlib import Path
 
-The library ships the 8×8 handwritten-digits set (1,797 images, no download). We train the same
-two-layer network twice:
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-* **eager**, the PyTorch way: `tg.nn` modules, a loss, `loss.backward()`, an optimizer from
-  `tg.optim` updating the parameters in place;
-* **symbolic**, the static-graph way (Paddle Fluid): parameters live in a `Scope`, and
-  `minimize()` *appends the gradient and the update nodes to the graph*, so one
-  `Executor.run` is one whole training step.
+HERE = Path(__file__).resolve().parent
+cells = []
+
+
+def md(text):
+    cells.append(new_markdown_cell(text.strip("\n")))
+
+
+def code(text):
+    cells.append(new_code_cell(text.strip("\n")))
+
+
+md(r"""
+# Lesson 6 — Training a network, in both engines
+
+Gradients are a means; training is the end. In this lesson we train a small multi-layer
+perceptron (MLP) to read handwritten digits, twice:
+
+1. **eager**: `tg.nn` layers, a loss, `loss.backward()`, and an optimizer from `tg.optim`
+   that updates the parameters in Python after each backward;
+2. **symbolic**: the *whole training step* — forward, gradients and parameter updates — is
+   one graph; a `TrainingExecutor` runs it once per mini-batch
+   (`tinygrad_edu.symbolic.training`, modelled on Paddle Fluid's Program/Scope/Executor).
+
+Both start from the same weights and see the same batches, so they learn the same network.
+Each trains in well under a second here.
 """)
-L.code(r"""
+
+code("""
 import time
 
-import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 
 import tinygrad_edu as tg
-import tinygrad_edu.nn.functional as F
-from tinygrad_edu import nn, optim
-from tinygrad_edu import symbolic as S
-from tinygrad_edu import viz
+from tinygrad_edu import nn, optim, viz
 from tinygrad_edu.data import DataLoader, load_digits
 from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.symbolic import training as T
+from tinygrad_edu.symbolic import Variable, matmul, relu, softmax_cross_entropy
+from tinygrad_edu.symbolic import training as st
+""")
 
-X_train, y_train = load_digits("train")
-X_test, y_test = load_digits("test")
-print("train", X_train.shape, "test", X_test.shape, "classes", sorted(set(y_train.tolist())))
-fig, axes = plt.subplots(1, 8, figsize=(8, 1.4))
-for ax, img, label in zip(axes, X_train[:8], y_train[:8]):
-    ax.imshow(img.reshape(8, 8), cmap="gray_r")
-    ax.set_title(str(label))
+md(r"""
+## 1. The data
+
+`load_digits` returns the bundled 8×8 handwritten digits (1,797 images, the UCI test set that
+scikit-learn ships), flattened to 64 pixel values in $[0, 1]$, with labels 0–9, split into a
+training part and a test part (stratified: each digit in the same proportion).
+""")
+
+code("""
+Xtr, ytr = load_digits("train")
+Xte, yte = load_digits("test")
+print("train:", Xtr.shape, Xtr.dtype, " test:", Xte.shape, " labels:", np.bincount(ytr))
+
+fig, axes = plt.subplots(2, 10, figsize=(10, 2.7))
+for ax, i in zip(axes.flat, range(20)):
+    ax.imshow(Xtr[i].reshape(8, 8), cmap="gray_r")
+    ax.set_title(str(ytr[i]), fontsize=10)
     ax.axis("off")
-plt.show()
-""")
-L.md(r"""
-## Eager: modules, loss, backward, step
-
-The loop is the one you would write in PyTorch. `Linear(64, 128)` holds a weight of shape
-(128, 64) and a bias, both `Parameter`s (leaf tensors with `requires_grad=True`).
-""")
-L.code(r"""
-tg.manual_seed(0)
-model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
-print(model)
-opt = optim.Adam(model.parameters(), lr=0.005)
-loader = DataLoader(X_train, y_train, batch_size=64, shuffle=True, seed=0)
-Xt = tg.tensor(X_test)
-
-
-def accuracy(logits, y):
-    return float((logits.numpy().argmax(axis=1) == y).mean())
-
-
-EPOCHS = 20
-eager_loss, eager_acc = [], []
-start = time.perf_counter()
-for epoch in range(EPOCHS):
-    model.train()
-    for xb, yb in loader:
-        loss = F.cross_entropy(model(xb), yb)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        eager_loss.append(loss.item())
-    model.eval()
-    with tg.no_grad():
-        eager_acc.append(accuracy(model(Xt), y_test))
-print(f"eager: test accuracy {eager_acc[-1]:.1%} after {time.perf_counter() - start:.1f} s")
-check_true("the eager MLP reaches 95% test accuracy", eager_acc[-1] >= 0.95)
-""")
-L.md(r"""
-## Symbolic: the training step is a graph
-
-`scope.parameter(...)` stores an initial value (a *startup program*) and returns the Variable
-that stands for it. `Adam(...).minimize(loss, params)` calls `gradients()` and builds, for
-each parameter, nodes computing its new value (and its optimizer state). A
-`TrainingExecutor` runs the graph and writes the new values back into the scope.
-""")
-L.code(r"""
-rng = np.random.default_rng(0)
-
-
-def init(fan_in, shape):
-    bound = 1 / np.sqrt(fan_in)
-    return rng.uniform(-bound, bound, shape).astype(np.float32)
-
-
-scope = T.Scope()
-W1 = scope.parameter("W1", init(64, (64, 128)))
-b1 = scope.parameter("b1", init(64, (128,)))
-W2 = scope.parameter("W2", init(128, (128, 10)))
-b2 = scope.parameter("b2", init(128, (10,)))
-x = S.Variable("x")
-onehot = S.Variable("onehot")
-logits = (x @ W1 + b1).relu() @ W2 + b2
-loss = S.softmax_cross_entropy(logits, onehot)
-updates = T.Adam(lr=0.005).minimize(loss, [W1, b1, W2, b2])
-step = T.TrainingExecutor([loss], updates)
-predict = S.Executor([logits])
-print("one training step =", len(step.executor.order), "nodes")
-""")
-L.code(r"""
-eye = np.eye(10, dtype=np.float32)
-sym_loss, sym_acc = [], []
-loader = DataLoader(X_train, y_train, batch_size=64, shuffle=True, seed=0, as_tensors=False)
-start = time.perf_counter()
-for epoch in range(EPOCHS):
-    for xb, yb in loader:
-        (lv,) = step.run({x: xb, onehot: eye[yb]})
-        sym_loss.append(float(lv))
-    feed = {x: X_test, W1: scope["W1"], b1: scope["b1"], W2: scope["W2"], b2: scope["b2"]}
-    sym_acc.append(float((predict.run(feed)[0].argmax(axis=1) == y_test).mean()))
-print(f"symbolic: test accuracy {sym_acc[-1]:.1%} after {time.perf_counter() - start:.1f} s")
-check_true("the symbolic MLP reaches 95% test accuracy", sym_acc[-1] >= 0.95)
-""")
-L.md(r"""
-The whole step can be drawn like any other graph: the forward (blue), the gradient nodes
-(orange), and the update nodes computing `W1'`, `b1'`, ... The drawing is big, so it is
-collapsed to its main boxes:
-""")
-L.code(r"""
-viz.draw([u.value for u in updates[:1]], max_nodes=40)
-""")
-L.md(r"""
-## The two runs side by side
-""")
-L.code(r"""
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
-ax1.plot(eager_loss, alpha=0.6, label="eager")
-ax1.plot(sym_loss, alpha=0.6, label="symbolic")
-ax1.set_yscale("log")
-ax1.set_xlabel("training step")
-ax1.set_ylabel("cross-entropy loss")
-ax1.legend()
-ax2.plot(range(1, EPOCHS + 1), eager_acc, "o-", label="eager")
-ax2.plot(range(1, EPOCHS + 1), sym_acc, "s-", label="symbolic")
-ax2.axhline(0.95, color="gray", ls="--", label="95%")
-ax2.set_xlabel("epoch")
-ax2.set_ylabel("test accuracy")
-ax2.legend()
+fig.suptitle("training images and their labels", fontsize=11)
 plt.tight_layout()
 plt.show()
 """)
-L.code(r"""
-with tg.no_grad():
-    pred = model(Xt).numpy().argmax(axis=1)
-wrong = np.flatnonzero(pred != y_test)[:8]
-fig, axes = plt.subplots(1, len(wrong), figsize=(1.1 * len(wrong), 1.6))
-for ax, i in zip(np.atleast_1d(axes), wrong):
-    ax.imshow(X_test[i].reshape(8, 8), cmap="gray_r")
-    ax.set_title(f"{y_test[i]}→{pred[i]}", color="crimson")
-    ax.axis("off")
-fig.suptitle("some digits the eager model gets wrong (true→predicted)", fontsize=9)
+
+md(r"""
+## 2. The model and the loss
+
+A two-layer MLP maps an image $x \in \mathbb{R}^{64}$ to 10 scores (*logits*):
+
+$$h = \mathrm{relu}(x W_1^\top + b_1), \qquad z = h W_2^\top + b_2 .$$
+
+The loss for a batch of $n$ images is the mean **cross-entropy** between
+$\mathrm{softmax}(z)$ and the true labels $y$:
+
+$$L = -\frac{1}{n}\sum_{k=1}^{n} \log \frac{e^{z_{k,y_k}}}{\sum_j e^{z_{k,j}}},
+\qquad \frac{\partial L}{\partial z_k} = \frac{1}{n}\big(\mathrm{softmax}(z_k) -
+\mathrm{onehot}(y_k)\big).$$
+
+We use **Adam** with learning rate $0.01$, mini-batches of 64, and 15 epochs (passes over the
+training set). `tg.manual_seed` fixes the initial weights; we keep a copy of them so that the
+symbolic engine can start from the very same point.
+""")
+
+code("""
+HIDDEN, EPOCHS, BATCH, LR = 128, 15, 64, 0.01
+
+tg.manual_seed(1)
+model = nn.Sequential(nn.Linear(64, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, 10))
+initial = [p.numpy().copy() for p in model.parameters()]
+print(model)
+print("parameters:", sum(p.numel() for p in model.parameters()))
+""")
+
+md(r"""
+## 3. Training, eager
+
+The eager loop has five lines that every PyTorch user knows by heart:
+`zero_grad` (gradients accumulate, so clear them), forward, loss, `backward`, `step`.
+`DataLoader` reshuffles every epoch (reproducibly, from its seed).
+""")
+
+code("""
+def accuracy(logits, labels):
+    return float((np.asarray(logits).argmax(axis=1) == labels).mean())
+
+
+opt = optim.Adam(model.parameters(), lr=LR)
+loader = DataLoader(Xtr, ytr, batch_size=BATCH, seed=0)
+x_test = tg.tensor(Xte)
+eager = {"loss": [], "acc": []}
+
+start = time.perf_counter()
+for epoch in range(EPOCHS):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(xb), yb)
+        loss.backward()
+        opt.step()
+        eager["loss"].append(loss.item())
+    with tg.no_grad():
+        eager["acc"].append(accuracy(model(x_test).numpy(), yte))
+eager_seconds = time.perf_counter() - start
+
+print(f"eager: {EPOCHS} epochs, {len(eager['loss'])} steps in {eager_seconds:.2f} s; "
+      f"test accuracy {eager['acc'][-1]:.3f}")
+assert eager["acc"][-1] >= 0.95, "the eager MLP should reach 95% test accuracy"
+""")
+
+md(r"""
+## 4. Training, symbolic: the step is a graph
+
+In a static graph there is no Python code between `backward` and `step` to update the
+weights: the update must be part of the graph. `tinygrad_edu.symbolic.training` provides the
+three pieces a static-graph framework needs:
+
+* a **`Scope`** holds the values that live across runs — the parameters and the optimizer's
+  state (Adam's moments $m$, $v$ and the powers $\beta_1^t$, $\beta_2^t$). `scope.parameter`
+  makes a `Variable` standing for a value and stores that value (Fluid's *startup program*);
+* an optimizer's **`minimize(loss, params)`** appends the gradient nodes
+  ($\partial L/\partial W_1$, ... from `gradients`) and **update nodes** that compute each
+  parameter's new value ($W_1'$); it returns `Update(target, value)` pairs;
+* a **`TrainingExecutor`** feeds the scope's values to their Variables, runs the graph, and
+  writes each update's value back into the scope. **One `run` is one training step.**
+
+The labels go in one-hot, because `softmax_cross_entropy` takes a probability table.
+""")
+
+code("""
+scope = st.Scope()
+W1, b1, W2, b2 = (scope.parameter(name, value)
+                  for name, value in zip(["W1", "b1", "W2", "b2"], initial))
+x, y_onehot = Variable("x"), Variable("y")
+logits = matmul(relu(matmul(x, W1, trans_B=True) + b1), W2, trans_B=True) + b2
+sym_loss = softmax_cross_entropy(logits, y_onehot)
+
+updates = st.Adam(lr=LR).minimize(sym_loss, [W1, b1, W2, b2])
+train_step = st.TrainingExecutor([sym_loss], updates)
+predict = st.TrainingExecutor([logits], scope=scope)  # reads the same scope, updates nothing
+
+print("updates:", [f"{u.target.name} <- {u.value.name}" for u in updates][:5], "...")
+print("nodes in one training step:", len(train_step.executor.order))
+print("scope holds:", sorted(scope.variables))
+""")
+
+code("""
+onehot = np.eye(10, dtype=np.float32)
+loader = DataLoader(Xtr, ytr, batch_size=BATCH, seed=0, as_tensors=False)  # raw arrays to feed
+symbolic = {"loss": [], "acc": []}
+
+start = time.perf_counter()
+for epoch in range(EPOCHS):
+    for xb, yb in loader:
+        (step_loss,) = train_step.run({x: xb, y_onehot: onehot[yb]})
+        symbolic["loss"].append(float(step_loss))
+    (test_logits,) = predict.run({x: Xte})
+    symbolic["acc"].append(accuracy(test_logits, yte))
+symbolic_seconds = time.perf_counter() - start
+
+print(f"symbolic: {EPOCHS} epochs, {len(symbolic['loss'])} steps in {symbolic_seconds:.2f} s; "
+      f"test accuracy {symbolic['acc'][-1]:.3f}")
+assert symbolic["acc"][-1] >= 0.95, "the symbolic MLP should reach 95% test accuracy"
+""")
+
+md(r"""
+Same start, same batches, same formulas: the two engines should have learned the same
+weights, up to float32 rounding.
+""")
+
+code("""
+for p, name in zip(model.parameters(), ["W1", "b1", "W2", "b2"]):
+    print(f"{name}: max |eager - symbolic| = {np.abs(p.numpy() - scope[name]).max():.2e}")
+check("losses of the two engines, step by step", symbolic["loss"], eager["loss"],
+      atol=1e-3, rtol=1e-3)
+""")
+
+md(r"""
+## 5. Curves
+
+The loss per step is noisy (each batch is different); its trend and the test accuracy per
+epoch tell how training went. The two engines' curves lie on top of each other.
+""")
+
+code("""
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.6))
+ax1.plot(eager["loss"], color="tab:blue", lw=1.2, label="eager")
+ax1.plot(symbolic["loss"], color="tab:orange", lw=1, ls="--", label="symbolic")
+ax1.set_yscale("log")
+ax1.set_xlabel("step (mini-batch)")
+ax1.set_ylabel("cross-entropy loss")
+ax1.set_title("training loss")
+ax1.legend()
+epochs = np.arange(1, EPOCHS + 1)
+ax2.plot(epochs, eager["acc"], "o-", color="tab:blue", label="eager")
+ax2.plot(epochs, symbolic["acc"], "x--", color="tab:orange", label="symbolic")
+ax2.axhline(0.95, color="grey", lw=0.8, ls=":")
+ax2.set_xlabel("epoch")
+ax2.set_ylabel("test accuracy")
+ax2.set_title("test accuracy after each epoch")
+ax2.legend(loc="lower right")
+plt.tight_layout()
 plt.show()
 """)
-L.md(r"""
-**Exercise 6.1.** SGD with momentum keeps a buffer $v$ per parameter:
 
-$$v \leftarrow \mu v + g, \qquad p \leftarrow p - \eta\, v$$
+md(r"""
+## 6. What the network says
 
-(on the first step $v = g$). Write one step for a numpy parameter `p`, gradient `g` and buffer
-`v` (None on the first step); return the new `(p, v)`. The check runs three steps against
-`tg.optim.SGD`.
+Some test images with the model's prediction (red where it is wrong), and the mistakes it
+makes most often:
 """)
-L.code(r"""
-def sgd_momentum_step(p, g, v, lr, mu):
-    # BEGIN SOLUTION 6.1
-    v = g.copy() if v is None else mu * v + g
-    return p - lr * v, v
+
+code("""
+with tg.no_grad():
+    probs = model(x_test).softmax().numpy()
+pred = probs.argmax(axis=1)
+wrong = np.flatnonzero(pred != yte)
+show = np.concatenate([np.arange(16 - min(4, len(wrong))), wrong[:4]])
+
+fig, axes = plt.subplots(2, 8, figsize=(10, 3))
+for ax, i in zip(axes.flat, show):
+    ax.imshow(Xte[i].reshape(8, 8), cmap="gray_r")
+    ok = pred[i] == yte[i]
+    ax.set_title(f"{pred[i]} ({probs[i].max():.0%})" + ("" if ok else f"\\ntrue {yte[i]}"),
+                 fontsize=9, color="black" if ok else "red")
+    ax.axis("off")
+fig.suptitle("prediction (confidence) on test images; the last ones are mistakes", fontsize=11)
+plt.tight_layout()
+plt.show()
+
+confusion = np.zeros((10, 10), dtype=int)
+np.add.at(confusion, (yte, pred), 1)
+pairs = sorted(((confusion[t, p], t, p) for t in range(10) for p in range(10) if t != p),
+               reverse=True)[:3]
+print(f"{len(wrong)} of {len(yte)} test images wrong; most common mistakes:",
+      ", ".join(f"{t} read as {p} ({n}x)" for n, t, p in pairs if n))
+""")
+
+md(r"""
+## 7. The training step, drawn
+
+A whole MLP step with Adam has about 160 nodes, too many to read. Here is the same idea for a
+one-layer softmax classifier (4 inputs, 3 classes) trained with plain SGD. One
+`TrainingExecutor.run` evaluates **every** node of this picture: the forward (blue), the
+gradient nodes that `minimize` appended (orange, dashed), and at the bottom the update nodes
+$W' = W - 0.1\,\partial L/\partial W$ and $b'$, whose values are written back into the scope
+as the next step's $W$ and $b$.
+""")
+
+code("""
+small = st.Scope()
+rng = np.random.default_rng(0)
+W = small.parameter("W", rng.normal(0, 0.5, (3, 4)).astype(np.float32))
+b = small.parameter("b", np.zeros(3, np.float32))
+xs, ys = Variable("x", shape=(5, 4)), Variable("y", shape=(5, 3))
+z = matmul(xs, W, trans_B=True) + b
+z.name = "logits"
+small_loss = softmax_cross_entropy(z, ys)
+small_loss.name = "loss"
+small_updates = st.SGD(lr=0.1).minimize(small_loss, [W, b])
+one_step = st.TrainingExecutor([small_loss], small_updates)
+print("one run evaluates, in order:", ", ".join(n.name for n in one_step.executor.order))
+viz.draw([small_loss] + [u.value for u in small_updates])
+""")
+
+md(r"""
+Running it changes the scope and nothing else: the graph stays the same, run after run.
+""")
+
+code("""
+xv = rng.normal(size=(5, 4)).astype(np.float32)
+yv = np.eye(3, dtype=np.float32)[[0, 1, 2, 1, 0]]
+for i in range(3):
+    before = small["W"].copy()
+    (lv,) = one_step.run({xs: xv, ys: yv})
+    print(f"run {i}: loss {float(lv):.4f}, W moved by {np.abs(small['W'] - before).max():.4f}")
+""")
+
+md(r"""
+## Exercise 1 — SGD with momentum, by hand
+
+`tg.optim.SGD(params, lr, momentum=mu)` keeps a velocity $b$ per parameter. With gradient
+$g_t$ at step $t$:
+
+$$b_t = \begin{cases} g_1 & t = 1 \\ \mu\, b_{t-1} + g_t & t > 1 \end{cases}, \qquad
+p_t = p_{t-1} - \eta\, b_t .$$
+
+Write `momentum_step(p, g, b, lr, mu)` for numpy arrays: `b` is `None` before the first step.
+Return the new `(p, b)`. The check runs your function next to `tg.optim.SGD` for five steps
+of minimising $\sum_i (p_i - 1)^2 p_i^2$ and compares the parameters after each step.
+""")
+
+code("""
+def momentum_step(p, g, b, lr, mu):
+    # BEGIN SOLUTION
+    b = g.copy() if b is None else mu * b + g
+    return p - lr * b, b
     # END SOLUTION
 """)
-L.code(r"""
-p0 = np.array([1.0, -2.0, 0.5])
-param = nn.Parameter(tg.tensor(p0))
-ref = optim.SGD([param], lr=0.1, momentum=0.9)
-mine, v = p0.copy(), None
-for k in range(3):
-    g = np.array([0.3, -0.1, 0.2]) * (k + 1)
-    param.grad = tg.tensor(g)
-    ref.step()
-    mine, v = sgd_momentum_step(mine, g, v, lr=0.1, mu=0.9)
-check("three momentum steps match tg.optim.SGD", mine, param.numpy(), atol=1e-12)
-summary();
+
+code("""
+def f(p):
+    return ((p - 1) ** 2 * p**2).sum()
+
+
+start_point = np.array([1.8, -0.6, 0.3], dtype=np.float32)
+param = tg.nn.Parameter(start_point.copy())
+reference = tg.optim.SGD([param], lr=0.05, momentum=0.9)
+mine, velocity = start_point.astype(np.float64), None
+ok = True
+for t in range(5):
+    reference.zero_grad()
+    f(param).backward()
+    grad = 2 * (mine - 1) * mine**2 + 2 * (mine - 1) ** 2 * mine  # d/dp of (p-1)^2 p^2
+    reference.step()
+    mine, velocity = momentum_step(mine, grad, velocity, 0.05, 0.9)
+    ok = ok and np.allclose(mine, param.numpy(), atol=1e-4)
+check("your parameters after 5 momentum steps", mine, param.numpy(), atol=1e-4, rtol=1e-4)
+check_true("and after every step before", ok, "compare the first step: b starts as g")
 """)
-L.write("06_training.ipynb")
+
+md(r"""
+## Exercise 2 — the symbolic update node
+
+Now the same rule as **graph**. Write `sgd_update_nodes(scope, p, g, lr)` that returns the
+`st.Update` list for plain SGD: one update whose value is the node $p - \eta\, g$ (build it
+with the node operators). The check trains the small classifier above with your updates and
+with `st.SGD` from the same start and compares the weights.
+""")
+
+code("""
+def sgd_update_nodes(scope, p, g, lr):
+    # BEGIN SOLUTION
+    return [st.Update(p, p - lr * g)]
+    # END SOLUTION
+""")
+
+code("""
+from tinygrad_edu.symbolic import gradients
+
+
+def train_small(make_updates, steps=5):
+    sc = st.Scope()
+    Wv = sc.parameter("W", np.random.default_rng(1).normal(0, 0.5, (3, 4)).astype(np.float32))
+    bv = sc.parameter("b", np.zeros(3, np.float32))
+    xx, yy = Variable("x"), Variable("y")
+    loss_node = softmax_cross_entropy(matmul(xx, Wv, trans_B=True) + bv, yy)
+    runner = st.TrainingExecutor([loss_node], make_updates(sc, loss_node, [Wv, bv]))
+    for _ in range(steps):
+        runner.run({xx: xv, yy: yv})
+    return sc["W"], sc["b"]
+
+
+def yours(sc, loss_node, params):
+    grads = gradients(loss_node, params)
+    return [u for p, g in zip(params, grads) for u in sgd_update_nodes(sc, p, g, 0.1)]
+
+
+W_mine, b_mine = train_small(yours)
+W_ref, b_ref = train_small(lambda sc, loss_node, params: st.SGD(lr=0.1).minimize(loss_node,
+                                                                                 params))
+check("W after 5 steps of your graph", W_mine, W_ref, atol=1e-6, rtol=1e-5)
+check("b after 5 steps of your graph", b_mine, b_ref, atol=1e-6, rtol=1e-5)
+""")
+
+code("""
+summary()
+""")
+
+nb = new_notebook(cells=cells)
+nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+nb.metadata["language_info"] = {"name": "python"}
+nbformat.write(nb, HERE.parent / "06_training.ipynb")
+print("wrote", HERE.parent / "06_training.ipynb")
