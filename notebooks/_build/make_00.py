@@ -125,10 +125,13 @@ md(r"""
 | 2 tensors as nodes | symbolic graphs, `gradients()` as a graph, second derivatives, `Executor` |
 | 3 ops as nodes | the eager engine: `grad_fn`, `next_functions`, `AccumulateGrad`, stepping |
 | 4 two forms | the two engines side by side: same numbers, different strengths, control flow |
+| 5 backward engine | inside `backward()`: dependency counts, ready queue, buffers, hooks |
+| 6 training | an MLP on handwritten digits, trained in both engines |
+| 7 GPU | devices and array namespaces: the same code on CuPy |
 | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
 
-In short: lessons 2 and 3 open up the left and the right half of the picture above, and
-lesson 4 puts them back together. Every lesson has small exercises with checks like the one
+In short: lessons 2 and 3 open up the left and the right half of the picture above,
+lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work. Every lesson has small exercises with checks like the one
 below.
 """)
 
