@@ -131,8 +131,8 @@ md(r"""
 | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
 
 In short: lessons 2 and 3 open up the left and the right half of the picture above,
-lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work. Every lesson has small exercises with checks like the one
-below.
+lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
+Every lesson has small exercises with checks like the one below.
 """)
 
 md(r"""
