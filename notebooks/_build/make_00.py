@@ -138,20 +138,19 @@ Every lesson has small exercises with checks like the one below.
 md(r"""
 ### Exercise — the seed example by hand
 
-Compute $E = ((A + B) \odot C)\,(A + C)$ with **numpy only** from the arrays in `inputs`,
-and call it `E_numpy`. The check compares it with what the eager engine computed.
+Write `seed_by_hand(a, b, c)` that computes $E = ((A + B) \odot C)\,(A + C)$ from three
+numpy arrays with **numpy only**. The check compares it with what the eager engine computed.
 """)
 
 code("""
-a, b, c = inputs["A"], inputs["B"], inputs["C"]
-
-# BEGIN SOLUTION
-E_numpy = ((a + b) * c) @ (a + c)
-# END SOLUTION
+def seed_by_hand(a, b, c):
+    # BEGIN SOLUTION
+    return ((a + b) * c) @ (a + c)
+    # END SOLUTION
 """)
 
 code("""
-check("E by hand", E_numpy, E.numpy(), atol=1e-6)
+check("E by hand", seed_by_hand(inputs["A"], inputs["B"], inputs["C"]), E.numpy(), atol=1e-6)
 summary();
 """)
 
