@@ -159,3 +159,16 @@ def test_reshape_that_copies_gets_its_own_counter():
     assert flat._version is not a._version
     flat.add_(1.0)
     assert a._version_value == 0 and flat._version_value == 1
+
+
+def test_numpy_and_repr_under_a_strict_namespace():
+    import array_api_strict as xps
+
+    from tinygrad_edu import backend
+
+    with backend.use_cpu_namespace(xps):
+        x = tg.tensor([0.5, 1.5], requires_grad=True)
+        (x * x).sum().backward()
+        assert type(x.grad.numpy()) is np.ndarray
+        np.testing.assert_allclose(x.grad.numpy(), [1.0, 3.0])
+        assert repr(x) == "tensor([0.5, 1.5], requires_grad=True)"

@@ -161,3 +161,14 @@ def test_docstring_examples_run(module):
 def test_gradcheck_docstring_examples_run():
     result = doctest.testmod(importlib.import_module("tinygrad_edu.grading.gradcheck"))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_node_cannot_be_used_as_a_condition():
+    import pytest
+
+    from tinygrad_edu.symbolic import Variable
+
+    x = Variable("x")
+    with pytest.raises(TypeError, match="eager engine"):
+        if x * 2:
+            pass

@@ -28,6 +28,7 @@ __all__ = [
     "namespace_of",
     "device_of",
     "to_device",
+    "to_numpy",
     "cuda_available",
     "use_cpu_namespace",
     "default_float",
@@ -184,6 +185,18 @@ def to_device(array: Any, device: str | Device):
         return array.get() if hasattr(array, "get") else _np.asarray(array)
     xp = get_namespace(dev)
     return xp.asarray(array)
+
+
+def to_numpy(array):
+    """``array`` as a numpy array on the CPU, from any namespace (numpy itself is returned
+    as is; CuPy copies from the GPU; other array-API arrays go through DLPack)."""
+    if isinstance(array, _np.ndarray | _np.generic):
+        return array
+    if type(array).__module__.startswith("cupy"):
+        return array.get()
+    if hasattr(array, "__dlpack__"):
+        return _np.from_dlpack(array)
+    return _np.asarray(array)
 
 
 def default_float(xp):

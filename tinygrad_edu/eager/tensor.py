@@ -135,7 +135,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
     # objects for the cycle collector to scan, which is what makes long graphs slow to build.
     n = len(args)
     node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
-    node.shapes, node.dtypes = _shapes_dtypes(meta)
+    node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
     node.saved = _NONES[n] if not saves else tuple(saved)
     result = _new(Tensor)  # Tensor._make inlined
     result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
@@ -167,9 +167,12 @@ _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}
 
 
-def _shapes_dtypes(meta: list) -> tuple:
-    """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value."""
-    key = tuple(meta)
+def _shapes_dtypes(kind: type, meta: list) -> tuple:
+    """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value.
+
+    The key starts with the array type, so dtypes of different namespaces are never compared.
+    """
+    key = (kind, *meta)
     try:
         hit = _META.get(key)
     except TypeError:  # an unhashable constant
@@ -282,8 +285,8 @@ class Tensor:
         return self.shape[0]
 
     def numpy(self):
-        """The values as a numpy array on the CPU (shares memory for CPU tensors)."""
-        return backend.to_device(self.data, "cpu")
+        """The values as a numpy array on the CPU (shares memory with numpy-backed tensors)."""
+        return backend.to_numpy(self.data)
 
     def tolist(self):
         return self.numpy().tolist()
@@ -302,14 +305,9 @@ class Tensor:
         return bool(self.item())
 
     def __repr__(self) -> str:
-        body = _np.array2string(_np.asarray(self.numpy()), separator=", ", precision=4)
-        extra = ""
-        if (
-            self.dtype != _np.float32
-            and backend.is_floating(self.dtype)
-            or not backend.is_floating(self.dtype)
-        ):
-            extra += f", dtype={self.dtype}"
+        values = self.numpy()
+        body = _np.array2string(values, separator=", ", precision=4)
+        extra = "" if values.dtype == _np.float32 else f", dtype={values.dtype}"
         if self._device.type != "cpu":
             extra += f", device='{self.device}'"
         if self.grad_fn is not None:

@@ -161,6 +161,13 @@ class Node:
     def __getitem__(self, index):
         return apply_op("getitem", self, index=index)
 
+    def __bool__(self):
+        raise TypeError(
+            f"Node {self.name!r} holds no value yet, so it is neither true nor false: a symbolic "
+            "graph cannot branch on its own values while it is built. Use the eager engine for "
+            "value-dependent control flow, or a fixed number of unrolled steps."
+        )
+
     def __iter__(self):
         raise TypeError(f"Node {self.name!r} holds no values yet, so it cannot be iterated")
 
