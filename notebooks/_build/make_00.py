@@ -4,21 +4,10 @@
     .venv/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/00_setup.ipynb
 """
 
-from pathlib import Path
+from nbgen import Lesson
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-cells = []
-
-
-def md(text):
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text):
-    cells.append(new_code_cell(text.strip("\n")))
+L = Lesson()
+md, code = L.md, L.code
 
 
 md(r"""
@@ -154,7 +143,4 @@ check("E by hand", seed_by_hand(inputs["A"], inputs["B"], inputs["C"]), E.numpy(
 summary();
 """)
 
-nb = new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-nb.metadata["language_info"] = {"name": "python"}
-nbformat.write(nb, HERE.parent / "00_setup.ipynb")
+L.write("00_setup.ipynb")

@@ -5,21 +5,10 @@
         notebooks/02_tensors_as_nodes.ipynb
 """
 
-from pathlib import Path
+from nbgen import Lesson
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-cells = []
-
-
-def md(text):
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text):
-    cells.append(new_code_cell(text.strip("\n")))
+L = Lesson()
+md, code = L.md, L.code
 
 
 md(r"""
@@ -356,7 +345,4 @@ Next lesson: the other form, where the nodes are **backward ops** and the graph 
 while numbers are computed.
 """)
 
-nb = new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-nb.metadata["language_info"] = {"name": "python"}
-nbformat.write(nb, HERE.parent / "02_tensors_as_nodes.ipynb")
+L.write("02_tensors_as_nodes.ipynb")

@@ -4,21 +4,10 @@
     .venv/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/03_ops_as_nodes.ipynb
 """
 
-from pathlib import Path
+from nbgen import Lesson
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-cells = []
-
-
-def md(text):
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text):
-    cells.append(new_code_cell(text.strip("\n")))
+L = Lesson()
+md, code = L.md, L.code
 
 
 md(r"""
@@ -355,7 +344,4 @@ md(r"""
 Next: the two forms side by side.
 """)
 
-nb = new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-nb.metadata["language_info"] = {"name": "python"}
-nbformat.write(nb, HERE.parent / "03_ops_as_nodes.ipynb")
+L.write("03_ops_as_nodes.ipynb")

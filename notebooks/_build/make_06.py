@@ -4,21 +4,10 @@
     .venv/bin/jupyter nbconvert --to notebook --execute --inplace notebooks/06_training.ipynb
 """
 
-from pathlib import Path
+from nbgen import Lesson
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-cells = []
-
-
-def md(text):
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text):
-    cells.append(new_code_cell(text.strip("\n")))
+L = Lesson()
+md, code = L.md, L.code
 
 
 md(r"""
@@ -397,8 +386,4 @@ code("""
 summary()
 """)
 
-nb = new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-nb.metadata["language_info"] = {"name": "python"}
-nbformat.write(nb, HERE.parent / "06_training.ipynb")
-print("wrote", HERE.parent / "06_training.ipynb")
+L.write("06_training.ipynb")

@@ -7,21 +7,10 @@ The lesson runs top to bottom without CuPy or a GPU: it says so and runs the sam
 CPU. On a machine with an NVIDIA GPU and CuPy it compares the two.
 """
 
-from pathlib import Path
+from nbgen import Lesson
 
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-HERE = Path(__file__).resolve().parent
-cells = []
-
-
-def md(text):
-    cells.append(new_markdown_cell(text.strip("\n")))
-
-
-def code(text):
-    cells.append(new_code_cell(text.strip("\n")))
+L = Lesson()
+md, code = L.md, L.code
 
 
 md(r"""
@@ -345,8 +334,4 @@ code("""
 summary()
 """)
 
-nb = new_notebook(cells=cells)
-nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-nb.metadata["language_info"] = {"name": "python"}
-nbformat.write(nb, HERE.parent / "07_gpu.ipynb")
-print("wrote", HERE.parent / "07_gpu.ipynb")
+L.write("07_gpu.ipynb")
