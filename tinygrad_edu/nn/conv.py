@@ -11,8 +11,6 @@ Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
 
 from __future__ import annotations
 
-import math
-
 from .. import backend
 from ..eager.tensor import Tensor
 from ..ops.conv import pair
@@ -73,10 +71,10 @@ class Conv2d(Module):
 
     def reset_parameters(self) -> None:
         """PyTorch's default initialisation (see the class docstring)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
+        bound = init._default_bound(fan_in)  # = kaiming_uniform_(w, a=sqrt(5))'s bound
+        init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
-            fan_in = self.weight.shape[1] * self.kernel_size[0] * self.kernel_size[1]
-            bound = init._default_bound(fan_in)
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:

@@ -49,10 +49,11 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """PyTorch's default initialisation (see the class docstring)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        r"""PyTorch's default initialisation (see the class docstring): weight and bias
+        $U(\pm 1/\sqrt{\text{in}})$, which is ``kaiming_uniform_(w, a=sqrt(5))``."""
+        bound = init._default_bound(self.in_features)
+        init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
-            bound = init._default_bound(self.in_features)
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:

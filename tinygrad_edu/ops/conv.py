@@ -162,9 +162,8 @@ def col2im(xp, cols, xshape, stride, padding, dilation):
     for i in range(kh):
         for j in range(kw):
             r, c = i * dh, j * dw
-            out[:, :, r : r + sh * (oh - 1) + 1 : sh, c : c + sw * (ow - 1) + 1 : sw] += cols[
-                :, i, j
-            ]
+            rows, columns = slice(r, r + sh * (oh - 1) + 1, sh), slice(c, c + sw * (ow - 1) + 1, sw)
+            out[:, :, rows, columns] += cols[:, i, j, ...]
     out = out[:, :, ph : ph + H, pw : pw + W]
     return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
 
