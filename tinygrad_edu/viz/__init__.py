@@ -3,6 +3,8 @@
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* ``draw(loss, modules=model)`` boxes each layer's ops (:mod:`~tinygrad_edu.viz.modules`);
+  :func:`draw_im2col` pictures how a convolution becomes one matrix product.
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -20,6 +22,8 @@ from .draw import (
     format_array,
     render,
 )
+from .im2col import draw_im2col, im2col_matrix
+from .modules import collapse_modules, module_groups
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -41,4 +45,8 @@ __all__ = [
     "GraphData",
     "NodeRecord",
     "EdgeRecord",
+    "draw_im2col",
+    "im2col_matrix",
+    "module_groups",
+    "collapse_modules",
 ]
