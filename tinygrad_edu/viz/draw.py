@@ -515,6 +515,9 @@ def draw_eager(
     >>> dot.source.count("n1 -> n2")  # MulBackward -> AccumulateGrad of a, once per use
     2
     """
+    if modules is not None and not hasattr(modules, "named_modules"):
+        raise TypeError(f"draw: modules= expects an nn.Module (the network that computed the "
+                        f"output), got {type(modules).__name__}")  # fmt: skip
     if modules is not None and params is None:
         params = dict(modules.named_parameters())
     data = eager_graph(tensors, _eager_names(names, params), highlight_after)
@@ -560,6 +563,7 @@ def add_module_clusters(g, data: GraphData, groups: dict, model, prefix: str = "
         parts = name.split(".")
         names.update(".".join(parts[:k]) for k in range(1, len(parts)))
     fill, border = COLORS["cluster"]
+    order = {n: i for i, (n, _) in enumerate(model.named_modules())}  # registration order
 
     def emit(parent_graph, name):
         with parent_graph.subgraph(name="cluster_" + prefix + name.replace(".", "_")) as c:
@@ -568,10 +572,10 @@ def add_module_clusters(g, data: GraphData, groups: dict, model, prefix: str = "
                    margin="10")  # fmt: skip
             for rid in members.get(name, ()):
                 c.node(prefix + rid)
-            for child in sorted(n for n in names if n.rpartition(".")[0] == name):
+            for child in sorted((n for n in names if n.rpartition(".")[0] == name), key=order.get):
                 emit(c, child)
 
-    for top in sorted(n for n in names if "." not in n):
+    for top in sorted((n for n in names if "." not in n), key=order.get):
         emit(g, top)
 
 
