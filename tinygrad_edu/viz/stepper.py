@@ -109,8 +109,8 @@ class _Recorder:
         self.arrivals = {}
 
     def _snapshot(self, frame, task, popped=None):
-        ready = sorted(task.ready, key=lambda item: item[0])
-        frame.ready = ([popped] if popped is not None else []) + [n for _, n in ready]
+        ready = sorted(task.ready, key=lambda item: item[:-1])  # (-sequence_nr, k, node)
+        frame.ready = ([popped] if popped is not None else []) + [item[-1] for item in ready]
         frame.dependencies = dict(task.dependencies)
         frame.buffers = {n: [_copy(g) for g in b] for n, b in task.buffers.items()}
         frame.leaf_grads = {t: _copy(t.grad) for t in self.leaves}
