@@ -140,7 +140,8 @@ def backward_order(tensors) -> list:
 
     >>> import torch
     >>> a = torch.tensor([1.0, 2.0], requires_grad=True)
-    >>> [type(n).__name__ for n in backward_order((a * 3).sum())]
+    >>> names = [type(n).__name__ for n in backward_order((a * 3).sum())]
+    >>> names
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
     outs, _ = _as_eager_outputs(tensors, None)
@@ -225,7 +226,8 @@ def torch_run_order(outputs, grad_outputs=None, retain_graph=None) -> list:
 
     >>> import torch
     >>> a = torch.tensor([1.0, 2.0], requires_grad=True)
-    >>> [type(n).__name__ for n in torch_run_order((a * 3).sum())]
+    >>> ran = [type(n).__name__ for n in torch_run_order((a * 3).sum())]
+    >>> ran
     ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
     """
     torch = require_torch("torch_run_order")
