@@ -5,6 +5,10 @@
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
 * ``draw(loss, modules=model)`` boxes each layer's ops (:mod:`~tinygrad_edu.viz.modules`);
   :func:`draw_im2col` pictures how a convolution becomes one matrix product.
+* PyTorch tensors draw too: ``draw(torch_tensor)`` walks its ``grad_fn`` graph
+  (:mod:`~tinygrad_edu.viz.torch_graph`) and draws it in the same style.
+* :func:`draw_backward_order` numbers each node by the order our engine runs it (for our
+  graphs and PyTorch's); :func:`torch_run_order` observes the order PyTorch runs.
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -24,6 +28,7 @@ from .draw import (
 )
 from .im2col import draw_im2col, im2col_matrix
 from .modules import collapse_modules, module_groups
+from .order import backward_order, draw_backward_order, torch_run_order
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -32,6 +37,9 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_backward_order",
+    "backward_order",
+    "torch_run_order",
     "render",
     "check_dot",
     "format_array",

@@ -59,7 +59,7 @@ def module_groups(data: GraphData, model) -> dict[str, str]:
     for rec in data.nodes:
         if rec.kind != "backward":
             continue
-        for ref, start in rec.ref.__dict__.get("_module_calls", ()):
+        for ref, start in getattr(rec.ref, "__dict__", {}).get("_module_calls", ()):
             mod = ref()
             name = names.get(id(mod)) if mod is not None else None
             if name is None:
