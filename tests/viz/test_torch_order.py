@@ -52,6 +52,17 @@ def test_public_observer_agrees_with_pre_hooks():
     assert _names(viz.torch_run_order(out2)) == _names(viz.backward_order(out2))
 
 
+def test_several_outputs():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([0.5, -1.0], requires_grad=True)
+    u = (a * b).sum()
+    v = (a.exp() + b).sum()
+    ours = viz.draw_backward_order([u, v], names={"a": a, "b": b}).order_nodes
+    theirs = viz.torch_run_order([u, v])
+    assert [id(n) for n in ours] == [id(n) for n in theirs]
+    assert len(theirs) == len({id(n) for out in (u, v) for n in walk(out.grad_fn)[0]})
+
+
 def test_accumulate_grad_runs_as_soon_as_it_is_ready():
     """PyTorch's rule (AccumulateGrad has sequence_nr 2**64 - 1): the seed example's last two
     leaves run in the order they became ready, A then B, not by creation."""
