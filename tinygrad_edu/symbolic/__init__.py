@@ -53,6 +53,7 @@ from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
 from .initializer import create_global_var, create_parameter, data
 from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder
+from .passes import optimize
 from .program import (
     Block,
     Program,
@@ -72,5 +73,5 @@ __all__ = [
     "where", "getitem", "getitem_grad", "fill",
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
-    "while_loop", "compile",
+    "while_loop", "compile", "optimize",
 ]  # fmt: skip

@@ -32,7 +32,7 @@ from ..backend import default_float, get_namespace, to_device
 from ..ops import ShapeError
 from ..ops.base import fmt_shapes
 from .graph import topo_sort
-from .memory import BufferPool, MemoryPlan, out_kernel, supports_out
+from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out
 from .node import PLACEHOLDER, Node
 
 __all__ = ["Executor", "compute_node", "feed_value", "feed_hints", "check_feed_keys",
@@ -72,7 +72,6 @@ class Executor:
         }
         self._hints = feed_hints(self.order)
         self.memory_plan = MemoryPlan(self.order, self.nodes) if plan_memory else None
-        self._pool = BufferPool() if plan_memory else None
         self.values: dict = {}
 
     def run(self, feed_dict=None, observer=None, return_all: bool = False):
@@ -110,37 +109,95 @@ class Executor:
         return [values[n] for n in self.nodes]
 
     def _run_planned(self, xp, feed_dict, observer) -> list:
-        """The same walk, freeing each value after its last use and computing into buffers
-        that dead values gave back (``out=``) where the namespace supports it."""
-        plan, pool = self.memory_plan, self._pool
-        use_out = supports_out(xp)
+        """Run with the memory plan for these feed shapes (made by a profiling run the first
+        time): values freed after their last use, results written into planned buffers."""
+        plan = self.memory_plan
+        feeds = {v: feed_value(xp, v, feed_dict, self._hints) for v in self.variables}
+        signature = tuple((tuple(a.shape), str(a.dtype)) for a in feeds.values())
+        replay = plan.replays.get(signature) if supports_out(xp) else None
+        if replay is None:
+            return self._profile(xp, feeds, observer, signature)
+        plan.use(replay)
         values = self.values = {}
-        held = {}  # node -> the pooled buffers its value keeps alive
-        plan.buffers = {}
-        for step, node in enumerate(self.order):
+        buffers = [None] * len(replay.specs)
+        for step, node in enumerate(replay.order):
             if node.op is PLACEHOLDER:
-                value = feed_value(xp, node, feed_dict, self._hints)
+                value = feeds[node]
             else:
                 args = [values[i] for i in node.inputs]
-                kernel = out_kernel(xp, node, args) if use_out else None
-                if kernel is not None:
-                    shape, dtype, write = kernel
-                    value = write(pool.take(xp, shape, dtype))
-                else:
+                value, b = None, replay.buffer[step]
+                if b is not None:
+                    kernel = out_kernel(xp, node, args)
+                    if kernel is not None and kernel[:2] == replay.specs[b]:
+                        if buffers[b] is None:
+                            buffers[b] = xp.empty(kernel[0], dtype=kernel[1])
+                        value = kernel[2](buffers[b])
+                if value is None:
                     value = compute_node(xp, node, args)
             values[node] = value
-            held[node] = keys = pool.owners(value)
-            pool.hold(keys)
-            if keys:
-                plan.buffers[node] = pool.number[keys[0]]
             if observer is not None:
                 observer(node, value)
-            for dead in plan.frees[step]:
+            for dead in replay.frees[step]:
                 del values[dead]
-                pool.release(held.pop(dead))
-        pool.give_away(k for n in self.nodes for k in held.get(n, ()))
-        plan.n_buffers = len(set(plan.buffers.values()))
+            for b in replay.drops[step]:
+                buffers[b] = None
         return [values[n] for n in self.nodes]
+
+    def _profile(self, xp, feeds, observer, signature) -> list:
+        """The first run for some feed shapes: the plain order, each value freed after its
+        last use; records each value's size and which memory it shares, then makes the plan
+        (see :meth:`MemoryPlan.learn`)."""
+        plan = self.memory_plan
+        order, (_, frees) = plan.plain_order, liveness(plan.plain_order, plan.outputs)
+        values = self.values = {}
+        facts, owner, members = {}, {}, {}  # owner: id(memory) -> group; members: live count
+        keys_of: dict = {}  # group -> the ids of its memory
+        for step, node in enumerate(order):
+            args = [values[i] for i in node.inputs]
+            value = feeds[node] if node.op is PLACEHOLDER else compute_node(xp, node, args)
+            values[node] = value
+            groups, size = set(), 0
+            for array in _arrays(value):
+                base = getattr(array, "base", None)
+                key = id(array if base is None else base)
+                if key not in owner:
+                    owner[key] = node
+                    keys_of.setdefault(node, []).append(key)
+                    size += getattr(array, "nbytes", 0)
+                groups.add(owner[key])
+            if node.inputs and (node.op.name in VIEW_OPS or getattr(node.op, "multi_output", 0)):
+                inputs = node.inputs if getattr(node.op, "multi_output", 0) else node.inputs[:1]
+                groups |= {g for i in inputs for g in facts[i][1]}
+            kernel = out_kernel(xp, node, args) if node.op is not PLACEHOLDER else None
+            spec = kernel[:2] if kernel is not None and groups == {node} else None
+            facts[node] = (size, tuple(sorted(groups, key=lambda n: n.seq)), spec)
+            for g in groups:
+                members[g] = members.get(g, 0) + 1
+            if observer is not None:
+                observer(node, value)
+            for dead in frees[step]:
+                del values[dead]
+                for g in facts[dead][1]:  # a group no value uses any more: forget its memory
+                    members[g] -= 1
+                    if members[g] == 0:
+                        for key in keys_of.pop(g, ()):
+                            del owner[key]
+        outputs = [values[n] for n in self.nodes]
+        plan.learn(signature, facts)
+        return outputs
+
+
+def _arrays(value):
+    """The arrays inside a value (itself, or the items of a control-flow tuple or stack)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple | list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif hasattr(v, "shape") and hasattr(v, "dtype"):
+            yield v
 
 
 def check_feed_keys(feed_dict, feedable, variables) -> None:
