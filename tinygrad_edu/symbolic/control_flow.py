@@ -29,6 +29,8 @@ condition holds: a trip count that depends on the data.
 
 from __future__ import annotations
 
+import inspect
+
 from ..ops import Op, ShapeError
 from .executor import compute_node
 from .gradients import gradients
@@ -278,11 +280,12 @@ def _trace(fn, templates, what, visible=(), prefix=""):
     """Call ``fn`` on fresh block arguments (shaped like ``templates``) inside a new
     sub-block; returns the block (params, outputs, captures set) and whether ``fn`` returned
     a single node."""
+    names = _arg_names(fn, templates)
     with sub_block() as block:
         block.visible = tuple(visible)
         params = tuple(
-            Node(BLOCK_ARG, name=prefix + _short(t.name, f"arg{k}"), shape=t.shape, dtype=t.dtype)
-            for k, t in enumerate(templates)
+            Node(BLOCK_ARG, name=prefix + name, shape=t.shape, dtype=t.dtype)
+            for name, t in zip(names, templates)
         )
         result = fn(*params)
         one = not isinstance(result, list | tuple)
@@ -292,6 +295,18 @@ def _trace(fn, templates, what, visible=(), prefix=""):
     block.params, block.outputs = params, outputs
     block.captures = _free_nodes(block)
     return block, one
+
+
+def _arg_names(fn, templates) -> list:
+    """Names for a body's arguments: the function's own parameter names when it has one per
+    loop variable (``lambda i, x: ...`` gives ``i`` and ``x``), else the loop variables'."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    if len(params) == len(templates) and all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params):
+        return [p.name for p in params]
+    return [_short(t.name, f"arg{k}") for k, t in enumerate(templates)]
 
 
 def _free_nodes(block: Block) -> tuple:

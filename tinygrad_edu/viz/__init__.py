@@ -20,6 +20,7 @@ from .draw import (
     format_array,
     render,
 )
+from .memory_plan import draw_memory_plan
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -28,6 +29,7 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_memory_plan",
     "render",
     "check_dot",
     "format_array",
