@@ -3,6 +3,8 @@
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* :func:`frames`, :func:`slider` and :func:`stepper_frames` show pictures one at a time under
+  a slider and a play button that need no kernel (they work on static pages too).
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -20,6 +22,7 @@ from .draw import (
     format_array,
     render,
 )
+from .player import Frames, frames, slider, stepper_frames
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -34,6 +37,10 @@ __all__ = [
     "DotNotFoundError",
     "BackwardStepper",
     "Frame",
+    "Frames",
+    "frames",
+    "slider",
+    "stepper_frames",
     "examples",
     "symbolic_graph",
     "eager_graph",
