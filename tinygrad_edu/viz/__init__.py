@@ -5,6 +5,10 @@
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
 * :func:`frames`, :func:`slider` and :func:`stepper_frames` show pictures one at a time under
   a slider and a play button that need no kernel (they work on static pages too).
+* PyTorch tensors draw too: ``draw(torch_tensor)`` walks its ``grad_fn`` graph
+  (:mod:`~tinygrad_edu.viz.torch_graph`) and draws it in the same style.
+* :func:`draw_backward_order` numbers each node by the order our engine runs it (for our
+  graphs and PyTorch's); :func:`torch_run_order` observes the order PyTorch runs.
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -22,6 +26,7 @@ from .draw import (
     format_array,
     render,
 )
+from .order import backward_order, draw_backward_order, torch_run_order
 from .player import Frames, frames, slider, stepper_frames
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
@@ -31,6 +36,9 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_backward_order",
+    "backward_order",
+    "torch_run_order",
     "render",
     "check_dot",
     "format_array",
