@@ -100,6 +100,24 @@ def test_export_refuses_what_a_consumer_could_break():
         np.from_dlpack(wide)
 
 
+def test_any_array_namespace():
+    """The CPU namespace may be a strict array-API one (no numpy flags or strides): DLPack
+    works the same, both ways."""
+    xp = pytest.importorskip("array_api_strict")
+    from tinygrad_edu.backend import use_cpu_namespace
+
+    with use_cpu_namespace(xp):
+        t = tg.tensor([1.0, 2.0, 3.0])
+        b = np.from_dlpack(t)
+        b[0] = 5.0
+        assert t.tolist() == [5.0, 2.0, 3.0]
+        a = np.arange(3.0)
+        u = tg.from_dlpack(a)
+        assert type(u.data).__module__.startswith("array_api_strict")
+        a[2] = -1.0
+        assert u.tolist() == [0.0, 1.0, -1.0]
+
+
 def test_zero_d_result_of_a_reduction_is_shared():
     s = (tg.tensor([1.0, 2.0]) * 2).sum()  # numpy hands back a numpy scalar here
     b = np.from_dlpack(s)

@@ -52,6 +52,17 @@ def test_public_observer_agrees_with_pre_hooks():
     assert _names(viz.torch_run_order(out2)) == _names(viz.backward_order(out2))
 
 
+def test_several_outputs():
+    a = torch.tensor([1.0, 2.0], requires_grad=True)
+    b = torch.tensor([0.5, -1.0], requires_grad=True)
+    u = (a * b).sum()
+    v = (a.exp() + b).sum()
+    ours = viz.draw_backward_order([u, v], names={"a": a, "b": b}).order_nodes
+    theirs = viz.torch_run_order([u, v])
+    assert [id(n) for n in ours] == [id(n) for n in theirs]
+    assert len(theirs) == len({id(n) for out in (u, v) for n in walk(out.grad_fn)[0]})
+
+
 def test_accumulate_grad_runs_as_soon_as_it_is_ready():
     """PyTorch's rule (AccumulateGrad has sequence_nr 2**64 - 1): the seed example's last two
     leaves run in the order they became ready, A then B, not by creation."""
@@ -66,6 +77,15 @@ def test_accumulate_grad_runs_as_soon_as_it_is_ready():
         for n in observed_order(out)
         if type(n).__name__ == "AccumulateGrad"
     ]
+
+
+def test_deep_chain():
+    x = torch.tensor([0.1], requires_grad=True)
+    y = x
+    for _ in range(3000):
+        y = y * 1.0001
+    out = y.sum()
+    assert [id(n) for n in viz.backward_order(out)] == [id(n) for n in observed_order(out)]
 
 
 def test_three_leaves_ready_at_once():
@@ -135,6 +155,12 @@ def _seed(A, B, C):
     return seed(A, B, C).sum()
 
 
+def _cnn(F, x, w, b, W2):
+    h = F.max_pool2d(F.conv2d(x, w, b, padding=1).relu(), 2)
+    out = h.reshape(2, 64) @ W2
+    return (out * out).mean()
+
+
 def _inputs(name):
     rng = np.random.default_rng(1)
     if name == "seed":
@@ -149,21 +175,36 @@ def _inputs(name):
         return {k: v.astype(np.float32) for k, v in arrays.items()}, {
             "x": rng.standard_normal((6, 4)).astype(np.float32)
         }
+    if name == "cnn":
+        arrays = {
+            "w": rng.standard_normal((4, 1, 3, 3)),
+            "b": rng.standard_normal(4),
+            "W2": rng.standard_normal((64, 10)) * 0.1,
+        }
+        return {k: v.astype(np.float32) for k, v in arrays.items()}, {
+            "x": rng.standard_normal((2, 1, 8, 8)).astype(np.float32)
+        }
     if name == "branches":
         return {"u": np.float32([0.5, -0.5]), "v": np.float32([1.0, 2.0])}, None
     return {"a": np.float32([1.0, -2.0]), "b": np.float32([3.0, 0.5])}, None
 
 
 @pytest.mark.parametrize(
-    "name, fn", [("seed", _seed), ("mlp", _mlp), ("branches", _branches), ("fan", _fan)]
+    "name, fn",
+    [("seed", _seed), ("mlp", _mlp), ("branches", _branches), ("fan", _fan), ("cnn", _cnn)],
 )
 def test_our_engine_runs_the_order_pytorch_runs(name, fn):
     leaves, constants = _inputs(name)
     constants = constants or {}
+    libs = [{}, {}]
+    if name == "cnn":  # layer functions come from each library's functional module
+        from tinygrad_edu.nn import functional as tgF
+
+        libs = [{"F": torch.nn.functional}, {"F": tgF}]
     t_leaves = {k: torch.tensor(v, requires_grad=True) for k, v in leaves.items()}
-    t_out = fn(**{k: torch.tensor(v) for k, v in constants.items()}, **t_leaves)
+    t_out = fn(**libs[0], **{k: torch.tensor(v) for k, v in constants.items()}, **t_leaves)
     g_leaves = {k: tg.tensor(v, requires_grad=True) for k, v in leaves.items()}
-    g_out = fn(**{k: tg.tensor(v) for k, v in constants.items()}, **g_leaves)
+    g_out = fn(**libs[1], **{k: tg.tensor(v) for k, v in constants.items()}, **g_leaves)
 
     rec = _Ran()
     with observe(rec):

@@ -95,8 +95,17 @@ def observed_order(output):
     return ran
 
 
+# PyTorch's name -> ours, for nodes the two libraries spell differently
+ALIASES = {
+    "MmBackward": "MatMulBackward",
+    "ConvolutionBackward": "Conv2dBackward",
+    "MaxPool2DWithIndicesBackward": "MaxPool2dBackward",
+    "ViewBackward": "ReshapeBackward",
+}
+
+
 def normalise(name: str) -> str:
-    """A node name without PyTorch's overload digit, with our spelling of matmul
-    (``MmBackward0`` and ``MatMulBackward`` are the same node)."""
+    """A node name without PyTorch's overload digit, in our spelling where the libraries
+    differ (``MmBackward0`` and ``MatMulBackward`` are the same node)."""
     name = re.sub(r"Backward\d*$", "Backward", name)
-    return {"MmBackward": "MatMulBackward"}.get(name, name)
+    return ALIASES.get(name, name)

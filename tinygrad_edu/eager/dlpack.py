@@ -185,8 +185,8 @@ def to_dlpack(t, stream=None, max_version=None, dl_device=None, copy=None):
         # a numpy scalar (what numpy reductions return) has no __dlpack__: hold a 0-d array
         # from now on, so the memory we hand out is really this tensor's
         t.data = data = _np.asarray(data)
-    flags = getattr(data, "flags", None)
-    if flags is not None and not flags.writeable:
+    flags = getattr(data, "flags", None)  # numpy's; CuPy's flags have no "writeable"
+    if not getattr(flags, "writeable", True):
         raise BufferError(
             "__dlpack__: this tensor's memory is read-only (a broadcast view, or a read-only "
             "array), and DLPack consumers such as PyTorch would write into it; share "

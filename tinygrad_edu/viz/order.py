@@ -31,7 +31,7 @@ from .traverse import NodeRecord, _as_eager_outputs, _is_accumulate, eager_graph
 
 __all__ = ["backward_order", "draw_backward_order", "torch_run_order", "ORDER_RULE"]
 
-ORDER_RULE = "once all its gradients are in, highest sequence_nr first"
+ORDER_RULE = "of the nodes ready, highest sequence_nr first"
 _TOKEN = np.zeros((), dtype=np.float32)
 
 
