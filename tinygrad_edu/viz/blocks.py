@@ -7,10 +7,14 @@ is a cluster inside the body's cluster). Arrows enter a cluster from the outer n
 reads (its captures; the saved values of a gradient body come from the loop's stack), and a
 dotted arrow leaves from each of the block's outputs to the control-flow node.
 
->>> from tinygrad_edu.symbolic import Variable, cond
+Clusters are labelled with the block's number in its Program when the graph was built in a
+``program_guard`` (numbers in the default program depend on what else was built before).
+
+>>> from tinygrad_edu.symbolic import Program, Variable, cond, program_guard
 >>> from tinygrad_edu.viz.traverse import symbolic_graph
->>> x = Variable("x")
->>> y = cond(x.sum() > 0, lambda: x * 2, lambda: -x)
+>>> with program_guard(Program()):
+...     x = Variable("x")
+...     y = cond(x.sum() > 0, lambda: x * 2, lambda: -x)
 >>> [label for _, _, label in symbolic_graph([y]).blocks]
 ['cond: true branch (block 1)', 'cond: false branch (block 2)']
 """
@@ -38,7 +42,9 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
         for role, block in _sub_blocks(control):
             key = f"b{len(data.blocks)}"
             label = f"{control.op.name.replace('_', ' ')}: {ROLE_NAMES.get(role, role)}"
-            data.blocks.append((key, parent, f"{label} (block {block.idx})"))
+            if not block.program._weak:  # a Program of one's own: its blocks' numbers are stable
+                label = f"{label} (block {block.idx})"
+            data.blocks.append((key, parent, label))
             local = {}
             for k, p in enumerate(block.params):
                 local[p] = f"{key}_p{k}"
