@@ -270,15 +270,19 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         seen.add(node)
         order.append(node)
         queue.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+    # an AccumulateGrad's sequence_nr is a priority (the largest), not a creation time
+    def created(node):
+        return -1 if isinstance(node, AccumulateGrad) else node.sequence_nr
+
     if highlight_after is None and len(outs) > 1:
         first, stack, seen1 = -1, [outs[0].grad_fn], set()
         while stack:
             node = stack.pop()
             if node not in seen1:
                 seen1.add(node)
-                first = max(first, node.sequence_nr)
+                first = max(first, created(node))
                 stack.extend(n for n, _ in node.next_functions if n is not None)
-        if any(n.sequence_nr > first for n in order):
+        if any(created(n) > first for n in order):
             highlight_after = first
     records, edges = [], []
     ids = {}
@@ -295,7 +299,7 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         )
     for i, node in enumerate(order):
         ids[node] = f"n{i}"
-        after = highlight_after is not None and node.sequence_nr > highlight_after
+        after = highlight_after is not None and created(node) > highlight_after
         info = {"seq": node.sequence_nr, "after": after}
         if isinstance(node, AccumulateGrad):
             records.append(NodeRecord(ids[node], "accumulate", node.name(), node, info))
