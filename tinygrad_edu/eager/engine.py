@@ -31,14 +31,14 @@ An optional observer (see :func:`observe`) is told each step; the renderer's ste
 from __future__ import annotations
 
 import contextlib
+import functools
 import heapq
-import operator
 import threading
 
 from ..backend import get_namespace, namespace_of
 from .grad_mode import _state as _modes
 from .grad_mode import is_anomaly_enabled
-from .node import CPU, GraphRoot, accumulate_into
+from .node import CPU, DEVICES, GraphRoot, accumulate_into
 from .tensor import Tensor, _edge
 
 __all__ = [
@@ -50,7 +50,6 @@ _observer = None
 _local = threading.local()  # .queue: the ReadyQueue this thread works; .depth: nesting
 _workers: dict = {}  # device -> ReadyQueue, worked by that device's thread
 _workers_lock = threading.Lock()
-_device_of_node = operator.attrgetter("device")
 
 
 class Observer:
@@ -109,10 +108,9 @@ class GraphTask:
                 for nxt, _ in node.next_functions:
                     if nxt is not None:
                         self.dependencies[nxt] = self.dependencies.get(nxt, 0) + 1
-        self.devices = set(map(_device_of_node, self.dependencies))
-        self.devices.discard(CPU)
-        self.lock = threading.Lock()
-        self.not_done = threading.Condition(self.lock)
+        self.devices = _devices(self.dependencies) if DEVICES.used else ()
+        self.lock = threading.Lock() if self.devices else None  # guards the above
+        self.not_done = threading.Condition(self.lock) if self.devices else None
         self.outstanding_tasks, self.exception = 0, None
         self.heap, self.cpu_queue, self.depth, self.observer = [], None, 0, None
 
@@ -142,10 +140,11 @@ class GraphTask:
         with self.not_done:
             return self.not_done.wait_for(lambda: self.outstanding_tasks == 0, timeout)
 
-    def _finish_one(self, queue) -> None:
-        """One FunctionTask of this task is done; wake the caller when it was the last."""
+    def _finish_one(self, queue, made_ready=0) -> None:
+        """A FunctionTask of this task is done (having queued ``made_ready`` new ones); wake
+        the caller when it was the last."""
         with self.lock:
-            self.outstanding_tasks -= 1
+            self.outstanding_tasks += made_ready - 1
             done = self.outstanding_tasks == 0
             if done:
                 self.not_done.notify_all()
@@ -226,6 +225,15 @@ def _count_dependencies(root, want_parents: bool):
     return deps, parents
 
 
+def _devices(nodes) -> tuple:
+    """The devices other than the CPU that some of ``nodes`` live on."""
+    found = {}
+    for node in nodes:
+        if node.device is not CPU:
+            found[node.device] = True
+    return tuple(found)
+
+
 def _ancestors(targets, parents):
     """Nodes on a path from the root to any target (their gradients are needed)."""
     seen, stack = set(), list(targets)
@@ -260,25 +268,19 @@ def execute(task: GraphTask):
 
 
 def _run_on_caller(task):
-    """See NOTE [Everything on the CPU]: one heap, this thread, no locks."""
+    """See NOTE [Everything on the CPU]: one heap, this thread, nothing to wait for."""
     heap, obs, root = task.heap, task.observer, task.root
-    heappop, heappush = heapq.heappop, heapq.heappush
+    heappop, push = heapq.heappop, functools.partial(heapq.heappush, heap)
     heap.append((-root.sequence_nr, root, [None]))
     while heap:
         _, node, grads = heappop(heap)
         try:
-            outs = _run_node(task, node, grads, obs)
+            _evaluate(task, node, grads, push)
         except Exception as e:
             error = _node_error(e, node)
             if error is e:
                 raise
             raise error from e
-        for nxt, inputs in _deliver(task, node, outs, obs):
-            heappush(heap, (-nxt.sequence_nr, nxt, inputs))
-            if obs is not None:
-                obs.node_ready(task, nxt)
-        if obs is not None:
-            obs.node_finished(task, node, outs)
 
 
 def _run_on_devices(task):
@@ -302,57 +304,71 @@ def _work(queue, task=None):
         ft = queue.pop()
         if ft.node is None:
             continue  # a wake-up
-        owner = ft.task
+        owner, ready = ft.task, []
         if owner.exception is None:
             grad_mode, _modes.grad = _modes.grad, owner.create_graph
             try:
-                _evaluate(owner, ft.node, ft.inputs)
+                _evaluate(owner, ft.node, ft.inputs, ready.append)
             except BaseException as e:
                 owner._fail(e, ft.node)
             finally:
                 _modes.grad = grad_mode
-        owner._finish_one(queue)
+        for _, nxt, inputs in ready:
+            # PyTorch picks the queue by the device of the gradients in the buffer; ours may
+            # be numpy arrays on a simulated device, so we read it off the node (the same)
+            device = nxt.device
+            target = owner.cpu_queue if device.type == "cpu" else _device_queue(device)
+            target.push(FunctionTask(owner, nxt, inputs))
+        owner._finish_one(queue, len(ready))
 
 
-def _evaluate(task, node, grads):
-    """Run one node and queue the nodes it made ready, each on its device's queue."""
+def _evaluate(task, node, grads, push):
+    """Run one node (hooks, the node, post-hooks); deliver its gradients, under the task's
+    lock, and ``push((-sequence_nr, node, inputs))`` each node that became ready."""
     obs = task.observer
-    outs = _run_node(task, node, grads, obs)
-    with task.lock:
-        ready = _deliver(task, node, outs, obs)
-        task.outstanding_tasks += len(ready)
-    for nxt, inputs in ready:
-        # PyTorch picks the queue by the device of the gradients in the buffer; ours may be
-        # numpy arrays on a simulated device, so we read it off the node (the same device)
-        queue = task.cpu_queue if nxt.device.type == "cpu" else _device_queue(nxt.device)
-        queue.push(FunctionTask(task, nxt, inputs))
+    if node._tensor_hooks or node._pre_hooks or node._retained or task.captures:
+        grads = _before_node(task, node, grads)
+    if task.exec_nodes is not None and node not in task.exec_nodes:
+        outs = ()  # its gradient is not needed
+    elif grads[0] is None and node is not task.root and all(g is None for g in grads):
+        outs = (None,) * len(node.next_functions)  # no gradient reached this node
+    else:
         if obs is not None:
-            obs.node_ready(task, nxt)
+            obs.node_started(task, node, grads)
+        outs = node.apply(grads, task.create_graph)
+        if not task.retain_graph:
+            node.release()
+        if node._post_hooks:
+            outs = _after_node(task, node, grads, outs)
+        if task.anomaly:
+            _check_nan(node, outs)
+    deps, buffers, lock = task.dependencies, task.not_ready, task.lock
+    if lock is not None:  # None when one thread runs the whole task (NOTE [Everything on ...])
+        lock.acquire()
+    try:
+        # BEGIN SOLUTION A2.2
+        for (nxt, nr), g in zip(node.next_functions, outs):
+            if nxt is None or nxt not in deps:
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * nxt.num_outputs
+            summed = g is not None and buf[nr] is not None
+            if g is not None:
+                buf[nr] = buf[nr] + g if summed else g  # fan-in: sum before the node runs
+            if obs is not None:
+                obs.gradient_arrived(task, nxt, nr, g, summed)
+            left = deps[nxt] = deps[nxt] - 1
+            if left == 0:
+                push((-nxt.sequence_nr, nxt, buffers.pop(nxt)))
+                if obs is not None:
+                    obs.node_ready(task, nxt)
+        # END SOLUTION
+    finally:
+        if lock is not None:
+            lock.release()
     if obs is not None:
         obs.node_finished(task, node, outs)
-
-
-def _deliver(task, node, outs, obs):
-    """Add each gradient ``node`` returned into the next node's input buffer (summing fan-in)
-    and count down its dependencies; returns ``[(node, inputs)]`` for the nodes now ready."""
-    deps, buffers, ready = task.dependencies, task.not_ready, []
-    # BEGIN SOLUTION A2.2
-    for (nxt, nr), g in zip(node.next_functions, outs):
-        if nxt is None or nxt not in deps:
-            continue
-        buf = buffers.get(nxt)
-        if buf is None:
-            buf = buffers[nxt] = [None] * nxt.num_outputs
-        summed = g is not None and buf[nr] is not None
-        if g is not None:
-            buf[nr] = buf[nr] + g if summed else g  # fan-in: sum before the node runs
-        if obs is not None:
-            obs.gradient_arrived(task, nxt, nr, g, summed)
-        left = deps[nxt] = deps[nxt] - 1
-        if left == 0:
-            ready.append((nxt, buffers.pop(nxt)))
-    # END SOLUTION
-    return ready
 
 
 def _local_queue():
@@ -417,27 +433,13 @@ def _node_error(e, node):
     return error
 
 
-def _run_node(task, node, grads, obs):
-    """Hooks, captures and the node itself; returns one gradient per next edge."""
-    if node._tensor_hooks or node._pre_hooks or node._retained or task.captures:
-        grads = _before_node(task, node, grads)
-    if task.exec_nodes is not None and node not in task.exec_nodes:
-        return ()
-    if grads[0] is None and node is not task.root and all(g is None for g in grads):
-        return (None,) * len(node.next_functions)  # no gradient reached this node
-    if obs is not None:
-        obs.node_started(task, node, grads)
-    outs = node.apply(grads, task.create_graph)
-    if not task.retain_graph:
-        node.release()
-    if node._post_hooks:
-        devices = [CPU if n is None else n.device for n, _ in node.next_functions]
-        for fn in tuple(node._post_hooks):
-            r = fn(_wrap_all(outs, devices, task), _wrap_all(grads, node.device, task))
-            if r is not None:
-                outs = [None if x is None else _unwrap(x, task.create_graph) for x in r]
-    if task.anomaly:
-        _check_nan(node, outs)
+def _after_node(task, node, grads, outs):
+    """Post-hooks: ``fn(grad_inputs, grad_outputs)`` may replace the gradients sent on."""
+    devices = [CPU if n is None else n.device for n, _ in node.next_functions]
+    for fn in tuple(node._post_hooks):
+        r = fn(_wrap_all(outs, devices, task), _wrap_all(grads, node.device, task))
+        if r is not None:
+            outs = [None if x is None else _unwrap(x, task.create_graph) for x in r]
     return outs
 
 

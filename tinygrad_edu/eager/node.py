@@ -42,6 +42,20 @@ _sequence = itertools.count()
 CPU = parse_device("cpu")
 ACCUMULATE_PRIORITY = sys.maxsize  # see NOTE [AccumulateGrad runs first]
 
+
+class DEVICES:
+    """Whether any node on a device other than the CPU was ever made in this process: until
+    then every graph is CPU-only and the engine need not look (NOTE [Everything on the CPU])."""
+
+    used = False
+
+
+def place(node: Node, device) -> None:
+    """Put ``node`` on ``device`` (a node is on the CPU unless placed)."""
+    if device.type != "cpu":
+        node.device = device
+        DEVICES.used = True
+
 RETAIN_GRAPH_HINT = (
     "the saved values were freed after the first backward; pass retain_graph=True to the "
     "first backward() (or tg.grad) if you need to run backward through this graph again"
@@ -235,7 +249,7 @@ class AccumulateGrad(Node):
         self.sequence_nr = ACCUMULATE_PRIORITY
         self.variable = variable
         if variable._device is not CPU:
-            self.device = variable._device
+            place(self, variable._device)
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         # a leaf's hooks live on the leaf (this node may be freed and made again)
@@ -286,8 +300,7 @@ class ToCopyBackward(Node):
     def __init__(self, edge, source, device):
         super().__init__((edge,))
         self.source = source
-        if device is not CPU:
-            self.device = device
+        place(self, device)
 
     def apply(self, grads, create_graph):
         g = grads[0]

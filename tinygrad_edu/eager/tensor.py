@@ -25,7 +25,7 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from . import grad_mode
-from .node import AccumulateGrad, OpBackward, SavedTensor, ToCopyBackward, _sequence
+from .node import AccumulateGrad, OpBackward, SavedTensor, ToCopyBackward, _sequence, place
 
 __all__ = ["Tensor", "apply_op", "tensor"]
 
@@ -110,6 +110,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
     node.sequence_nr = next(_sequence)
     node.op, node.attrs = op, attrs
+    if dev is not _CPU:
+        place(node, dev)  # the engine runs it on that device's queue
     saves = op.saves
     edges, meta, saved = [], [], []
     mask = 0
@@ -162,6 +164,7 @@ def _owner(array):
         array = array.base
     return array
 _modes = grad_mode._state
+_CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}
