@@ -102,8 +102,8 @@ def main(argv=None) -> None:
             for e in order:
                 _use(engines[e])
                 y = build()
-                tb = _time(lambda y=y: run(y))
-                tf = _time(lambda: run(build()))
+                tb = _time(lambda y=y, run=run: run(y))
+                tf = _time(lambda run=run, build=build: run(build()))
                 if rep:
                     times[(e, "backward")].append(tb)
                     times[(e, "forward+backward")].append(tf)

@@ -269,7 +269,7 @@ def execute(task: GraphTask):
 
 def _run_on_caller(task):
     """See NOTE [Everything on the CPU]: one heap, this thread, nothing to wait for."""
-    heap, obs, root = task.heap, task.observer, task.root
+    heap, root = task.heap, task.root
     heappop, push = heapq.heappop, functools.partial(heapq.heappush, heap)
     heap.append((-root.sequence_nr, root, [None]))
     while heap:

@@ -56,6 +56,7 @@ def place(node: Node, device) -> None:
         node.device = device
         DEVICES.used = True
 
+
 RETAIN_GRAPH_HINT = (
     "the saved values were freed after the first backward; pass retain_graph=True to the "
     "first backward() (or tg.grad) if you need to run backward through this graph again"
