@@ -26,6 +26,7 @@ say where each gradient goes next. `loss.backward()` runs that graph once.
 
 code("""
 import heapq
+import itertools
 
 import numpy as np
 from IPython.display import Markdown, display
@@ -88,6 +89,8 @@ md(r"""
 `#n` is the node's **`sequence_nr`**: a counter that grows as nodes are created. It matters
 in one place only: when several nodes are ready to run, the engine runs the one created last
 (highest `sequence_nr`) first — reverse creation order, like a tape played backwards.
+`AccumulateGrad` is the exception, as in PyTorch: every one of them carries the largest
+number there is, $2^{64}-1$, so it runs as soon as its gradient is complete.
 
 ## 2. Drawing the backward graph
 
@@ -248,7 +251,9 @@ md(r"""
 Write `engine_order(root)`: simulate the engine **without computing any gradient** and
 return the `name()`s of the nodes in the order they would run. Use your
 `count_dependencies`, a ready queue as a heap (`heapq`, with `(-node.sequence_nr, ...)` so
-the highest number pops first), and decrease a node's count once per edge into it.
+the highest number pops first), and decrease a node's count once per edge into it. Nodes
+with equal numbers (several `AccumulateGrad`s ready at once) run in the order they became
+ready: put a counter between the number and the node, `(-node.sequence_nr, k, node)`.
 
 (Watch out: the order is *not* simply "sort by `sequence_nr`". `AccumulateGrad (C)` has a
 larger number than `MulBackward`, yet it must wait for `MulBackward`'s gradient.)
@@ -258,7 +263,8 @@ code("""
 def engine_order(root):
     # BEGIN SOLUTION
     counts = count_dependencies(root)
-    ready = [(-root.sequence_nr, id(root), root)]
+    pushed = itertools.count()  # equal sequence numbers: first in, first out
+    ready = [(-root.sequence_nr, next(pushed), root)]
     order = []
     while ready:
         _, _, node = heapq.heappop(ready)
@@ -268,7 +274,7 @@ def engine_order(root):
                 continue
             counts[nxt] -= 1
             if counts[nxt] == 0:
-                heapq.heappush(ready, (-nxt.sequence_nr, id(nxt), nxt))
+                heapq.heappush(ready, (-nxt.sequence_nr, next(pushed), nxt))
     return order
     # END SOLUTION
 """)

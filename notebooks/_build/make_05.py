@@ -170,7 +170,10 @@ md(r"""
 ## 3. The ready queue: highest sequence number first
 
 Several nodes can be ready at once. The engine keeps them in a heap keyed by
-`-sequence_nr`, so it always runs **the ready node created last**. Creation order is a
+`-sequence_nr`, so it always runs **the ready node created last**. (`AccumulateGrad` nodes
+all carry the largest number, $2^{64}-1$, as in PyTorch: a leaf's gradient is added in as
+soon as it is complete. Equal numbers run in the order they became ready, so each heap entry
+is `(-sequence_nr, k, node)` with a counter `k`.) Creation order is a
 topological order of the forward graph, so reverse creation order is a natural order for
 the backward: it walks back through the computation the way it was written, finishing one
 branch's recent work before older work (good for memory: saved values are freed early).
@@ -184,9 +187,9 @@ class RunOrder(Observer):
         self.order = []
 
     def node_started(self, task, node, grads):
-        queued = sorted((-key, label(n)) for key, n in task.ready)
+        queued = [label(n) for *_, n in sorted(task.ready, key=lambda entry: entry[:2])]
         self.order.append(label(node))
-        print(f"run {label(node):<24} still ready: {[name for _, name in queued]}")
+        print(f"run {label(node):<24} still ready: {queued}")
 
 
 a, b, loss = make_graph()
@@ -534,29 +537,33 @@ md(r"""
 Now the scheduling. Write `run_order(root)`: simulate the engine with your dependency counts
 and a heap (`heapq`) keyed by `-node.sequence_nr`; pop a node, "run" it (append it to the
 order), and decrement the count of each node in its `next_functions` (once per edge), pushing
-the ones that reach zero. Return the list of nodes in the order they would run.
+the ones that reach zero. Return the list of nodes in the order they would run. Equal
+sequence numbers (two `AccumulateGrad`s ready at once) go first in, first out: push
+`(-node.sequence_nr, k, node)` with a counter `k`.
 
 Before you run the check, predict on paper the order for the lesson graph (section 1).
 """)
 
 code("""
 import heapq
+import itertools
 
 
 def run_order(root):
     # BEGIN SOLUTION
     counts = count_dependencies(root)
-    ready = [(-root.sequence_nr, root)]
+    pushed = itertools.count()
+    ready = [(-root.sequence_nr, next(pushed), root)]
     order = []
     while ready:
-        node = heapq.heappop(ready)[1]
+        node = heapq.heappop(ready)[-1]
         order.append(node)
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
             counts[nxt] -= 1
             if counts[nxt] == 0:
-                heapq.heappush(ready, (-nxt.sequence_nr, nxt))
+                heapq.heappush(ready, (-nxt.sequence_nr, next(pushed), nxt))
     return order
     # END SOLUTION
 """)

@@ -5,9 +5,10 @@
    node (gradients of a value used several times are summed there, so each node runs once).
 3. A node whose count of pending edges reaches zero is ready: it goes, with its buffer, onto
    the ready queue of the device its gradients live on. Each queue runs its ready node with
-   the highest ``sequence_nr`` first (the one created last; ``AccumulateGrad`` before all).
+   the highest ``sequence_nr`` first (the one created last; ``AccumulateGrad`` before all, see
+   NOTE [AccumulateGrad runs first] in ``node.py``; equal numbers in the order made ready).
 
-NOTE [One ready queue per device] (lesson 5; ``docs/concepts/engine.md``)
+NOTE [One ready queue per device] (``docs/concepts/engine.md``, section 8)
     The thread that calls ``backward()`` works the CPU queue. Every other device (a CUDA GPU,
     a simulated ``sim:N``) has one worker thread and one queue, started the first time a
     backward needs it and kept for every later one, so that a GPU's nodes run while the caller
@@ -17,7 +18,7 @@ NOTE [One ready queue per device] (lesson 5; ``docs/concepts/engine.md``)
 
 NOTE [Everything on the CPU]
     A graph whose nodes are all on the CPU needs no second thread, so no locks and no tasks:
-    the caller pops ``(-sequence_nr, node, inputs)`` from a plain heap. That is the whole
+    the caller pops ``(-sequence_nr, k, node, inputs)`` from a plain heap. That is the whole
     engine of lesson 3, and the eager hot path.
 
 NOTE [Reentrant backward]
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
+import itertools
 import threading
 
 from ..backend import get_namespace, namespace_of
@@ -113,6 +115,7 @@ class GraphTask:
         self.not_done = threading.Condition(self.lock) if self.devices else None
         self.outstanding_tasks, self.exception = 0, None
         self.heap, self.cpu_queue, self.depth, self.observer = [], None, 0, None
+        self.pushes = itertools.count()  # k: ties (AccumulateGrads) run first in, first out
 
     def _runs(self, node) -> bool:
         return self.exec_nodes is None or node in self.exec_nodes
@@ -120,7 +123,7 @@ class GraphTask:
     def queued(self) -> list:
         """``(queue device, node, inputs)`` for each of this task's ready nodes, next first."""
         if not self.devices:
-            return [("cpu", n, inputs) for _, n, inputs in sorted(self.heap)]
+            return [("cpu", n, inputs) for _, _, n, inputs in sorted(self.heap)]
         queues = [self.cpu_queue, *(_workers.get(d) for d in sorted(self.devices, key=str))]
         return [
             (str(q.device), ft.node, ft.inputs)
@@ -132,8 +135,9 @@ class GraphTask:
 
     @property
     def ready(self) -> list:
-        """This task's ready nodes as ``(-sequence_nr, node)`` pairs, over every queue."""
-        return [(-node.sequence_nr, node) for _, node, _ in self.queued()]
+        """This task's ready nodes as ``(-sequence_nr, k, node)``, next first, over every
+        queue (``k`` counts the nodes made ready: equal numbers run first in, first out)."""
+        return [(-node.sequence_nr, k, node) for k, (_, node, _) in enumerate(self.queued())]
 
     def wait(self, timeout=None) -> bool:
         """Block until no task is outstanding (True), or ``timeout`` seconds passed (False)."""
@@ -149,7 +153,7 @@ class GraphTask:
             if done:
                 self.not_done.notify_all()
         if done and queue is not self.cpu_queue:  # the caller may sleep in pop(): wake it
-            self.cpu_queue.push(FunctionTask(None, None, None))
+            self.cpu_queue.push(FunctionTask(None, None, None, 0))
 
     def _fail(self, error, node) -> None:
         with self.lock:
@@ -161,19 +165,21 @@ class FunctionTask:
     """A ready node with its input buffer, waiting in a :class:`ReadyQueue` (PyTorch's
     ``NodeTask``). One without a node only wakes the thread that pops it."""
 
-    __slots__ = ("task", "node", "inputs")
+    __slots__ = ("task", "node", "inputs", "k")
 
-    def __init__(self, task, node, inputs):
-        self.task, self.node, self.inputs = task, node, inputs
+    def __init__(self, task, node, inputs, k):
+        self.task, self.node, self.inputs, self.k = task, node, inputs, k
 
     def __lt__(self, other) -> bool:
         """PyTorch's ``CompareNodeTaskTime``: ``a < b`` when ``a`` runs first. Wake-ups
-        first, then the more deeply nested backward call, then the higher ``sequence_nr``."""
+        first, then the more deeply nested backward call, then the higher ``sequence_nr``,
+        then (a tie) the one made ready first."""
         if self.node is None or other.node is None:
             return self.node is None and other.node is not None
         if self.task.depth != other.task.depth:
             return self.task.depth > other.task.depth
-        return self.node.sequence_nr > other.node.sequence_nr
+        a, b = self.node.sequence_nr, other.node.sequence_nr
+        return a > b if a != b else self.k < other.k
 
 
 class ReadyQueue:
@@ -271,9 +277,9 @@ def _run_on_caller(task):
     """See NOTE [Everything on the CPU]: one heap, this thread, nothing to wait for."""
     heap, root = task.heap, task.root
     heappop, push = heapq.heappop, functools.partial(heapq.heappush, heap)
-    heap.append((-root.sequence_nr, root, [None]))
+    heap.append((-root.sequence_nr, next(task.pushes), root, [None]))
     while heap:
-        _, node, grads = heappop(heap)
+        _, _, node, grads = heappop(heap)
         try:
             _evaluate(task, node, grads, push)
         except Exception as e:
@@ -287,7 +293,7 @@ def _run_on_devices(task):
     """See NOTE [One ready queue per device]: this thread works its CPU queue until done."""
     task.cpu_queue = queue = _local_queue()
     task.outstanding_tasks = 1
-    queue.push(FunctionTask(task, task.root, [None]))  # GraphRoot's buffer is on the CPU
+    queue.push(FunctionTask(task, task.root, [None], next(task.pushes)))  # GraphRoot: on the CPU
     try:
         _work(queue, task)
     except BaseException as e:  # e.g. KeyboardInterrupt while waiting: skip what is left
@@ -313,18 +319,19 @@ def _work(queue, task=None):
                 owner._fail(e, ft.node)
             finally:
                 _modes.grad = grad_mode
-        for _, nxt, inputs in ready:
+        for _, k, nxt, inputs in ready:
             # PyTorch picks the queue by the device of the gradients in the buffer; ours may
             # be numpy arrays on a simulated device, so we read it off the node (the same)
             device = nxt.device
             target = owner.cpu_queue if device.type == "cpu" else _device_queue(device)
-            target.push(FunctionTask(owner, nxt, inputs))
+            target.push(FunctionTask(owner, nxt, inputs, k))
         owner._finish_one(queue, len(ready))
 
 
 def _evaluate(task, node, grads, push):
     """Run one node (hooks, the node, post-hooks); deliver its gradients, under the task's
-    lock, and ``push((-sequence_nr, node, inputs))`` each node that became ready."""
+    lock, and ``push((-sequence_nr, k, node, inputs))`` each node that became ready (``k``
+    counts them: nodes of equal number, AccumulateGrads, run first in, first out)."""
     obs = task.observer
     if node._tensor_hooks or node._pre_hooks or node._retained or task.captures:
         grads = _before_node(task, node, grads)
@@ -342,7 +349,7 @@ def _evaluate(task, node, grads, push):
             outs = _after_node(task, node, grads, outs)
         if task.anomaly:
             _check_nan(node, outs)
-    deps, buffers, lock = task.dependencies, task.not_ready, task.lock
+    deps, buffers, lock, pushes = task.dependencies, task.not_ready, task.lock, task.pushes
     if lock is not None:  # None when one thread runs the whole task (NOTE [Everything on ...])
         lock.acquire()
     try:
@@ -360,7 +367,7 @@ def _evaluate(task, node, grads, push):
                 obs.gradient_arrived(task, nxt, nr, g, summed)
             left = deps[nxt] = deps[nxt] - 1
             if left == 0:
-                push((-nxt.sequence_nr, nxt, buffers.pop(nxt)))
+                push((-nxt.sequence_nr, next(pushes), nxt, buffers.pop(nxt)))
                 if obs is not None:
                     obs.node_ready(task, nxt)
         # END SOLUTION

@@ -12,20 +12,12 @@ NOTE [Saved outputs and reference cycles]
     ``create_graph=True`` backward needs one. Saved *inputs* are held as tensors: they point
     at earlier nodes only, so no cycle forms. Likewise a leaf holds its ``AccumulateGrad`` node
     only weakly, while the node holds the leaf (``.variable``).
-
-NOTE [AccumulateGrad runs first]
-    Among ready nodes the engine runs the highest ``sequence_nr`` first. PyTorch gives every
-    ``AccumulateGrad`` the largest possible number (``UINT64_MAX``; here ``sys.maxsize``), so a
-    leaf's gradient lands in ``.grad`` as soon as it is complete, before any other ready node
-    runs. Two AccumulateGrad nodes ready at once tie: nodes compare by run priority only
-    (:meth:`Node.__lt__`), so the heap treats them as equal, as PyTorch's does.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-import sys
 import threading
 import traceback
 import weakref
@@ -35,12 +27,11 @@ from ..ops import RAW
 
 __all__ = [
     "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "SavedTensor",
-    "RemovableHandle", "accumulate_into",
+    "RemovableHandle", "MAX_SEQUENCE_NR", "accumulate_into", "place",
 ]  # fmt: skip
 
 _sequence = itertools.count()
 CPU = parse_device("cpu")
-ACCUMULATE_PRIORITY = sys.maxsize  # see NOTE [AccumulateGrad runs first]
 
 
 class DEVICES:
@@ -81,7 +72,8 @@ class Node:
 
     Attributes:
         next_functions: one ``(node or None, input_nr)`` per forward input.
-        sequence_nr: creation order; the engine runs the ready node with the highest first.
+        sequence_nr: creation order; the engine runs the ready node with the highest first
+            (``AccumulateGrad``: the largest number, see NOTE [AccumulateGrad runs first]).
         device: where the gradients this node receives live (its forward output's device);
             the engine runs the node on that device's ready queue.
     """
@@ -102,14 +94,6 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()} #{self.sequence_nr}>"
-
-    def __lt__(self, other: Node) -> bool:
-        """Run priority (PyTorch's ``CompareNodeTaskTime``): ``a < b`` when ``a`` runs first.
-
-        The ready queues are heaps of ``(-sequence_nr, node)``; this is consulted only when two
-        numbers tie (two AccumulateGrad nodes), and then says neither goes first.
-        """
-        return self.sequence_nr > other.sequence_nr
 
     num_outputs = 1  # how many forward outputs this node takes gradients for
 
@@ -237,17 +221,27 @@ def _tensor_functional():
     return TENSOR_F
 
 
+# NOTE [AccumulateGrad runs first]
+#     As in PyTorch, every AccumulateGrad node has the largest sequence number, 2**64 - 1
+#     (C's UINT64_MAX), not its creation number: the ready queue runs it as soon as it is ready,
+#     so a leaf's .grad is final as early as possible and its buffer is freed. Several
+#     AccumulateGrads can be ready at once; the engine runs such ties in the order they became
+#     ready (PyTorch's std::priority_queue leaves ties unordered: with three or more ready at
+#     once, its order among them can differ from ours).
+MAX_SEQUENCE_NR = 2**64 - 1
+
+
 class AccumulateGrad(Node):
     """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``.
 
-    Its ``sequence_nr`` is ``sys.maxsize``: see NOTE [AccumulateGrad runs first].
+    Its ``sequence_nr`` is :data:`MAX_SEQUENCE_NR` (see NOTE [AccumulateGrad runs first]).
     """
 
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        self.next_functions = ()
-        self.sequence_nr = ACCUMULATE_PRIORITY
+        self.next_functions = ()  # no Node.__init__: it takes no number from the sequence
+        self.sequence_nr = MAX_SEQUENCE_NR
         self.variable = variable
         if variable._device is not CPU:
             place(self, variable._device)

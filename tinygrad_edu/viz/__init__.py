@@ -3,6 +3,10 @@
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* PyTorch tensors draw too: ``draw(torch_tensor)`` walks its ``grad_fn`` graph
+  (:mod:`~tinygrad_edu.viz.torch_graph`) and draws it in the same style.
+* :func:`draw_backward_order` numbers each node by the order our engine runs it (for our
+  graphs and PyTorch's); :func:`torch_run_order` observes the order PyTorch runs.
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -20,6 +24,7 @@ from .draw import (
     format_array,
     render,
 )
+from .order import backward_order, draw_backward_order, torch_run_order
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -28,6 +33,9 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_backward_order",
+    "backward_order",
+    "torch_run_order",
     "render",
     "check_dot",
     "format_array",

@@ -37,6 +37,7 @@ import shutil
 
 import numpy as np  # display only: arrays are formatted as text
 
+from .torch_graph import is_torch_tensor, require_torch
 from .traverse import GraphData, collapse, eager_graph, symbolic_graph
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "format_array",
     "DotNotFoundError",
     "FONT",
+    "FORMS",
 ]
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -416,6 +418,8 @@ def add_eager(
                 for what, arr, shape in info["saved"]:
                     if what == "freed":
                         rows.append(("saved values freed (retain_graph=False)", [], "#b91c1c"))
+                    elif shape is None:  # a saved attribute, not a tensor (PyTorch's alpha...)
+                        rows.append((f"saved {what} = {arr}", [], "#64748b"))
                     elif arr is None:
                         rows.append((f"keeps shape of {what}: {_shape_text(shape)}", [], "#64748b"))
                     else:
@@ -464,8 +468,12 @@ def draw_eager(
 ):
     """Draw an eager backward graph: backward ops are boxes, arrows are where gradients go.
 
+    PyTorch tensors are drawn the same way, from their ``grad_fn`` graph: PyTorch's node names
+    (``MulBackward0``, ``AddmmBackward0``), its saved values (``_saved_self`` shows as
+    ``saved self``) and its leaves' ``.grad`` (``params=model.named_parameters()`` names them).
+
     Args:
-        tensors: the output Tensor(s); each needs a ``grad_fn``.
+        tensors: the output Tensor(s), ours or PyTorch's; each needs a ``grad_fn``.
         names, params: mappings name -> tensor naming leaves and outputs (else ``tensor.name``).
         show_saved: list in each box what the node keeps for backward (shapes, small values).
         highlight_after: colour nodes whose ``sequence_nr`` is larger (recorded later, e.g. by
@@ -512,8 +520,9 @@ def _is_symbolic(obj) -> bool:
 
 
 def draw(target, **kwargs):
-    """Draw a symbolic Node (or list of them) or an eager Tensor (or list): dispatches to
-    :func:`draw_symbolic` or :func:`draw_eager`, passing the keyword arguments on."""
+    """Draw a symbolic Node (or list of them), an eager Tensor or a PyTorch tensor (or a list
+    of one kind): dispatches to :func:`draw_symbolic` or :func:`draw_eager` (which draws
+    PyTorch's ``grad_fn`` graphs too), passing the keyword arguments on."""
     from ..eager import Tensor  # noqa: PLC0415
 
     if _is_symbolic(target):
@@ -521,40 +530,70 @@ def draw(target, **kwargs):
     items = target if isinstance(target, list | tuple) else [target]
     if items and all(isinstance(x, Tensor) for x in items):
         return draw_eager(target, **kwargs)
+    if items and all(is_torch_tensor(x) for x in items):
+        return draw_eager(target, **kwargs)
     raise TypeError(
-        f"draw: expected a symbolic Node or an eager Tensor (or a list of one kind), got "
-        f"{type(target).__name__}; build it with tinygrad_edu.symbolic.Variable or tg.tensor"
+        f"draw: expected a symbolic Node, an eager Tensor or a PyTorch tensor (or a list of one "
+        f"kind), got {type(target).__name__}; build it with tinygrad_edu.symbolic.Variable, "
+        "tg.tensor or torch.tensor"
     )
 
 
-def _run_both(fn, inputs):
-    """Run ``fn`` once symbolically and once eagerly; gradients in both engines."""
-    import tinygrad_edu as tg  # noqa: PLC0415
+FORMS = ("symbolic", "eager", "torch")
+_FORM_TITLES = {
+    "symbolic": "symbolic: tensors are nodes",
+    "eager": "eager: backward ops are nodes",
+    "torch": "PyTorch: its grad_fn graph",
+}
 
-    from ..symbolic import Executor, Variable, gradients  # noqa: PLC0415
 
+def _input_arrays(inputs) -> dict:
     if not inputs:
         raise ValueError("draw_both: pass the inputs as keywords, e.g. draw_both(fn, A=a, B=b)")
-    arrays = {
+    return {
         k: np.asarray(v, dtype=np.float32) if not hasattr(v, "dtype") else np.asarray(v)
         for k, v in inputs.items()
     }
+
+
+def _run_symbolic(fn, arrays):
+    """``fn`` on Variables; its gradient graph and every value, by an Executor."""
+    from ..symbolic import Executor, Variable, gradients  # noqa: PLC0415
+
     variables = {k: Variable(k, shape=a.shape, dtype=a.dtype.name) for k, a in arrays.items()}
     y = fn(**variables)
     grads = gradients(y, list(variables.values()))
     values = Executor([y, *grads]).run(
         dict(zip(variables.values(), arrays.values())), return_all=True
     )
+    return y, grads, values
+
+
+def _run_eager(fn, arrays, out_name="output"):
+    """``fn`` on our eager leaves (named by keyword), then backward (of ``sum`` if needed)."""
+    import tinygrad_edu as tg  # noqa: PLC0415
+
     leaves = {k: tg.tensor(a, requires_grad=True) for k, a in arrays.items()}
     for k, t in leaves.items():
         t.name = k
     out = fn(**leaves)
     if out.name is None:
-        out.name = y.name if len(y.name) <= 12 else "output"
+        out.name = out_name
     if out.grad_fn is None:
         raise ValueError("draw_both: the function's result does not depend on its inputs")
     out.backward(gradient=None if out.numel() == 1 else tg.ones_like(out), retain_graph=True)
-    return y, grads, values, out, leaves
+    return out, leaves
+
+
+def _run_torch(fn, arrays):
+    """``fn`` on PyTorch leaves (``requires_grad=True``), then backward (of ``sum`` if needed)."""
+    torch = require_torch("draw_both(..., forms=(..., 'torch'))")
+    leaves = {k: torch.tensor(a, requires_grad=True) for k, a in arrays.items()}
+    out = fn(**leaves)
+    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+        raise ValueError("draw_both: the function's result does not depend on its inputs")
+    out.backward(gradient=torch.ones_like(out), retain_graph=True)
+    return out, leaves
 
 
 def draw_both(
@@ -562,6 +601,7 @@ def draw_both(
     show_values: bool = False,
     show_saved: bool = False,
     max_nodes: int | None = DEFAULT_MAX_NODES,
+    forms=("symbolic", "eager"),
     **inputs,
 ):
     """Run ``fn`` in both engines and draw the two graph forms side by side.
@@ -572,35 +612,55 @@ def draw_both(
     backward graph after ``backward()`` (gradient of ``sum(y)`` when ``y`` is not a scalar, as
     ``gradients()`` does), with the leaves' ``.grad``.
 
+    ``forms`` picks the panels, in order, from ``"symbolic"``, ``"eager"`` and ``"torch"``
+    (``fn`` run on PyTorch tensors, its ``grad_fn`` graph drawn in the eager style, needs
+    PyTorch): ``forms=("eager", "torch")`` puts our backward graph next to PyTorch's.
+
     >>> from tinygrad_edu.viz.examples import seed, seed_inputs
     >>> dot = draw_both(seed, **seed_inputs())
     >>> "symbolic: tensors are nodes" in dot.source, "eager: backward ops are nodes" in dot.source
     (True, True)
     """
-    y, grads, values, out, leaves = _run_both(fn, inputs)
+    forms = (forms,) if isinstance(forms, str) else tuple(forms)
+    bad = [f for f in forms if f not in FORMS]
+    if bad or not forms or len(set(forms)) != len(forms):
+        raise ValueError(
+            f"draw_both: forms={forms!r}; pick one or more of {FORMS}, each once, e.g. "
+            "forms=('eager', 'torch')"
+        )
+    arrays = _input_arrays(inputs)
     g = _new_graph("both")
-    sym = collapse(symbolic_graph([y, *grads]), max_nodes)
-    with g.subgraph(name="cluster_symbolic") as c:
-        c.attr(
-            label=_legend(SYMBOLIC_LEGEND, "symbolic: tensors are nodes"),
-            labelloc="t",
-            style="rounded",
-            color="#94a3b8",
-            margin="12",
-        )
+    y_name = "output"
+    if "symbolic" in forms:
+        y, grads, values = _run_symbolic(fn, arrays)
         y_name = symbolic_graph([y]).nodes[0].label
-        labels = {gr: f"∂{y_name}/∂{k}" for k, gr in zip(inputs, grads)}
-        add_symbolic(c, sym, values if show_values else None, prefix="s_", labels=labels)
-    eag = collapse(eager_graph(out, dict(leaves)), max_nodes)
-    with g.subgraph(name="cluster_eager") as c:
-        c.attr(
-            label=_legend(EAGER_LEGEND, "eager: backward ops are nodes"),
-            labelloc="t",
-            style="rounded",
-            color="#94a3b8",
-            margin="12",
-        )
-        add_eager(c, eag, prefix="e_", show_saved=show_saved)
+        y_name = y_name if len(y_name) <= 12 else "output"
+    if "eager" in forms:
+        out, leaves = _run_eager(fn, arrays, y_name)
+        y_name = out.name
+    for form in forms:
+        if form == "symbolic":
+            data = collapse(symbolic_graph([y, *grads]), max_nodes)
+            labels = {gr: f"∂{y_name}/∂{k}" for k, gr in zip(inputs, grads)}
+        elif form == "eager":
+            data = collapse(eager_graph(out, dict(leaves)), max_nodes)
+        else:
+            t_out, t_leaves = _run_torch(fn, arrays)
+            data = collapse(eager_graph(t_out, {y_name: t_out, **t_leaves}), max_nodes)
+        legend = SYMBOLIC_LEGEND if form == "symbolic" else EAGER_LEGEND
+        with g.subgraph(name=f"cluster_{form}") as c:
+            c.attr(
+                label=_legend(legend, _FORM_TITLES[form]),
+                labelloc="t",
+                style="rounded",
+                color="#94a3b8",
+                margin="12",
+            )
+            prefix = {"symbolic": "s_", "eager": "e_", "torch": "p_"}[form]
+            if form == "symbolic":
+                add_symbolic(c, data, values if show_values else None, prefix, labels=labels)
+            else:
+                add_eager(c, data, prefix=prefix, show_saved=show_saved)
     return g
 
 

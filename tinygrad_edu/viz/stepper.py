@@ -302,8 +302,6 @@ class BackwardStepper:
         )
 
     def _finish_eager(self):
-        from ..eager import AccumulateGrad  # noqa: PLC0415
-
         n_run = len(self.frames) - 2
         out_name = self.data.node(self.data.outputs[0]).label
         seen = {f.queue for f in self.frames if f.kind == "run"}
@@ -337,18 +335,28 @@ class BackwardStepper:
             f.caption = self._eager_caption(f)
             before = self.frames[i - 1].lanes.get(f.queue, [])
             if len(before) > 1 and f.node is before[0]:
-                why = (
-                    "an AccumulateGrad outranks every other node (PyTorch's rule: a leaf's "
-                    "gradient lands as soon as it is complete)"
-                    if isinstance(f.node, AccumulateGrad)
-                    else "it was created last (highest sequence_nr)"
-                )
-                f.caption = (
-                    f"{len(before)} nodes were ready{' on this queue' if several else ''}; "
-                    f"{f.title} goes first: {why}. " + f.caption
-                )
+                f.caption = self._why_first(f, before, several) + f.caption
             if several:
                 f.caption = f"[{f.queue} queue, thread {f.thread!r}] " + f.caption
+
+    def _why_first(self, f, ready, several=False) -> str:
+        """Why ``f.node`` ran before the other ready nodes of its queue (see NOTE
+        [AccumulateGrad runs first] in ``eager/node.py``)."""
+        node = f.node
+        head = f"{len(ready)} nodes were ready{' on this queue' if several else ''}; "
+        ties = [n for n in ready if n is not node and n.sequence_nr == node.sequence_nr]
+        if ties:
+            others = ", ".join(self._tag(n) for n in ties)
+            return (
+                f"{head}{f.title} and {others} tie on sequence_nr (every AccumulateGrad has the "
+                f"largest, 2**64 - 1); {f.title} became ready first, so it goes first. "
+            )
+        if hasattr(node, "variable"):
+            return (
+                f"{head}{f.title} goes first: every AccumulateGrad has the largest sequence_nr, "
+                "2**64 - 1, so a leaf's gradient is added as soon as it is complete. "
+            )
+        return f"{head}{f.title} was created last (highest sequence_nr), so it goes first. "
 
     def _eager_caption(self, f) -> str:
         node = f.node
