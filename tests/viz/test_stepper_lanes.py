@@ -38,6 +38,7 @@ def test_frames_record_queue_and_thread():
     st = viz.BackwardStepper.record(loss, names=names)
     runs = [f for f in st.frames if f.kind == "run"]
     assert len(st.frames) == len(ran.nodes) + 2
+
     def ids(nodes):  # each backward call makes its own GraphRoot
         return sorted(id(n) for n in nodes if n.name() != "GraphRoot")
 
