@@ -172,6 +172,22 @@ def test_each_node_runs_on_its_devices_worker_thread():
     assert {q for _, q, _ in where.ran} == {"cpu", "sim:0", "sim:1"}
 
 
+def test_graph_task_state_after_a_cross_device_backward():
+    loss, _ = _cross_device()
+    tasks = []
+
+    class Keep(Observer):
+        def begin(self, task):
+            tasks.append(task)
+
+    with observe(Keep()):
+        _within(loss.backward)
+    (task,) = tasks
+    assert {str(d) for d in task.devices} == {"sim:0", "sim:1"}
+    assert task.outstanding_tasks == 0 and task.wait(timeout=1) and task.exception is None
+    assert not task.not_ready and not task.ready and all(v == 0 for v in task.dependencies.values())
+
+
 def test_workers_start_once_per_device_and_are_reused():
     _within(_cross_device()[0].backward)
     before = engine.worker_threads()

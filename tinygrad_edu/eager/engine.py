@@ -115,18 +115,19 @@ class GraphTask:
         self.not_done = threading.Condition(self.lock) if self.devices else None
         self.outstanding_tasks, self.exception = 0, None
         self.heap, self.cpu_queue, self.depth, self.observer = [], None, 0, None
-        self.pushes = itertools.count()  # k: ties (AccumulateGrads) run first in, first out
+        self.pushes = itertools.count()  # k: equal sequence_nr (AccumulateGrads) run in order
 
     def _runs(self, node) -> bool:
         return self.exec_nodes is None or node in self.exec_nodes
 
     def queued(self) -> list:
-        """``(queue device, node, inputs)`` for each of this task's ready nodes, next first."""
+        """``(queue device, k, node, inputs)`` for each of this task's ready nodes, each
+        queue's next first (``k`` counts the nodes made ready: see ``pushes``)."""
         if not self.devices:
-            return [("cpu", n, inputs) for _, _, n, inputs in sorted(self.heap)]
+            return [("cpu", k, n, inputs) for _, k, n, inputs in sorted(self.heap)]
         queues = [self.cpu_queue, *(_workers.get(d) for d in sorted(self.devices, key=str))]
         return [
-            (str(q.device), ft.node, ft.inputs)
+            (str(q.device), ft.k, ft.node, ft.inputs)
             for q in queues
             if q is not None
             for ft in q.snapshot()
@@ -135,9 +136,8 @@ class GraphTask:
 
     @property
     def ready(self) -> list:
-        """This task's ready nodes as ``(-sequence_nr, k, node)``, next first, over every
-        queue (``k`` counts the nodes made ready: equal numbers run first in, first out)."""
-        return [(-node.sequence_nr, k, node) for k, (_, node, _) in enumerate(self.queued())]
+        """This task's ready nodes as ``(-sequence_nr, k, node)``, over every queue."""
+        return [(-node.sequence_nr, k, node) for _, k, node, _ in self.queued()]
 
     def wait(self, timeout=None) -> bool:
         """Block until no task is outstanding (True), or ``timeout`` seconds passed (False)."""

@@ -135,7 +135,7 @@ class _Recorder:
         from ..eager.node import _leaf_lock  # noqa: PLC0415
 
         lanes = {}
-        for device, node, inputs in task.queued():
+        for device, _, node, inputs in task.queued():
             lanes.setdefault(device, []).append((node, inputs))
         if popped is not None:
             lanes.setdefault("cpu", []).insert(0, (popped, None))
