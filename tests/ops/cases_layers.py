@@ -5,6 +5,8 @@ The layer functions have different homes in the two engines (``tinygrad_edu.symb
 nodes, ``tinygrad_edu.nn.functional`` applies ops to tensors), so each build goes through
 :func:`_layers`, and the gradient ops, which have no public function, through :func:`_op`.
 Shapes stay tiny: central differences evaluate the function twice per input element.
+
+Import it through ``tests.ops.cases`` (which imports this module at its end).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from tests.ops.cases import Case, Example, _distinct, _normal, _positive, _seeds
+from tests.ops.layer_configs import CONV_CONFIGS, POOL_CONFIGS
 
 __all__ = ["LAYER_CASES", "LAYER_SECOND_ORDER", "CONV_CONFIGS", "POOL_CONFIGS"]
 
@@ -53,25 +56,6 @@ def _const(M, a):
     import tinygrad_edu as tg
 
     return tg.tensor(a)
-
-
-# (N, C, H, W, O, kernel, stride, padding, dilation, groups): odd sizes, every parameter
-CONV_CONFIGS = [
-    (2, 2, 4, 5, 3, (3, 3), (1, 1), (1, 1), (1, 1), 1),
-    (1, 2, 5, 4, 2, (2, 3), (2, 1), (0, 1), (1, 1), 1),
-    (1, 2, 5, 5, 2, (2, 2), (1, 2), (1, 0), (2, 1), 2),
-    (2, 3, 3, 3, 3, (3, 1), (2, 2), (2, 0), (1, 1), 3),
-    (1, 1, 3, 4, 2, (3, 4), (1, 1), (0, 0), (1, 1), 1),  # the kernel covers the whole input
-]
-
-# (shape, kernel, stride, padding, dilation, ceil_mode)
-POOL_CONFIGS = [
-    ((2, 2, 4, 4), (2, 2), None, (0, 0), (1, 1), False),
-    ((1, 2, 5, 6), (3, 3), (2, 2), (1, 1), (1, 1), False),
-    ((1, 1, 5, 5), (2, 3), (2, 1), (1, 0), (1, 1), True),
-    ((2, 1, 6, 5), (2, 2), (1, 2), (0, 1), (2, 1), True),
-    ((1, 3, 3), (3, 2), (1, 1), (1, 0), (1, 1), False),  # unbatched (C, H, W)
-]
 
 
 def _conv_attrs(cfg):

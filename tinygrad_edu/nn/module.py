@@ -215,12 +215,15 @@ class Module:
             yield b
 
     def _state_items(self) -> list[tuple[str, Tensor]]:
-        """Parameters, then persistent buffers, by dotted name (what ``state_dict`` holds)."""
-        items = list(self.named_parameters())
+        """What ``state_dict`` holds, in PyTorch's order: module by module (depth first), its
+        parameters and then its persistent buffers, each tensor once."""
+        items, seen = [], set()
         for mod_name, mod in self.named_modules():
-            for name, b in mod._buffers.items():
-                if b is not None and name not in mod._non_persistent:
-                    items.append(((f"{mod_name}.{name}" if mod_name else name), b))
+            buffers = ((n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent)
+            for name, t in (*mod._parameters.items(), *buffers):
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    items.append(((f"{mod_name}.{name}" if mod_name else name), t))
         return items
 
     def apply(self, fn) -> Module:

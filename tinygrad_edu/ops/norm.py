@@ -151,6 +151,9 @@ class BatchNorm(Op):
 
         _, w, b, mean, var = _bn_inputs((x, *params), training, affine)
         axes = self._axes(nd)
+        if training and x.shape[1] and math.prod(x.shape) // x.shape[1] == 1:
+            self.shape(tuple(x.shape), *(tuple(p.shape) for p in params), training=training,
+                       affine=affine)  # fmt: skip  (raises: one value per channel)
         if training:
             y = _normalize(xp, x, axes, eps)
         else:

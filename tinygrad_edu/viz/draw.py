@@ -37,8 +37,10 @@ import shutil
 
 import numpy as np  # display only: arrays are formatted as text
 
+from .modules import collapse_modules, module_groups, module_label
 from .torch_graph import is_torch_tensor, require_torch
-from .traverse import GraphData, collapse, eager_graph, symbolic_graph
+from .traverse import GraphData, eager_graph, symbolic_graph
+from .traverse import collapse as collapse_chains
 
 __all__ = [
     "draw",
@@ -70,6 +72,8 @@ COLORS = {
     "output": ("#fef08a", "#a16207"),
     "after": ("#fed7aa", "#c2410c"),
     "elision": ("#f8fafc", "#94a3b8"),
+    "module": ("#ede9fe", "#6d28d9"),
+    "cluster": ("#f8fafc", "#8b5cf6"),
 }
 EDGE_COLORS = {
     "forward": "#334155",
@@ -369,7 +373,7 @@ def draw_symbolic(
     >>> "Σ partial adjoints" in dot.source
     True
     """
-    data = collapse(symbolic_graph(nodes), max_nodes)
+    data = collapse_chains(symbolic_graph(nodes), max_nodes)
     roots = [data.node(i).ref for i in data.outputs]
     vals = _symbolic_values(roots, values, feed)
     g = _new_graph("symbolic")
@@ -388,12 +392,15 @@ def _eager_names(names, params):
 
 
 def add_eager(
-    g, data: GraphData, prefix="", show_saved=False, decorate=None, show_grad=True
+    g, data: GraphData, prefix="", show_saved=False, decorate=None, show_grad=True, shapes=False,
+    align_leaves=True,
 ) -> None:
     """Add the records of an eager backward graph to Digraph ``g`` (ids prefixed).
 
     ``decorate`` is as for :func:`add_symbolic`; ``show_grad=False`` leaves ``.grad`` out of
-    the leaf boxes (the stepper shows its own snapshot)."""
+    the leaf boxes (the stepper shows its own snapshot); ``shapes=True`` writes under each
+    backward op the shape of the forward result it belongs to (``64×16×28×28``);
+    ``align_leaves=False`` lets each leaf sit by its op instead of on one bottom row."""
     for rec in data.nodes:
         deco = decorate(rec) if decorate else {}
         extra, over = deco.get("rows", ()), deco.get("attrs", {})
@@ -402,6 +409,15 @@ def add_eager(
             fill, border = COLORS["elision"]
             attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
             g.node(nid, rec.label, **{**attrs, **over})
+            continue
+        if rec.kind == "module":  # a collapsed module: one box for all its ops
+            fill, border = COLORS["module"]
+            n = info["members"]
+            sub = f"{n} op{'s' if n != 1 else ''}"
+            if info.get("shape") is not None:
+                sub = f"{_shape_text(info['shape'])} · {sub}"
+            attrs = dict(shape="box", style="filled,rounded,bold", fillcolor=fill, color=border)
+            g.node(nid, _box_label(rec.label, sub, title_size=13), **{**attrs, **over})
             continue
         rows = []
         sub = None
@@ -412,8 +428,10 @@ def add_eager(
             if rec.kind == "output":
                 sub = f"{sub} · grad_fn={info['grad_fn'].name()}"
         elif rec.kind == "backward":
+            if shapes and info.get("out_shape") is not None:
+                sub = _shape_text(info["out_shape"])
             if info.get("collapsed"):
-                sub = f"chain of {info['collapsed']}"
+                sub = f"chain of {info['collapsed']}" + (f" · {sub}" if sub else "")
             if show_saved:
                 for what, arr, shape in info["saved"]:
                     if what == "freed":
@@ -446,7 +464,8 @@ def add_eager(
         title_size = 13 if rec.kind in ("backward", "accumulate") else 14
         title = deco.get("title", rec.label)
         g.node(nid, _box_label(title, sub, rows, title_size=title_size), **attrs)
-    _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "leaf"])
+    if align_leaves:
+        _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "leaf"])
     for e in data.edges:
         attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
         if e.kind == "accumulate":
@@ -465,6 +484,9 @@ def draw_eager(
     max_nodes: int | None = DEFAULT_MAX_NODES,
     legend: bool = True,
     title: str | None = None,
+    modules=None,
+    collapse=None,
+    shapes: bool | None = None,
 ):
     """Draw an eager backward graph: backward ops are boxes, arrows are where gradients go.
 
@@ -481,6 +503,14 @@ def draw_eager(
         max_nodes: collapse long chains / elide the rest beyond this many boxes (None: never).
         legend: add a colour legend.
         title: an optional title.
+        modules: an ``nn.Module`` (the network that computed ``tensors``): each of its layers'
+            ops is drawn inside one labelled box (a Graphviz cluster, nested like the
+            modules), so a network reads like its architecture; its parameters are named by
+            their dotted names.
+        collapse: with ``modules``, module names (or True for every top-level child) to draw
+            as a single box each, showing the output shape and how many ops it holds.
+        shapes: write under each backward op the shape of the forward result it belongs to
+            (``64×16×28×28``); by default on when ``modules`` is given.
 
     Raises:
         ValueError: for a tensor without ``grad_fn`` (the message says how to fix it).
@@ -493,15 +523,68 @@ def draw_eager(
     >>> dot.source.count("n1 -> n2")  # MulBackward -> AccumulateGrad of a, once per use
     2
     """
+    if modules is not None and not hasattr(modules, "named_modules"):
+        raise TypeError(f"draw: modules= expects an nn.Module (the network that computed the "
+                        f"output), got {type(modules).__name__}")  # fmt: skip
+    if modules is not None and params is None:
+        params = dict(modules.named_parameters())
     data = eager_graph(tensors, _eager_names(names, params), highlight_after)
-    data = collapse(data, max_nodes)
+    groups = module_groups(data, modules) if modules is not None else {}
+    if collapse:
+        if modules is None:
+            raise ValueError("draw: collapse= needs modules=, the network whose layers to collapse")
+        which = [n for n, _ in modules.named_children()] if collapse is True else list(collapse)
+        known = {n for n, _ in modules.named_modules() if n}
+        unknown = [n for n in which if n not in known]
+        if unknown:
+            raise ValueError(f"draw: collapse names {unknown} are not modules of the network "
+                             f"(its modules: {sorted(known)})")  # fmt: skip
+        data, groups = collapse_modules(data, groups, which, modules)
+    data = collapse_chains(data, max_nodes)
     g = _new_graph("eager")
-    add_eager(g, data, show_saved=show_saved)
+    add_eager(g, data, show_saved=show_saved, align_leaves=modules is None,
+              shapes=modules is not None if shapes is None else shapes)  # fmt: skip
+    if groups:
+        add_module_clusters(g, data, groups, modules)
     items = list(EAGER_LEGEND)
+    if groups:
+        items.append(("module (its ops)", COLORS["cluster"]))
+    if any(n.kind == "module" for n in data.nodes):
+        items.append(("collapsed module", COLORS["module"]))
     if any(n.info.get("after") for n in data.nodes):
         items.append(("recorded by backward (create_graph)", COLORS["after"]))
     _finish(g, legend and _legend(items, title), title)
     return g
+
+
+def add_module_clusters(g, data: GraphData, groups: dict, model, prefix: str = "") -> None:
+    """Put the records of each module into a labelled Graphviz cluster, nested as the modules
+    are (``features`` holds ``features.0`` ...). A node drawn earlier moves into the cluster
+    that mentions it."""
+    present = {r.id for r in data.nodes}
+    members: dict[str, list] = {}
+    for rid, name in groups.items():
+        if rid in present:
+            members.setdefault(name, []).append(rid)
+    names = set(members)
+    for name in list(names):  # the enclosing modules get boxes too
+        parts = name.split(".")
+        names.update(".".join(parts[:k]) for k in range(1, len(parts)))
+    fill, border = COLORS["cluster"]
+    order = {n: i for i, (n, _) in enumerate(model.named_modules())}  # registration order
+
+    def emit(parent_graph, name):
+        with parent_graph.subgraph(name="cluster_" + prefix + name.replace(".", "_")) as c:
+            c.attr(label=module_label(model, name), labeljust="l", labelloc="t", style="rounded,"
+                   "filled", fillcolor=fill, color=border, fontsize="12", fontcolor=border,
+                   margin="10")  # fmt: skip
+            for rid in members.get(name, ()):
+                c.node(prefix + rid)
+            for child in sorted((n for n in names if n.rpartition(".")[0] == name), key=order.get):
+                emit(c, child)
+
+    for top in sorted((n for n in names if "." not in n), key=order.get):
+        emit(g, top)
 
 
 def _finish(g, legend_label, title):
@@ -640,13 +723,13 @@ def draw_both(
         y_name = out.name
     for form in forms:
         if form == "symbolic":
-            data = collapse(symbolic_graph([y, *grads]), max_nodes)
+            data = collapse_chains(symbolic_graph([y, *grads]), max_nodes)
             labels = {gr: f"∂{y_name}/∂{k}" for k, gr in zip(inputs, grads)}
         elif form == "eager":
-            data = collapse(eager_graph(out, dict(leaves)), max_nodes)
+            data = collapse_chains(eager_graph(out, dict(leaves)), max_nodes)
         else:
             t_out, t_leaves = _run_torch(fn, arrays)
-            data = collapse(eager_graph(t_out, {y_name: t_out, **t_leaves}), max_nodes)
+            data = collapse_chains(eager_graph(t_out, {y_name: t_out, **t_leaves}), max_nodes)
         legend = SYMBOLIC_LEGEND if form == "symbolic" else EAGER_LEGEND
         with g.subgraph(name=f"cluster_{form}") as c:
             c.attr(

@@ -237,6 +237,18 @@ def _saved_info(node) -> list:
     return out
 
 
+def _output_shape(node):
+    """The shape of the forward result a backward node belongs to, from its op's shape rule
+    (None for nodes without one, such as custom Functions)."""
+    op, shapes = getattr(node, "op", None), getattr(node, "shapes", None)
+    if op is None or shapes is None:
+        return None
+    try:
+        return tuple(op.shape(*shapes, **node.attrs))
+    except Exception:  # a drawing never fails over a caption
+        return None
+
+
 def _is_accumulate(node) -> bool:
     from ..eager.node import AccumulateGrad  # noqa: PLC0415
 
@@ -340,6 +352,7 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         else:
             info["saved"] = _saved_info(node)
             info["inputs"] = len(node.next_functions)
+            info["out_shape"] = _output_shape(node)
             records.append(NodeRecord(ids[node], "backward", node.name(), node, info))
     for k, t in enumerate(outs):
         edges.append(EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output"))
