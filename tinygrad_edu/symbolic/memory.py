@@ -49,14 +49,15 @@ from dataclasses import dataclass
 
 from ..ops.linalg import matrix_transpose
 
-__all__ = ["MemoryPlan", "Replay", "out_kernel", "supports_out", "liveness", "VIEW_OPS"]
+__all__ = ["MemoryPlan", "Replay", "out_kernel", "supports_out", "liveness", "VIEW_OPS",
+           "UFUNCS"]  # fmt: skip
 
 # ops whose kernel is one ufunc that takes ``out=``: op name -> the array namespace's function
-_UFUNCS = {
+UFUNCS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative",
     "exp": "exp", "log": "log", "tanh": "tanh", "maximum": "maximum",
 }  # fmt: skip
-_IN_PLACE = set(_UFUNCS) | {"relu", "relu_grad"}  # may write over an input of the same shape
+_IN_PLACE = set(UFUNCS) | {"relu", "relu_grad"}  # may write over an input of the same shape
 # ops whose result may share memory with their first input (a view, or the input itself)
 VIEW_OPS = {
     "reshape", "transpose", "expand_dims", "broadcast_to", "getitem", "sum_to", "tuple_get",
@@ -236,7 +237,7 @@ def out_kernel(xp, node, args):
     ``write(buffer)``, else None. Only plain float math qualifies: every array argument of one
     floating dtype, the others Python numbers."""
     name = node.op.name
-    if name not in _UFUNCS and name not in ("matmul", "relu", "relu_grad"):
+    if name not in UFUNCS and name not in ("matmul", "relu", "relu_grad"):
         return None
     arrays = [a for a in args if hasattr(a, "dtype")]
     if not arrays or any(not isinstance(a, int | float) for a in args if not hasattr(a, "dtype")):
@@ -258,5 +259,5 @@ def out_kernel(xp, node, args):
     if name == "relu_grad":
         y, g = args
         return shape, dtype, lambda out: xp.multiply(g, y > 0, out=out)
-    fn = getattr(xp, _UFUNCS[name])
+    fn = getattr(xp, UFUNCS[name])
     return shape, dtype, lambda out: fn(*args, out=out)
