@@ -187,6 +187,9 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             else:
                 expr = _expression(node, args, env, name)
             lines.append(f"    {name} = {expr}  # {_comment(node)}")
+            if replay is not None and replay.adopt[k] is not None:  # its new array: a buffer
+                allocated.add(replay.adopt[k])
+                lines.append(f"    b{replay.adopt[k]} = {name}")
         dead = [names[d] for d in frees[k] if not _is_literal(names[d])]
         if replay is not None:
             dead += [f"b{d}" for d in replay.drops[k]]
@@ -197,13 +200,8 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
 
 
 def _out_expression(node: Node, args, buffer: str) -> str:
-    """The call that computes ``node`` into ``buffer`` (the ops :func:`out_kernel` plans)."""
+    """The call that computes ``node`` into ``buffer`` (as :func:`memory.write_out`)."""
     name = node.op.name
-    if name == "matmul":
-        a, b = args
-        a = f"_mT(xp, {a})" if node.attrs.get("trans_A") else a
-        b = f"_mT(xp, {b})" if node.attrs.get("trans_B") else b
-        return f"xp.matmul({a}, {b}, out={buffer})"
     if name == "relu":
         return f"xp.maximum({args[0]}, 0.0, out={buffer})"
     if name == "relu_grad":
