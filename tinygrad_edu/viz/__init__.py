@@ -3,6 +3,8 @@
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* :func:`frames`, :func:`slider` and :func:`stepper_frames` show pictures one at a time under
+  a slider and a play button that need no kernel (they work on static pages too).
 * ``draw(loss, modules=model)`` boxes each layer's ops (:mod:`~tinygrad_edu.viz.modules`);
   :func:`draw_im2col` pictures how a convolution becomes one matrix product.
 * PyTorch tensors draw too: ``draw(torch_tensor)`` walks its ``grad_fn`` graph
@@ -27,8 +29,10 @@ from .draw import (
     render,
 )
 from .im2col import draw_im2col, im2col_matrix
+from .memory_plan import draw_memory_plan
 from .modules import collapse_modules, module_groups
 from .order import backward_order, draw_backward_order, torch_run_order
+from .player import Frames, frames, slider, stepper_frames
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -37,6 +41,7 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_memory_plan",
     "draw_backward_order",
     "backward_order",
     "torch_run_order",
@@ -46,6 +51,10 @@ __all__ = [
     "DotNotFoundError",
     "BackwardStepper",
     "Frame",
+    "Frames",
+    "frames",
+    "slider",
+    "stepper_frames",
     "examples",
     "symbolic_graph",
     "eager_graph",
