@@ -53,8 +53,7 @@ def _graphs(size: str):
     """name -> (build, run): ``build()`` makes the forward graph, ``run(g)`` its backward."""
     n_small, n_deep = (1000, 100_000) if size == "full" else (30, 2_000)
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
-    x, onehot = cases._mlp_data(size)[0], cases._mlp_data(size)[2]
-    w1, w2 = cases._mlp_data(size)[3:]
+    x, _, onehot, w1, w2 = cases._mlp_data(size)
     xt, yt = tg.tensor(x), tg.tensor(onehot)
     W1, W2 = tg.tensor(w1, requires_grad=True), tg.tensor(w2, requires_grad=True)
 
