@@ -132,6 +132,23 @@ def test_leaf_on_a_device_gets_its_grad_there():
     np.testing.assert_allclose(w.grad.numpy(), [2.0, -4.0])
 
 
+def test_hooks_and_retained_grads_see_their_device():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to("sim:0") * 2
+    y.retain_grad()
+    seen = []
+    y.grad_fn.register_prehook(lambda gs: seen.append(("pre", gs[0].device)))
+    y.grad_fn.register_hook(lambda gins, gouts: seen.append(("post", gins[0].device)))
+    y.grad_fn.next_functions[0][0].register_hook(
+        lambda gins, gouts: seen.append(("copy back", gins[0].device, gouts[0].device))
+    )
+    _within(lambda: (y.cpu() * 3).sum().backward())
+    assert y.grad.device == "sim:0" and x.grad.device == "cpu"
+    assert seen == [("pre", "sim:0"), ("post", "sim:0"), ("copy back", "cpu", "sim:0")]
+    np.testing.assert_allclose(y.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+
+
 def test_backward_gradient_on_the_wrong_device_is_an_error():
     y = tg.tensor([1.0, 2.0], requires_grad=True, device="sim:0") * 2
     with pytest.raises(RuntimeError, match="gradient is on cpu but the output is on sim:0"):
