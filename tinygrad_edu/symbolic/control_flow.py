@@ -136,7 +136,11 @@ class _While(Op):
         saved = [c for c in grad_body.captures if c.block is body]
         outer = [c for c in grad_body.captures if c.block is not body]
         grad_body.captures = tuple(saved + outer)
-        # NOTE [Saved values]: the forward loop pushes these every iteration from now on
+        # NOTE [Saved values]: the gradient decides what the forward loop must keep, after the
+        # forward node exists (TensorFlow 1 inserts its stack pushes into the forward body the
+        # same way). So this mutates the forward node's ``saves``: from now on every run of
+        # the loop pushes these values. Executors and compiled code read a node's attributes
+        # at each run (codegen binds the attrs dict itself), so they see the change.
         out.attrs["saves"] = tuple(dict.fromkeys(tuple(saves) + tuple(saved)))
         stack = _tuple_get(out, m, "stack")
         start = [g[i] if i in g else apply_op("zeros_like", _tuple_get(out, i)) for i in range(m)]
