@@ -258,6 +258,10 @@ def while_loop(cond_fn, body_fn, loop_vars, maximum_iterations: int | None = Non
         raise ValueError(f"while_loop: cond_fn must return one boolean node, got "
                          f"{len(cond_block.outputs)} values")  # fmt: skip
     _check_pred(cond_block.outputs[0], "while_loop")
+    if maximum_iterations is None and not _reaches(cond_block.outputs[0], cond_block.params):
+        raise ValueError("while_loop: the condition does not depend on the loop variables, so "
+                         "the loop would run forever (or never); compute it from cond_fn's "
+                         "arguments, or pass maximum_iterations=")  # fmt: skip
     body_block, _ = _trace(body_fn, init, "while body")
     if len(body_block.outputs) != len(init):
         raise ValueError(f"while_loop: body_fn must return {len(init)} values (one per loop "
@@ -295,6 +299,19 @@ def _trace(fn, templates, what, visible=(), prefix=""):
     block.params, block.outputs = params, outputs
     block.captures = _free_nodes(block)
     return block, one
+
+
+def _reaches(node: Node, targets) -> bool:
+    """Does ``node`` depend on any of ``targets`` (walking back through its inputs)?"""
+    targets, seen, stack = set(targets), set(), [node]
+    while stack:
+        n = stack.pop()
+        if n in targets:
+            return True
+        if n not in seen:
+            seen.add(n)
+            stack.extend(n.inputs)
+    return False
 
 
 def _arg_names(fn, templates) -> list:
