@@ -217,6 +217,32 @@ def test_workers_start_once_per_device_and_are_reused():
     assert len(names) == len(set(names)), f"a device got two workers: {names}"
 
 
+def _child_backward(conn):
+    loss, params = _cross_device()
+    loss.backward()
+    conn.send([p.grad.numpy() for p in params])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_workers():
+    import multiprocessing
+
+    _within(_cross_device()[0].backward)  # the parent's workers exist before the fork
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_child_backward, args=(there,))
+    child.start()
+    child.join(TIMEOUT)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("a cross-device backward in a forked child hung")
+    assert child.exitcode == 0 and here.poll(1)
+    loss, params = _cross_device()
+    loss.backward()
+    for got, p in zip(here.recv(), params):
+        np.testing.assert_allclose(got, p.grad.numpy())
+
+
 def test_a_cpu_only_graph_stays_on_the_calling_thread():
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     where = _Where()

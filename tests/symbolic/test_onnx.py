@@ -134,6 +134,37 @@ def test_cond_and_while_become_if_and_loop(tmp_path):
     assert {n.op_type for n in model.graph.node} >= {"If", "Loop"}
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_random_graphs_with_broadcasting_and_python_numbers(seed, tmp_path):
+    """Numpy's dtype rules (a Python number takes its partner's dtype; float32 with float64
+    gives float64) and broadcasting, reproduced in ONNX, where nothing is implicit."""
+    rng = np.random.default_rng(seed)
+    a, b, c = Variable("a"), Variable("b"), Variable("c")
+    pool = [a, b, c, constant(1.0), constant(0.0), constant(2.0)]
+    unary = [lambda u: -u, lambda u: u.tanh(), lambda u: u.exp() * 0.1, api.ones_like,
+             api.zeros_like, lambda u: u.sum(axis=0, keepdims=True), lambda u: u.sigmoid()]
+    binary = [lambda u, v: u + v, lambda u, v: u - v, lambda u, v: u * v, api.sum_to,
+              api.broadcast_to, api.maximum]  # fmt: skip
+    feed = {a: rng.normal(size=(3, 4)).astype(np.float32),
+            b: rng.normal(size=(3, 1)).astype(np.float32), c: rng.normal(size=(4,))}  # fmt: skip
+    while len(pool) < 22:
+        try:
+            if rng.random() < 0.4:
+                node = unary[rng.integers(len(unary))](pool[rng.integers(len(pool))])
+            else:
+                u, v = (pool[k] for k in rng.integers(len(pool), size=2))
+                node = binary[rng.integers(len(binary))](u, v)
+            Executor([node]).run({k: v for k, v in feed.items() if k in
+                                  Executor([node]).variables})  # fmt: skip
+        except Exception:
+            continue  # shapes that do not fit: draw again
+        pool.append(node)
+    y = pool[-1] * a + pool[-2]
+    outs = [y, *gradients(y.sum(), [a, b, c])]
+    used = set(Executor(outs).variables)
+    _roundtrip(outs, {k: v for k, v in feed.items() if k in used}, tmp_path, rtol=1e-4)
+
+
 def test_clear_errors(tmp_path, monkeypatch):
     x = Variable("x", shape=(3,), dtype="float64")
     _, v = while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), (0, x))

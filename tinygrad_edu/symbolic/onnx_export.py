@@ -184,23 +184,28 @@ class _Export:
         return name, self.onnx.helper.make_node(op_type, inputs, [name], **attrs)
 
     def args(self, node: Node) -> list:
-        """Input names; weak Python numbers become constants of their partner's dtype."""
-        partner = next((i for i in node.inputs if not _is_weak(i)), None)
+        """Input names. A Python number takes the dtype numpy would give it: in elementwise
+        math, the other operand's (the result's, when known); elsewhere numpy's default."""
+        operands = node.inputs[1:] if node.op.name == "where" else node.inputs
+        partner = next((i for i in operands if not _is_weak(i)), None)
+        elementwise = node.op.name in _UNIFY
         out, extra = [], []
         for inp in node.inputs:
-            if _is_weak(inp):
-                dtype = self.dtype(partner) if partner is not None else None
-                if dtype is None and partner is None:
-                    dtype = _np.asarray(inp.attrs["value"]).dtype
-                if dtype is not None:
-                    out.append(self.const(inp.attrs["value"], "c", dtype))
-                else:  # a dtype known only at run time: cast like the partner
-                    c = self.const(inp.attrs["value"], "c", _np.float64)
+            if not _is_weak(inp):
+                out.append(self.ref(inp))
+                continue
+            value = inp.attrs["value"]
+            dtype = _np.asarray(value).dtype
+            if elementwise and partner is not None:
+                known = None if node.op.name in _COMPARE else self.dtype(node)
+                dtype = known or self.dtype(partner)
+                if dtype is None:  # known only at run time: cast like the partner
+                    c = self.const(value, "c", _np.float64)
                     name, cast = self.node("CastLike", [c, self.ref(partner)], "c_like")
                     extra.append(cast)
                     out.append(name)
-            else:
-                out.append(self.ref(inp))
+                    continue
+            out.append(self.const(value, "c", dtype))
         self._pending = extra
         return out
 
@@ -235,7 +240,9 @@ class _Export:
         casts = []
         for k in range(first, len(args)):
             inp = node.inputs[k]
-            if target is not None and not _is_weak(inp) and self.dtype(inp) not in (None, target):
+            have = None if _is_weak(inp) else self.dtype(inp)
+            # NOTE: not `have not in (None, target)`: numpy's dtype('float64') == None holds
+            if target is not None and have is not None and have != target:
                 to = self.onnx.helper.np_dtype_to_tensor_dtype(target)
                 args[k], cast = self.node("Cast", [args[k]], "cast", to=to)
                 casts.append(cast)
@@ -279,6 +286,9 @@ class _Export:
     def _reduce(self, node, args, op_type):
         axis, keep = node.attrs.get("axis"), int(bool(node.attrs.get("keepdims")))
         rank = len(self.need_shape(node.inputs[0], op_type)) if axis is not None else 0
+        if axis is not None and rank == 0:  # numpy lets axis 0 reduce a 0-d array: a no-op
+            name, n = self.node("Identity", args, op_type.lower())
+            return [n], name
         axes = None if axis is None else [a % max(rank, 1) for a in _as_tuple(axis)]
         if op_type == "ReduceSum":
             inputs = args + ([self.const(axes, "axes", _np.int64)] if axes is not None else [])
