@@ -80,11 +80,11 @@ def test_forward_values_and_recorded_graph():
     a, b = _t(av), _t(bv)
     y = a * b + a
     np.testing.assert_allclose(y.numpy(), av * bv + av)
-    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "AddBackward"
+    assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "AddBackward0"
     mul_node, _ = y.grad_fn.next_functions[0]
-    assert mul_node.name() == "MulBackward"
+    assert mul_node.name() == "MulBackward0"
     leaves = [n.variable for n, _ in mul_node.next_functions]
-    assert leaves[0] is a and leaves[1] is b, "MulBackward's edges lead to a's and b's leaves"
+    assert leaves[0] is a and leaves[1] is b, "MulBackward0's edges lead to a's and b's leaves"
 
 
 @pytest.mark.task("A2.0")
@@ -123,7 +123,7 @@ def test_dependency_counting_is_iterative():
     for _ in range(5000):
         y = y * 1.0
     deps, _ = _count_dependencies(y.grad_fn, False)
-    assert len(deps) == 5000, "5000 nodes below the root: 4999 MulBackward and AccumulateGrad"
+    assert len(deps) == 5000, "5000 nodes below the root: 4999 MulBackward0 and AccumulateGrad"
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ def test_fan_in_gradients_are_summed_before_the_node_runs():
     xv = np.array([0.3, -0.8])
     x = _t(xv)
     h = x.exp()
-    loss = (h * h + h * 3).sum()  # h feeds two MulBackward nodes
+    loss = (h * h + h * 3).sum()  # h feeds two MulBackward0 nodes
     rec = _Recorder()
     with observe(rec):
         loss.backward()
@@ -178,7 +178,7 @@ def test_fan_in_gradients_are_summed_before_the_node_runs():
         grad_h,
         2 * np.exp(xv) + 3,
         rtol=1e-12,
-        err_msg="ExpBackward must receive dL/dh = 2h + 3, the sum of both uses",
+        err_msg="ExpBackward0 must receive dL/dh = 2h + 3, the sum of both uses",
     )
     np.testing.assert_allclose(x.grad.numpy(), (2 * np.exp(xv) + 3) * np.exp(xv), rtol=1e-12)
 
@@ -329,7 +329,7 @@ def test_backward_frees_saved_values():
     z = x.exp()
     y = z * x
     node = y.grad_fn
-    assert node.saved, "MulBackward saves its inputs"
+    assert node.saved, "MulBackward0 saves its inputs"
     y.sum().backward()
     assert node.saved == () and node.saved_out is None, (
         "after backward() without retain_graph, a node must drop what it saved"

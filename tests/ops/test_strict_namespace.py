@@ -18,6 +18,7 @@ _pos = _rng.uniform(0.5, 2.0, (3, 4))
 _m1, _m2 = _rng.standard_normal((2, 3, 4)), _rng.standard_normal((4, 5))
 _probs = np.exp(_a) / np.exp(_a).sum(-1, keepdims=True)
 _rows = np.array([0, 2, 0])
+_idx = np.array([[0, 3], [1, 1], [2, 0]])
 
 # op name -> (inputs, attrs)
 EXAMPLES = {
@@ -53,7 +54,8 @@ EXAMPLES = {
     "sum_to": ((_m1,), {"shape": (3, 1)}),
     "numel": ((_m1,), {"axis": (0, 1)}),
     "reshape": ((_m1,), {"shape": (4, -1)}),
-    "transpose": ((_m1,), {"axes": (2, 0, 1)}),
+    "permute": ((_m1,), {"axes": (2, 0, 1)}),
+    "transpose": ((_m1,), {"dim0": 0, "dim1": -1}),
     "broadcast_to": ((_b,), {"shape": (2, 3, 4)}),
     "expand_dims": ((_a,), {"axis": 1}),
     "getitem": ((_a,), {"index": (_rows, ...)}),
@@ -61,6 +63,49 @@ EXAMPLES = {
     "softmax": ((_a,), {"axis": 0}),
     "log_softmax": ((_a,), {"axis": -1}),
     "softmax_cross_entropy": ((_a, _probs), {}),
+    "pow_tensor": ((_pos, _a), {}),
+    "log1p": ((_pos,), {}),
+    "sqrt": ((_pos,), {}),
+    "rsqrt": ((_pos,), {}),
+    "sin": ((_a,), {}),
+    "cos": ((_a,), {}),
+    "abs": ((_a,), {}),
+    "sign": ((_a,), {}),
+    "erf": ((_a * 3,), {}),
+    "minimum": ((_a, _b), {}),
+    "clamp": ((_a,), {"min": -0.5, "max": 0.5}),
+    "clamp_tensor": ((_a, _b, _b + 1), {}),
+    "masked_fill": ((_a, _a > 0, np.asarray(0.5)), {}),
+    "logical_and": ((_a > 0, _b > 0), {}),
+    "logical_or": ((_a > 0, _b > 0), {}),
+    "logical_xor": ((_a > 0, _b > 0), {}),
+    "logical_not": ((_a > 0,), {}),
+    "bitwise_and": ((_a > 0, _b > 0), {}),
+    "bitwise_or": ((_a > 0, _b > 0), {}),
+    "bitwise_xor": ((_a > 0, _b > 0), {}),
+    "bitwise_not": ((_a > 0,), {}),
+    "min": ((_m1,), {"axis": (0, 2)}),
+    "max_dim": ((_m1,), {"dim": 1}),
+    "min_dim": ((_m1,), {"dim": -1, "keepdim": True}),
+    "argmax": ((_m1,), {"axis": 1}),
+    "argmin": ((_m1,), {}),
+    "var": ((_m1,), {"axis": (0, 1), "correction": 1}),
+    "std": ((_m1,), {"axis": 2, "correction": 0, "keepdims": True}),
+    "cumsum": ((_m1,), {"dim": 1}),
+    "squeeze": ((_b,), {"dim": 0}),
+    "flatten": ((_m1,), {"start_dim": 1}),
+    "repeat": ((_b,), {"repeats": (2, 1, 3)}),
+    "cat": ((_a, _b), {"dim": 0}),
+    "stack": ((_a, _a), {"dim": 1}),
+    "setitem": ((_a, _b[0]), {"index": (slice(1, None), Ellipsis)}),
+    "gather": ((_a, _idx), {"dim": 1}),
+    "gather_grad": ((_idx * 1.5, _idx), {"shape": (3, 4), "dim": 1}),
+    "leaky_relu": ((_a,), {"negative_slope": 0.1}),
+    "gelu": ((_a,), {"approximate": "none"}),
+    "softplus": ((_a,), {"beta": 2.0}),
+    "nll_loss": ((_a, _rows), {"weight": _pos[0], "reduction": "mean"}),
+    "nll_loss_grad": ((_pos[0, :3], _rows), {"shape": (3, 4), "reduction": "none"}),
+    "one_hot": ((_rows,), {"num_classes": 4}),
 }
 
 

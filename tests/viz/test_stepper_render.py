@@ -79,7 +79,7 @@ def test_frames_track_engine_state():
 def test_frame_drawing_shows_state():
     loss, _ = _fresh_seed()
     st = viz.BackwardStepper.record(loss)
-    i = next(k for k, f in enumerate(st.frames) if f.title == "MulBackward")
+    i = next(k for k, f in enumerate(st.frames) if f.title == "MulBackward0")
     src = st.draw(i).source
     assert "running" in src and "queue #1" in src and "ready queue (next first)" in src
     assert "waits for 1 gradient" in src and "done" in src

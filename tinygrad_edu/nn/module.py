@@ -17,7 +17,7 @@ as in PyTorch.
 >>> [name for name, _ in m.named_parameters()]
 ['w', 'b']
 >>> m(tg.tensor([[3.0]]))
-tensor([[7.]], grad_fn=<AddBackward>)
+tensor([[7.]], grad_fn=<AddBackward0>)
 
 Saved models are plain ``.npz`` archives (one array per parameter name), read back with
 ``allow_pickle=False``: loading a model file never runs code.

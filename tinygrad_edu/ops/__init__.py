@@ -17,7 +17,7 @@ Adding an op touches these places, and only these:
    central differences in both engines (and on ``array_api_strict``).
 """
 
-from . import elementwise, linalg, nn, reduce, shape  # noqa: F401  (registers the ops)
+from . import activation, elementwise, linalg, nn, reduce, shape  # noqa: F401  (registers the ops)
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
 from .functional import RAW, Functional, RawFunctional
 

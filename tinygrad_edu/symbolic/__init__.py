@@ -59,3 +59,10 @@ __all__ = [
     "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
     "where", "getitem", "getitem_grad", "fill",
 ]  # fmt: skip
+
+# The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op
+# library's surface table (see tinygrad_edu.ops.surface), and the rest of the api module's
+# functions; the names above take precedence.
+for _name in api.__all__:
+    globals().setdefault(_name, getattr(api, _name))
+__all__ += sorted(set(api.__all__) - set(__all__))

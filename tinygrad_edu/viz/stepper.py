@@ -21,8 +21,8 @@ files and ``widget()`` gives a Jupyter slider.
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
 >>> st = BackwardStepper.record((x * x).sum(), names={"x": x})
 >>> [f.title for f in st.frames]
-['start', 'GraphRoot', 'SumBackward', 'MulBackward', 'AccumulateGrad (x)', 'done']
->>> st.frames[3].summed  # x*x: MulBackward's 2nd gradient for x is added to the 1st
+['start', 'GraphRoot', 'SumBackward0', 'MulBackward0', 'AccumulateGrad (x)', 'done']
+>>> st.frames[3].summed  # x*x: MulBackward0's 2nd gradient for x is added to the 1st
 1
 >>> st.frames[4].received_count
 2
@@ -609,7 +609,7 @@ def _shape(a) -> str:
 
 
 def _eager_tags(data) -> dict:
-    """node/leaf -> a unique short name: ``AccumulateGrad (A)``, ``AddBackward 2`` ..."""
+    """node/leaf -> a unique short name: ``AccumulateGrad (A)``, ``AddBackward0 2`` ..."""
     tags, counts, seen = {}, {}, {}
     for r in data.nodes:
         if r.kind == "backward":

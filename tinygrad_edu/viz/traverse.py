@@ -66,7 +66,7 @@ class NodeRecord:
         id: stable DOT id (traversal order).
         kind: ``"tensor"``, ``"op"``, ``"backward"``, ``"accumulate"``, ``"leaf"``, ``"output"``,
             ``"elision"``.
-        label: the main text (a tensor's name, an op's name, ``"MulBackward"``).
+        label: the main text (a tensor's name, an op's name, ``"MulBackward0"``).
         ref: the engine object drawn (a symbolic Node, an eager Node or Tensor), or None.
         info: extra facts for the drawer (shape, dtype, flags, saved values...).
     """
@@ -344,7 +344,7 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
     """A smaller copy of ``graph`` with at most about ``max_nodes`` records.
 
     First, every run of 3 or more records of the same kind linked one-to-one (``exp`` of ``exp``
-    of ``exp``..., or ``ExpBackward`` -> ``ExpBackward`` ...) becomes one record labelled
+    of ``exp``..., or ``ExpBackward0`` -> ``ExpBackward0`` ...) becomes one record labelled
     ``"×N"``. If still too large, the records after the first ``max_nodes - 1`` (in traversal
     order, which starts at the outputs) are replaced by one elision record ``"… N more"``.
     """
