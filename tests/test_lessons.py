@@ -1,7 +1,10 @@
-"""Tests for tinygrad_edu.lessons: the checks the lesson notebooks use."""
+"""Tests for tinygrad_edu.lessons (the checks the lesson notebooks use) and for the lesson
+sources themselves: each lesson is a jupytext percent-format ``.py`` file (the source of truth)
+paired with its executed ``.ipynb``."""
 
 import doctest
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +12,9 @@ import pytest
 import tinygrad_edu as tg
 from tinygrad_edu import lessons
 from tinygrad_edu.lessons import check, check_gradient, check_true, lint_notebook
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
 
 
 @pytest.fixture(autouse=True)
@@ -174,15 +180,49 @@ def test_lint_notebook_convention(tmp_path):
     assert lint_notebook(unchecked) == ["cell 0: solution cell has no check cell after it"]
 
 
-@pytest.mark.parametrize("name", ["01_derivatives", "08_static_graphs"])
-def test_lesson_notebooks_follow_the_convention(name):
-    from pathlib import Path
+def test_every_lesson_is_a_pair():
+    assert len(LESSONS) >= 9, LESSONS
+    sources = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.py"))
+    assert sources == LESSONS, "every lesson needs both NN_name.py and NN_name.ipynb"
+    assert not (NOTEBOOKS / "_build").exists(), "the lessons are their .py sources now"
 
-    path = Path(__file__).resolve().parents[1] / "notebooks" / f"{name}.ipynb"
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_pair_is_in_sync(name):
+    """The .ipynb holds exactly the cells of its .py source."""
+    pytest.importorskip("jupytext")
+    assert lessons.pair_problems(NOTEBOOKS / f"{name}.py") == []
+
+
+def test_pair_problems_catches_an_edit_not_synced(tmp_path):
+    pytest.importorskip("jupytext")
+    py, nb = tmp_path / "00_x.py", tmp_path / "00_x.ipynb"
+    py.write_text((NOTEBOOKS / "00_setup.py").read_text(encoding="utf-8"), encoding="utf-8")
+    original = (NOTEBOOKS / "00_setup.ipynb").read_text(encoding="utf-8")
+    nb.write_text(original, encoding="utf-8")
+    assert lessons.pair_problems(py) == []
+    py.write_text(py.read_text(encoding="utf-8").replace("import platform", "import sys"),
+                  encoding="utf-8")  # fmt: skip
+    problems = lessons.pair_problems(py)
+    assert problems and "differs in 00_x.ipynb" in problems[0] and "jupytext --sync" in problems[-1]
+    py.write_text(py.read_text(encoding="utf-8") + "\n# %%\nprint('a new cell')\n",
+                  encoding="utf-8")  # fmt: skip
+    assert any("cells" in p for p in lessons.pair_problems(py))
+    data = json.loads(original)
+    del data["metadata"]["jupytext"]
+    nb.write_text(json.dumps(data), encoding="utf-8")
+    assert any("not paired" in p for p in lessons.pair_problems(py))
+    nb.unlink()
+    assert "missing" in lessons.pair_problems(py)[0]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebooks_follow_the_convention(name):
+    path = NOTEBOOKS / f"{name}.ipynb"
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert lint_notebook(nb) == []
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
-    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= 2
+    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= 1
     # committed executed: every code cell has run, in order
     counts = [c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1))

@@ -40,6 +40,7 @@ from .eager import (
     empty_like,
     enable_grad,
     eye,
+    from_dlpack,
     from_numpy,
     full,
     full_like,
@@ -90,7 +91,7 @@ __all__ = [
     "manual_seed", "is_tensor", "numel", "sum_to", "softmax_cross_entropy", "ShapeError",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
-    "eager", "nn", "symbolic", "optim",
+    "eager", "nn", "symbolic", "optim", "from_dlpack",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 

@@ -54,6 +54,7 @@ __all__ = [
     "reset",
     "summary",
     "lint_notebook",
+    "pair_problems",
 ]
 
 SOLUTION_BEGIN = "# BEGIN SOLUTION"
@@ -395,4 +396,47 @@ def lint_notebook(notebook) -> list[str]:
             pending = None
     if pending is not None:
         problems.append(f"cell {pending}: solution cell has no check cell after it")
+    return problems
+
+
+def _cell_texts(cells) -> list[tuple[str, str]]:
+    return [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list)
+             else c["source"]) for c in cells]  # fmt: skip
+
+
+def pair_problems(source) -> list[str]:
+    """Differences between a lesson's ``.py`` source and its paired ``.ipynb`` (empty: in sync).
+
+    A lesson is a jupytext percent-format ``.py`` file, the source of truth, paired with an
+    ``.ipynb`` that keeps the executed outputs. After editing the ``.py``, run
+    ``jupytext --sync notebooks/NN_name.py`` and execute the notebook in place
+    (``jupyter nbconvert --to notebook --execute --inplace notebooks/NN_name.ipynb``).
+
+    Args:
+        source: the path of the ``.py`` file (the notebook is the same path with ``.ipynb``).
+    """
+    import pathlib  # noqa: PLC0415
+
+    import jupytext  # noqa: PLC0415  (the notebooks extra)
+
+    source = pathlib.Path(source)
+    notebook = source.with_suffix(".ipynb")
+    if not notebook.is_file():
+        return [f"{notebook.name} is missing: run `jupytext --sync {source}`"]
+    with open(notebook, encoding="utf-8") as fh:
+        nb = json.load(fh)
+    problems = []
+    formats = nb.get("metadata", {}).get("jupytext", {}).get("formats")
+    if formats != "ipynb,py:percent":
+        problems.append(f"{notebook.name} is not paired (jupytext formats {formats!r}); run "
+                        f"`jupytext --set-formats ipynb,py:percent {notebook}`")  # fmt: skip
+    want, got = _cell_texts(jupytext.read(source).cells), _cell_texts(nb.get("cells", []))
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w != g:
+            first = w[1].splitlines()[0] if w[1] else "(empty)"
+            problems.append(f"cell {i} ({w[0]}, starting {first!r}) differs in {notebook.name}")
+    if len(want) != len(got):
+        problems.append(f"{source.name} has {len(want)} cells, {notebook.name} has {len(got)}")
+    if problems:
+        problems.append(f"run `jupytext --sync {source}`, then execute the notebook in place")
     return problems

@@ -8,6 +8,7 @@ passes here uses only the Array API standard.
 import numpy as np
 import pytest
 
+from tests.ops.cases import LAYER_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
 
 xp = pytest.importorskip("array_api_strict")
@@ -107,6 +108,7 @@ EXAMPLES = {
     "nll_loss_grad": ((_pos[0, :3], _rows), {"shape": (3, 4), "reduction": "none"}),
     "one_hot": ((_rows,), {"num_classes": 4}),
 }
+EXAMPLES.update(LAYER_EXAMPLES)  # convolution, pooling, padding, normalisation, embedding
 
 
 def _strict(value):

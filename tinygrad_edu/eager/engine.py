@@ -2,8 +2,10 @@
 
 1. Walk the graph from the roots and count, for each node, the edges that lead into it.
 2. Put the root on a ready queue. Pop the ready node with the highest ``sequence_nr`` (the one
-   created last), run it, and add each gradient it returns into the *input buffer* of the next
-   node; gradients of a value used several times are summed there, so each node runs once.
+   created last; ``AccumulateGrad`` nodes have the largest number of all, as in PyTorch, and
+   ties go in the order they became ready), run it, and add each gradient it returns into the
+   *input buffer* of the next node; gradients of a value used several times are summed there,
+   so each node runs once.
 3. A node whose count of pending edges reaches zero is ready. ``AccumulateGrad`` nodes add into
    the leaves' ``.grad``.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 
 from ..backend import namespace_of
 from .grad_mode import _state as _modes
@@ -55,7 +58,9 @@ class GraphTask:
     Attributes:
         dependencies: node -> number of edges into it not yet delivered.
         buffers: node -> gradients received so far, one slot per forward output.
-        ready: the ready queue, a heap ordered by ``-sequence_nr``.
+        ready: the ready queue, a heap of ``(-sequence_nr, k, node)``: the highest sequence
+            number first, and among equal numbers the ``k``-th node made ready first.
+        pushes: counts the nodes made ready (the ``k`` of the heap entries).
         captures: node -> [(output_nr, slot)] for gradients returned instead of accumulated.
         exec_nodes: the nodes that must run (None: all), when only some inputs are wanted.
     """
@@ -63,6 +68,7 @@ class GraphTask:
     def __init__(self, root, retain_graph, create_graph, capture_edges=None):
         self.root, self.retain_graph, self.create_graph = root, retain_graph, create_graph
         self.buffers, self.ready, self.captures = {}, [], {}
+        self.pushes = itertools.count()
         self.captured = [None] * len(capture_edges or ())
         self.exec_nodes = None
         self.dependencies, parents = _count_dependencies(root, capture_edges is not None)
@@ -123,11 +129,12 @@ def execute(task: GraphTask):
         obs.begin(task)
     ready, buffers, deps = task.ready, task.buffers, task.dependencies
     task.anomaly = is_anomaly_enabled()
-    heapq.heappush(ready, (-task.root.sequence_nr, task.root))
+    pushes = task.pushes
+    heapq.heappush(ready, (-task.root.sequence_nr, next(pushes), task.root))
     grad_mode, _modes.grad = _modes.grad, task.create_graph  # record only for create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[1]
+            node = heapq.heappop(ready)[-1]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             outs = _run_node(task, node, grads, obs)
             # BEGIN SOLUTION A2.2
@@ -144,7 +151,7 @@ def execute(task: GraphTask):
                     obs.gradient_arrived(task, nxt, nr, g, summed)
                 left = deps[nxt] = deps[nxt] - 1
                 if left == 0:
-                    heapq.heappush(ready, (-nxt.sequence_nr, nxt))
+                    heapq.heappush(ready, (-nxt.sequence_nr, next(pushes), nxt))
                     if obs is not None:
                         obs.node_ready(task, nxt)
             # END SOLUTION

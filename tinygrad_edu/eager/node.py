@@ -25,7 +25,15 @@ import numpy as _np  # type checks only: numpy turns 0-d results into scalars
 
 from ..ops import RAW
 
-__all__ = ["Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor", "RemovableHandle"]
+__all__ = [
+    "Node",
+    "OpBackward",
+    "AccumulateGrad",
+    "GraphRoot",
+    "SavedTensor",
+    "RemovableHandle",
+    "MAX_SEQUENCE_NR",
+]
 
 _sequence = itertools.count()
 
@@ -53,7 +61,8 @@ class Node:
 
     Attributes:
         next_functions: one ``(node or None, input_nr)`` per forward input.
-        sequence_nr: creation order; the engine runs the ready node with the highest first.
+        sequence_nr: creation order; the engine runs the ready node with the highest first
+            (``AccumulateGrad``: the largest number, see NOTE [AccumulateGrad runs first]).
     """
 
     # Hooks, retained tensors and anomaly traces are rare: they take these class defaults
@@ -206,13 +215,27 @@ def _tensor_functional():
     return TENSOR_F
 
 
+# NOTE [AccumulateGrad runs first]
+#     As in PyTorch, every AccumulateGrad node has the largest sequence number, 2**64 - 1
+#     (C's UINT64_MAX), not its creation number: the ready queue runs it as soon as it is ready,
+#     so a leaf's .grad is final as early as possible and its buffer is freed. Several
+#     AccumulateGrads can be ready at once; the engine runs such ties in the order they became
+#     ready (PyTorch's std::priority_queue leaves ties unordered: with three or more ready at
+#     once, its order among them can differ from ours).
+MAX_SEQUENCE_NR = 2**64 - 1
+
+
 class AccumulateGrad(Node):
-    """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``."""
+    """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``.
+
+    Its ``sequence_nr`` is :data:`MAX_SEQUENCE_NR` (see NOTE [AccumulateGrad runs first]).
+    """
 
     __slots__ = ("variable",)
 
     def __init__(self, variable):
         super().__init__(())
+        self.sequence_nr = MAX_SEQUENCE_NR
         self.variable = variable
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:

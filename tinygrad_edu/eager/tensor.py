@@ -354,6 +354,19 @@ class Tensor:
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
+    # -- DLPack: PyTorch, numpy and CuPy share our memory (see eager/dlpack.py) ----------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,
+        not copied; see NOTE [Shared buffers and version counters] in ``eager/dlpack.py``)."""
+        from .dlpack import to_dlpack  # noqa: PLC0415
+
+        return to_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        from .dlpack import dlpack_device  # noqa: PLC0415
+
+        return dlpack_device(self)
+
     def cuda(self, index: int = 0) -> Tensor:
         return self.to(f"cuda:{index}")
 

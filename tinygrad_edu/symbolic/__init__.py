@@ -49,6 +49,7 @@ from .api import (
 from .executor import Executor
 from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
+from .layers import avg_pool2d, batch_norm, conv2d, embedding, layer_norm, max_pool2d, pad
 from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
     "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
     "where", "getitem", "getitem_grad", "fill",
+    "conv2d", "max_pool2d", "avg_pool2d", "pad", "batch_norm", "layer_norm", "embedding",
 ]  # fmt: skip
 
 # The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op

@@ -109,8 +109,8 @@ class _Recorder:
         self.arrivals = {}
 
     def _snapshot(self, frame, task, popped=None):
-        ready = sorted(task.ready, key=lambda item: item[0])
-        frame.ready = ([popped] if popped is not None else []) + [n for _, n in ready]
+        ready = sorted(task.ready, key=lambda item: item[:-1])  # (-sequence_nr, k, node)
+        frame.ready = ([popped] if popped is not None else []) + [item[-1] for item in ready]
         frame.dependencies = dict(task.dependencies)
         frame.buffers = {n: [_copy(g) for g in b] for n, b in task.buffers.items()}
         frame.leaf_grads = {t: _copy(t.grad) for t in self.leaves}
@@ -270,10 +270,25 @@ class BackwardStepper:
             f.caption = self._eager_caption(f)
             before = self.frames[i - 1].ready
             if len(before) > 1:
-                f.caption = (
-                    f"{len(before)} nodes were ready; {f.title} was created last "
-                    "(highest sequence_nr), so it goes first. "
-                ) + f.caption
+                f.caption = self._why_first(f, before) + f.caption
+
+    def _why_first(self, f, ready) -> str:
+        """Why ``f.node`` ran before the other ready nodes (see NOTE [AccumulateGrad runs
+        first] in ``eager/node.py``)."""
+        node, head = f.node, f"{len(ready)} nodes were ready; "
+        ties = [n for n in ready if n is not node and n.sequence_nr == node.sequence_nr]
+        if ties:
+            others = ", ".join(self._tag(n) for n in ties)
+            return (
+                f"{head}{f.title} and {others} tie on sequence_nr (every AccumulateGrad has the "
+                f"largest, 2**64 - 1); {f.title} became ready first, so it goes first. "
+            )
+        if hasattr(node, "variable"):
+            return (
+                f"{head}{f.title} goes first: every AccumulateGrad has the largest sequence_nr, "
+                "2**64 - 1, so a leaf's gradient is added as soon as it is complete. "
+            )
+        return f"{head}{f.title} was created last (highest sequence_nr), so it goes first. "
 
     def _eager_caption(self, f) -> str:
         node = f.node

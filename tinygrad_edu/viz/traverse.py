@@ -11,7 +11,8 @@ either engine into a :class:`GraphData`: a list of :class:`NodeRecord` and a lis
   where order matters: matmul's ``A``/``B``, sub's minuend/subtrahend).
 * :func:`eager_graph` (op-as-node): every backward node is a ``"backward"`` (or
   ``"accumulate"``) record, each leaf an extra ``"leaf"`` record, each output an ``"output"``
-  record; edges follow ``next_functions`` (the way gradients flow).
+  record; edges follow ``next_functions`` (the way gradients flow). PyTorch tensors work too:
+  their ``grad_fn`` graph is read through the views of :mod:`~tinygrad_edu.viz.torch_graph`.
 * :func:`collapse` keeps large graphs legible: runs of the same one-input op become one
   ``×N`` record, and what is still over ``max_nodes`` is replaced by one elision record.
 
@@ -29,6 +30,8 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
+
+from .torch_graph import TorchGraph, TorchNodeView, TorchTensorView, is_torch_tensor
 
 __all__ = [
     "NodeRecord",
@@ -213,6 +216,8 @@ def _saved_info(node) -> list:
     """``(what, array-or-None, shape)`` for the values an OpBackward keeps for backward."""
     from ..eager.node import SavedTensor  # noqa: PLC0415
 
+    if isinstance(node, TorchNodeView):
+        return node.saved_info()
     out = []
     shapes = getattr(node, "shapes", None) or ()
     for i, s in enumerate(getattr(node, "saved", ()) or ()):
@@ -232,35 +237,78 @@ def _saved_info(node) -> list:
     return out
 
 
+def _output_shape(node):
+    """The shape of the forward result a backward node belongs to, from its op's shape rule
+    (None for nodes without one, such as custom Functions)."""
+    op, shapes = getattr(node, "op", None), getattr(node, "shapes", None)
+    if op is None or shapes is None:
+        return None
+    try:
+        return tuple(op.shape(*shapes, **node.attrs))
+    except Exception:  # a drawing never fails over a caption
+        return None
+
+
+def _is_accumulate(node) -> bool:
+    from ..eager.node import AccumulateGrad  # noqa: PLC0415
+
+    return isinstance(node, AccumulateGrad) or getattr(node, "is_accumulate", False)
+
+
+def _as_eager_outputs(tensors, names):
+    """``(outputs, names)``: our Tensors as they are, PyTorch tensors as views (names too)."""
+    from ..eager import Tensor  # noqa: PLC0415
+
+    one = isinstance(tensors, Tensor) or is_torch_tensor(tensors)
+    outs = [tensors] if one else list(tensors)
+    if not any(is_torch_tensor(t) for t in outs):
+        return outs, names
+    if not all(is_torch_tensor(t) for t in outs):
+        kinds = sorted({type(t).__name__ for t in outs})
+        raise TypeError(
+            f"draw_eager: the outputs mix PyTorch tensors with other objects ({', '.join(kinds)}); "
+            "a drawing shows one graph: draw the PyTorch tensors and ours separately"
+        )
+    graph = TorchGraph()
+    views = {k: graph.tensor(t) if is_torch_tensor(t) else t for k, t in (names or {}).items()}
+    return [graph.tensor(t) for t in outs], views
+
+
 def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
     """Records for the backward graph behind ``tensors`` (a Tensor or a list of Tensors).
 
     Args:
-        tensors: the output(s); each must have a ``grad_fn``.
+        tensors: the output(s); each must have a ``grad_fn``. PyTorch tensors work too (all
+            outputs from one library): their records then refer to the views of
+            :mod:`~tinygrad_edu.viz.torch_graph`.
         names: optional mapping name -> tensor, used to name leaves (and outputs).
         highlight_after: mark nodes with ``sequence_nr`` above this (e.g. the nodes a
             ``create_graph=True`` backward recorded). None: when several outputs are drawn and
             some nodes were created after everything behind the first output, that point.
+            ``AccumulateGrad`` nodes are never marked (they are made when a leaf is first
+            used, and PyTorch numbers them all 2**64 - 1).
 
     Raises:
         ValueError: when a tensor has no ``grad_fn`` (a leaf, or computed under ``no_grad``).
     """
     from ..eager import Tensor  # noqa: PLC0415
-    from ..eager.node import AccumulateGrad  # noqa: PLC0415
 
-    outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    outs, names = _as_eager_outputs(tensors, names)
     if not outs:
         raise ValueError("draw_eager: no tensors were passed; pass the output tensor(s) to draw")
     by_id = {id(t): k for k, t in (names or {}).items()}
     for t in outs:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"draw_eager: expected eager Tensors, got {type(t).__name__}")
+        if not isinstance(t, Tensor | TorchTensorView):
+            raise TypeError(
+                f"draw_eager: expected eager Tensors (or PyTorch tensors), got {type(t).__name__}"
+            )
         if t.grad_fn is None:
             what = by_id.get(id(t)) or t.name or f"tensor of shape {t.shape}"
+            no_grad = "torch.no_grad()" if isinstance(t, TorchTensorView) else "no_grad()"
             raise ValueError(
                 f"draw_eager: {what} has no grad_fn: it is a leaf or was computed under "
-                "no_grad, so there is no backward graph to draw; set requires_grad=True on its "
-                "inputs (and compute it outside no_grad())"
+                f"{no_grad.removesuffix('()')}, so there is no backward graph to draw; set "
+                f"requires_grad=True on its inputs (and compute it outside {no_grad})"
             )
     order, seen, queue = [], set(), deque(t.grad_fn for t in outs)
     while queue:
@@ -276,9 +324,10 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
             node = stack.pop()
             if node not in seen1:
                 seen1.add(node)
-                first = max(first, node.sequence_nr)
+                if not _is_accumulate(node):
+                    first = max(first, node.sequence_nr)
                 stack.extend(n for n, _ in node.next_functions if n is not None)
-        if any(n.sequence_nr > first for n in order):
+        if any(n.sequence_nr > first for n in order if not _is_accumulate(n)):
             highlight_after = first
     records, edges = [], []
     ids = {}
@@ -295,13 +344,15 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         )
     for i, node in enumerate(order):
         ids[node] = f"n{i}"
+        accumulate = _is_accumulate(node)
         after = highlight_after is not None and node.sequence_nr > highlight_after
-        info = {"seq": node.sequence_nr, "after": after}
-        if isinstance(node, AccumulateGrad):
+        info = {"seq": node.sequence_nr, "after": after and not accumulate}
+        if accumulate:
             records.append(NodeRecord(ids[node], "accumulate", node.name(), node, info))
         else:
             info["saved"] = _saved_info(node)
             info["inputs"] = len(node.next_functions)
+            info["out_shape"] = _output_shape(node)
             records.append(NodeRecord(ids[node], "backward", node.name(), node, info))
     for k, t in enumerate(outs):
         edges.append(EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output"))
@@ -315,7 +366,7 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
             if len(nf) > 1:
                 label = f"input {pos}" + (f" → out {nr}" if nr else "")
             edges.append(EdgeRecord(ids[node], ids[nxt], label, "backward"))
-        if isinstance(node, AccumulateGrad):
+        if _is_accumulate(node):
             v = node.variable
             leaf_id = f"l{n_leaves}"
             n_leaves += 1
