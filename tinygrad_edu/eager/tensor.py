@@ -508,7 +508,13 @@ class Tensor:
         self._version[0] += 1
 
     def fill_(self, value):
-        return self._inplace(_FILL, value=value.item() if isinstance(value, Tensor) else value)
+        """Set every element to ``value`` (a number, or a 0-d tensor that gets the gradient)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_: the value must be a number or a 0-d tensor, got "
+                                   f"shape {value.shape}")  # fmt: skip
+            return self.copy_(value)
+        return self._inplace(_FILL, value=value)
 
     def zero_(self):
         return self._inplace(_FILL, value=0)

@@ -530,11 +530,63 @@ def _reshape(op, apply):
     return reshape
 
 
+def _reshape_function(op, apply):
+    def reshape(input, shape):  # PyTorch's torch.reshape takes the shape as one tuple
+        return apply(op, input, shape=tuple(shape))
+
+    return reshape
+
+
+def _permute_function(op, apply):
+    def permute(input, dims):  # torch.permute takes the dims as one tuple
+        return apply(op, input, axes=tuple(dims))
+
+    return permute
+
+
 def _like(op, apply):
     def reshape_as(input, other):
         return apply(op, input, shape=shape_of(op.name, other))
 
     return reshape_as
+
+
+def _view(op, apply):
+    """``view(*shape)``: ``reshape`` that must not copy. As in PyTorch, a view of a
+    non-contiguous tensor that would need a copy is an error (``reshape`` copies instead)."""
+
+    def view(input, *shape):
+        out = apply(op, input, shape=_varargs(shape))
+        _check_shared("view", input, out)
+        return out
+
+    return view
+
+
+def _view_as(op, apply):
+    def view_as(input, other):
+        out = apply(op, input, shape=shape_of("view_as", other))
+        _check_shared("view_as", input, out)
+        return out
+
+    return view_as
+
+
+def _check_shared(opname, input, out):
+    src, dst = getattr(input, "data", None), getattr(out, "data", None)  # eager tensors only
+    if src is None or dst is None or not getattr(dst, "size", 0) or _owner(src) is _owner(dst):
+        return
+    raise RuntimeError(
+        f"{opname}: a tensor of shape {tuple(src.shape)} whose memory is not laid out "
+        f"row-major (a transpose or a strided slice) cannot be viewed as {tuple(dst.shape)} "
+        "without a copy; use .reshape(...) (which copies when it must) or .contiguous() first"
+    )
+
+
+def _owner(array):
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
 
 
 def _flatten(op, apply):
@@ -587,6 +639,8 @@ def _repeat(op, apply):
 
 def _permute(op, apply):
     def permute(input, *dims):
+        if not dims:
+            raise TypeError("permute: give the new order of the dims, e.g. x.permute(1, 0)")
         return apply(op, input, axes=_varargs(dims))
 
     return permute
@@ -687,15 +741,19 @@ def _join(op, apply):
     return join
 
 
-declare("reshape", _reshape, methods=("reshape", "view"), functions=("reshape",))
-declare("reshape", _like, methods=("reshape_as", "view_as"))
+declare("reshape", _reshape, methods=("reshape",))
+declare("reshape", _reshape_function, functions=("reshape",))
+declare("reshape", _view, methods=("view",))
+declare("reshape", _like, methods=("reshape_as",))
+declare("reshape", _view_as, methods=("view_as",))
 declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
 declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
 declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
 declare("broadcast_to", _expand, methods=("expand",))
 declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
 declare("repeat", _repeat, methods=("repeat",))
-declare("permute", _permute, methods=("permute",), functions=("permute",))
+declare("permute", _permute, methods=("permute",))
+declare("permute", _permute_function, functions=("permute",))
 declare("permute", _numpy_t, properties=("T",))
 declare("transpose", _transpose, methods=("transpose", "swapaxes", "swapdims"),
         functions=("transpose", "swapaxes", "swapdims"))  # fmt: skip
