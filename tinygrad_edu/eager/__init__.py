@@ -1,8 +1,9 @@
 """The eager engine (op-as-node): PyTorch's autograd design over the shared op library.
 
 Files, one concept each: ``tensor`` (Tensor and op dispatch), ``node`` (backward nodes,
-AccumulateGrad, saved tensors), ``engine`` (dependency counts and the ready queue),
-``autograd`` (``backward`` and ``grad``), ``function`` (custom Functions), ``grad_mode``,
+AccumulateGrad, saved tensors), ``engine`` (dependency counts; a ready queue and a worker
+thread per device), ``autograd`` (``backward`` and ``grad``), ``function`` (custom
+Functions), ``grad_mode``,
 ``factories``, ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory
 shared with PyTorch, numpy and CuPy).
 """

@@ -18,7 +18,7 @@ from .. import backend
 from ..ops import ShapeError
 from ..ops.surface import generate
 from . import grad_mode
-from .node import OpBackward, SavedTensor, _sequence
+from .node import OpBackward, SavedTensor, _sequence, place
 from .tensor import Tensor, _as_array
 
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
@@ -116,6 +116,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
     node.sequence_nr = next(_sequence)
     node.op, node.attrs = op, attrs
+    if dev is not _CPU:
+        place(node, dev)  # the engine runs it on that device's queue
     saves = op.saves
     edges, meta, saved = [], [], []
     mask = 0
@@ -166,6 +168,7 @@ def _apply_inplace(op, input, *others, **attrs):
 _NO_EDGE = (None, 0)
 _new = object.__new__
 _modes = grad_mode._state
+_CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}

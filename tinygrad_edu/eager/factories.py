@@ -83,12 +83,14 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """
     if data is None:
         raise TypeError("tensor(): data is None; give a number, a list of numbers or an array")
+    src = None
     if isinstance(data, Tensor):
-        data = data.data
+        data, src = data.data, data._device
     if not hasattr(data, "shape") or isinstance(data, _np.generic):
         data = _python_data(data)
-    dev = backend.parse_device(device if device is not None else backend.device_of(data))
-    arr = backend.to_device(data, dev)
+    src = src or backend.device_of(data)
+    dev = backend.parse_device(device if device is not None else src)
+    arr = backend.to_device(data, dev, src=src)
     xp = backend.get_namespace(dev)
     dt = _resolve_dtype(arr, dtype)
     arr = xp.asarray(arr, copy=True) if dt is None or dt == arr.dtype else xp.astype(arr, dt)

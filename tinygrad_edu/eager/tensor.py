@@ -31,7 +31,7 @@ from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
 from . import grad_mode
-from .node import AccumulateGrad
+from .node import AccumulateGrad, ToCopyBackward
 
 __all__ = ["Tensor", "apply_op"]
 
@@ -151,7 +151,10 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def numpy(self):
-        """The values as a numpy array on the CPU (shares memory with numpy-backed tensors)."""
+        """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
+        another device, simulated ones included, is copied to the host)."""
+        if self._device.type == "sim":
+            return backend.to_device(self.data, "cpu", src=self._device)
         return backend.to_numpy(self.data)
 
     def __array__(self, dtype=None, copy=None):
@@ -287,7 +290,8 @@ class Tensor:
         if create_graph:
             self._grad = g if self._grad is None else self._grad + g
         elif self._grad is None:
-            self._grad = Tensor._make(backend.namespace_of(g).asarray(g, copy=True))
+            self._grad = Tensor._make(backend.namespace_of(g).asarray(g, copy=True),
+                                      device=self._device)
         else:
             self._grad.data += g
             self._grad._version[0] += 1
@@ -330,8 +334,14 @@ class Tensor:
 
     # -- devices and dtypes -------------------------------------------------------------------
     def to(self, *args, device=None, dtype=None, copy=False) -> Tensor:
-        """This tensor on another device and/or dtype: ``to("cuda")``, ``to(tg.float64)``,
-        ``to("cpu", tg.float64)``, ``to(other)`` (other's device and dtype)."""
+        """This tensor on another device and/or dtype: ``to("cuda")``, ``to("sim:1")``,
+        ``to(tg.float64)``, ``to("cpu", tg.float64)``, ``to(other)`` (other's device and dtype).
+
+        A move is a copy recorded in the graph (``ToCopyBackward``), as in PyTorch: the result
+        of moving a tensor that requires grad is not a leaf, and its gradient flows back to the
+        original's device. To get a leaf on a device, make it there (``device=``), or move a
+        module with ``model.to(device)``.
+        """
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -340,16 +350,16 @@ class Tensor:
             else:
                 dtype = a
         out = self if dtype is None else self.astype(dtype)
-        if device is None or backend.parse_device(device) == out._device:
+        dev = None if device is None else backend.parse_device(device)
+        if dev is None or dev == out._device:
             return out.clone() if copy and out is self else out
-        if out.grad_fn is not None:
-            raise RuntimeError(
-                f"to({device!r}): this tensor was computed by {out.grad_fn.name()}; moving it "
-                "would cut it from its graph. Move the leaves (inputs, parameters) instead."
-            )
-        moved = Tensor(out.data, device=device)
-        moved._requires_grad = out._requires_grad
-        return moved
+        data = backend.to_device(out.data, dev, src=out._device)
+        if not (out._requires_grad and grad_mode.is_grad_enabled()):
+            return Tensor._make(data, device=dev)
+        node = ToCopyBackward(_edge(out), out._device, dev)
+        if grad_mode.is_anomaly_enabled():
+            node._record_trace()
+        return Tensor._make(data, node, device=dev)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")

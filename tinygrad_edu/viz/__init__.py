@@ -29,6 +29,7 @@ from .draw import (
     render,
 )
 from .im2col import draw_im2col, im2col_matrix
+from .memory_plan import draw_memory_plan
 from .modules import collapse_modules, module_groups
 from .order import backward_order, draw_backward_order, torch_run_order
 from .player import Frames, frames, slider, stepper_frames
@@ -40,6 +41,7 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_memory_plan",
     "draw_backward_order",
     "backward_order",
     "torch_run_order",

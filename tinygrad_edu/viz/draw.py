@@ -81,6 +81,7 @@ EDGE_COLORS = {
     "backward": "#3730a3",
     "accumulate": "#15803d",
     "output": "#a16207",
+    "block": "#7c3aed",
 }
 
 INSTALL_HINT = (
@@ -245,6 +246,11 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
     ``labels`` maps a symbolic node to a title to use instead of its own.
     """
     values = values or {}
+    clusters = _block_clusters(data, prefix)
+
+    def place(rec):  # the cluster of the control-flow block holding the record, else g
+        return clusters.get(rec.info.get("block"), g)
+
     partial_of = {}
     for rec in data.nodes:
         node = rec.ref
@@ -271,7 +277,7 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
                 margin="0.02",
             )
             attrs.update(over)
-            g.node(nid, rec.label, **attrs)
+            place(rec).node(nid, rec.label, **attrs)
             continue
         if rec.kind == "elision":
             fill, border = COLORS["elision"]
@@ -304,6 +310,8 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         title = deco.get("title", title)
         if info.get("collapsed"):
             sub = f"chain of {info['collapsed']} {info['op']} ops · {sub}"
+        if info.get("param"):
+            sub = f"block argument · {sub}"
         rows = []
         if node in values:
             rows.append(
@@ -320,19 +328,42 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         shape = "box" if not info["constant"] else "box"
         attrs = dict(shape=shape, style=style + ",rounded", fillcolor=fill, color=border)
         attrs.update(over)
-        g.node(
+        place(rec).node(
             nid, _box_label(title, sub, rows, title_size=12 if info["constant"] else 14), **attrs
         )
+    _attach_clusters(g, data, clusters)
     _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "tensor" and r.info["variable"]])
     for e in data.edges:
         attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
         if e.kind == "gradient":
             attrs["style"] = "dashed"
+        if e.kind == "block":
+            attrs["style"] = "dotted"
         if e.dst.startswith("op"):
             attrs["arrowhead"] = "none"
         if decorate:
             attrs.update(decorate(e).get("attrs", {}))
         g.edge(prefix + e.src, prefix + e.dst, label=f" {e.label} " if e.label else None, **attrs)
+
+
+def _block_clusters(data: GraphData, prefix: str) -> dict:
+    """One cluster subgraph per control-flow block of ``data`` (see :mod:`.blocks`)."""
+    gv = _graphviz() if data.blocks else None
+    clusters = {}
+    for key, _, label in data.blocks:
+        c = gv.Digraph(name=f"cluster_{prefix}{key}")
+        c.attr(label=label, style="rounded,dashed", color="#7c3aed", fontcolor="#5b21b6",
+               fontsize="11", labeljust="l", margin="10")  # fmt: skip
+        clusters[key] = c
+    return clusters
+
+
+def _attach_clusters(g, data: GraphData, clusters: dict) -> None:
+    """Nest each block's cluster in its parent's (innermost first), the outermost in ``g``."""
+    from .blocks import cluster_tree  # noqa: PLC0415
+
+    for key, parent, _ in reversed(cluster_tree(data.blocks)):
+        clusters.get(parent, g).subgraph(clusters[key])
 
 
 def _same_rank(g, ids) -> None:

@@ -27,6 +27,7 @@ Walks use an explicit stack or queue, so chains of any depth work.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
@@ -99,6 +100,7 @@ class GraphData:
     nodes: list
     edges: list
     outputs: list
+    blocks: list = field(default_factory=list)  # (cluster id, parent cluster id, label)
 
     def node(self, node_id: str) -> NodeRecord:
         return next(n for n in self.nodes if n.id == node_id)
@@ -155,8 +157,7 @@ def symbolic_graph(nodes) -> GraphData:
     names: dict = {}
     display = {n: _display_name(n, names) for n in order}
     y_name = display[next(iter(ys))] if len(ys) == 1 else "y"
-    records, edges, n_ops = [], [], 0
-    for node in order:
+    def record(node, rid, label, **extra):
         info = {
             "shape": node.shape,
             "dtype": node.dtype,
@@ -166,35 +167,51 @@ def symbolic_graph(nodes) -> GraphData:
             "constant": node.op is CONSTANT,
             "op": node.op.name,
             "output": node in roots,
+            **extra,
         }
         if node.grad_of is not None:
             info["grad_of"] = f"∂{y_name}/∂{display.get(node.grad_of, node.grad_of.name)}"
         if node.is_gradient and node.op.name == "ones_like" and node in seeds:
             info["grad_of"] = f"∂{y_name}/∂{y_name} = 1"
-        records.append(NodeRecord(ids[node], "tensor", display[node], node, info))
+        return NodeRecord(rid, "tensor", label, node, info)
+
+    records = [record(node, ids[node], display[node]) for node in order]
+    edges, op_ids = [], (f"op{k}" for k in itertools.count())
     for node in order:
-        if not node.inputs:
-            continue
-        kind = "gradient" if node.is_gradient else "forward"
-        roles = ROLES.get(node.op.name)
-        if len(node.inputs) == 1:
-            edges.append(EdgeRecord(ids[node.inputs[0]], ids[node], _op_text(node), kind))
-            continue
-        op_id = f"op{n_ops}"
-        n_ops += 1
-        symbol = SYMBOLS.get(node.op.name, node.op.name)
-        records.append(
-            NodeRecord(
-                op_id, "op", symbol, node, {"op": node.op.name, "gradient": node.is_gradient}
-            )
-        )
-        for pos, inp in enumerate(node.inputs):
-            label = roles[pos] if roles and pos < len(roles) else None
-            if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
-                label = f"{label}, transposed"
-            edges.append(EdgeRecord(ids[inp], op_id, label, kind))
-        edges.append(EdgeRecord(op_id, ids[node], None, kind))
-    return GraphData("symbolic", records, edges, [ids[r] for r in roots])
+        _symbolic_edges(node, ids.__getitem__, ids[node], op_ids, records, edges)
+    data = GraphData("symbolic", records, edges, [ids[r] for r in roots])
+    if any(_sub_blocks(n) for n in order):
+        from .blocks import add_blocks  # noqa: PLC0415
+
+        add_blocks(data, order, ids, record, op_ids)
+    return data
+
+
+def _symbolic_edges(node, source, node_id, op_ids, records, edges, block=None) -> None:
+    """The edges into ``node`` (a labelled arrow for a one-input op; a junction record where
+    one arrow per input meets otherwise). ``source(inp)`` gives an input's record id."""
+    if not node.inputs:
+        return
+    kind = "gradient" if node.is_gradient else "forward"
+    roles = ROLES.get(node.op.name)
+    if len(node.inputs) == 1:
+        edges.append(EdgeRecord(source(node.inputs[0]), node_id, _op_text(node), kind))
+        return
+    op_id = next(op_ids)
+    symbol = SYMBOLS.get(node.op.name, node.op.name)
+    info = {"op": node.op.name, "gradient": node.is_gradient, "block": block}
+    records.append(NodeRecord(op_id, "op", symbol, node, info))
+    for pos, inp in enumerate(node.inputs):
+        label = roles[pos] if roles and pos < len(roles) else None
+        if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
+            label = f"{label}, transposed"
+        edges.append(EdgeRecord(source(inp), op_id, label, kind))
+    edges.append(EdgeRecord(op_id, node_id, None, kind))
+
+
+def _sub_blocks(node) -> list:
+    """``(role, block)`` for each sub-block a control-flow node runs, else []."""
+    return [(k, v) for k, v in node.attrs.items() if hasattr(v, "outputs") and hasattr(v, "params")]
 
 
 def _op_text(node) -> str:
@@ -388,6 +405,8 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
 def _chain_key(graph: GraphData, rec: NodeRecord):
     if graph.form == "eager":
         return rec.label if rec.kind == "backward" else None
+    if rec.info.get("block") is not None:
+        return None  # nodes inside a control-flow block stay visible
     return rec.info.get("op") if rec.kind == "tensor" and not rec.info.get("output") else None
 
 
@@ -452,4 +471,4 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
             seen.add(key)
             new_edges.append(replace(e, src=src, dst=dst, label=None if el.id in key else e.label))
         edges = new_edges
-    return GraphData(graph.form, nodes, edges, graph.outputs)
+    return GraphData(graph.form, nodes, edges, graph.outputs, graph.blocks)
