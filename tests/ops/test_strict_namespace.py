@@ -125,7 +125,10 @@ def _close(strict_value, numpy_value, what):
 
 
 def test_every_registered_op_has_an_example():
-    assert sorted(REGISTRY) == sorted(EXAMPLES)
+    # the op library's own ops (other modules, e.g. symbolic.fluid, register engine-only ops)
+    library = [n for n, op in REGISTRY.items()
+               if type(op).__module__.startswith("tinygrad_edu.ops")]
+    assert sorted(library) == sorted(EXAMPLES)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

@@ -51,7 +51,7 @@ def test_each_op_goes_to_the_innermost_module(lenet_loss):
     assert labels["MaxPool2DWithIndicesBackward0"] == {"features.2", "features.5"}
     assert labels["ViewBackward0"] == {"flatten"}
     assert labels["MmBackward0"] == {"fc"} and labels["AddBackward0"] == {"fc"}
-    assert labels["SoftmaxCrossEntropyBackward0"] == {None}  # the loss is outside the model
+    assert labels["NllLossBackward0"] == labels["LogSoftmaxBackward0"] == {None}  # the loss
     # parameters (their AccumulateGrad and leaf boxes) sit with the module that owns them
     assert labels["features.0.weight"] == {"features.0"} and labels["fc.bias"] == {"fc"}
     assert groups.get("o0") is None
@@ -80,7 +80,7 @@ def test_collapsed_modules_are_one_box_each(lenet_loss):
     assert "ConvolutionBackward0" not in src and "ReluBackward0" not in src
     assert "features · Sequential" in src and "6 ops" in src and "5×8×2×2" in src
     assert "fc · Linear" in src and "2 ops" in src
-    assert "SoftmaxCrossEntropyBackward0" in src  # outside every module: still drawn
+    assert "NllLossBackward0" in src  # outside every module: still drawn
     part = viz.draw(loss, modules=model, collapse=["features.0"]).source
     assert part.count("ConvolutionBackward0") == 1 and "features.0 · Conv2d" in part
     assert "collapsed module" in part

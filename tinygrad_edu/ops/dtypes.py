@@ -106,7 +106,9 @@ def torch_result(xp, out, a, b, floating: bool = False):
     The common case (one dtype throughout) is one comparison; only mixed dtypes pay for
     :func:`result_type`.
     """
-    dt = out.dtype
+    dt = getattr(out, "dtype", None)
+    if dt is None:  # two Python numbers (constants of the symbolic engine): stay numbers
+        return out
     if getattr(a, "dtype", dt) == dt and getattr(b, "dtype", dt) == dt:
         return out  # (integer division lands here only if the library already gave floats)
     want = result_type(xp, a, b, floating=floating)
