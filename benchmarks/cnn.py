@@ -37,7 +37,7 @@ from tinygrad_edu.symbolic import (
 
 from .cases import Case, _sync, _torch_device, torch
 
-__all__ = ["cnn_step", "conv2d_alone", "CASES", "peak_rss", "lenet", "torch_lenet"]
+__all__ = ["cnn_step", "conv2d_alone", "CASES", "REPS", "peak_rss", "lenet", "torch_lenet"]
 
 
 def _sizes(size):
@@ -152,7 +152,8 @@ def cnn_step(size: str = "full", device: str = "cpu") -> Case:
     ref = "torch" if torch is not None else "eager"
     targets = {"eager": (1.5, None), "symbolic": (1.5, None)} if ref == "torch" else {}
     return Case("cnn_step", f"LeNet-style CNN training step, batch {batch}, 1x{side}x{side}",
-                ref, impls, targets=targets, sync=_sync(device))  # fmt: skip
+                ref, impls, targets=targets, sync=_sync(device),
+                extra={"peak": _peak_extras})  # fmt: skip
 
 
 def _conv_data(size):
@@ -194,10 +195,19 @@ def conv2d_alone(size: str = "full", device: str = "cpu") -> Case:
     shape = "x".join(map(str, x.shape))
     return Case("conv2d", f"conv2d {shape}, {w.shape[0]} 3x3 filters, pad 1, forward + backward",
                 ref, impls, targets={"eager": (1.5, None)} if ref == "torch" else {},
-                sync=_sync(device))  # fmt: skip
+                sync=_sync(device), extra={"peak": _peak_extras})  # fmt: skip
 
 
 CASES = {"cnn_step": cnn_step, "conv2d": conv2d_alone}
+REPS = {"cnn_step": 30, "conv2d": 40}
+
+
+def _peak_extras(case) -> dict:
+    """``benchmarks.run``'s hook: each implementation's peak memory, as table text (CPU only:
+    on a GPU the arrays are not in the process's resident memory)."""
+    if case.sync is not None:
+        return {}
+    return {impl: f" (peak {peak_rss(impl, case.name):.1f} MiB)" for impl in case.impls}
 
 
 # -- peak memory ---------------------------------------------------------------------------------

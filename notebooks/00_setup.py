@@ -39,7 +39,8 @@ import tinygrad_edu
 import tinygrad_edu as tg
 from tinygrad_edu import viz
 from tinygrad_edu.backend import cuda_available
-from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import check_true, summary
+from tinygrad_edu.lessons import lesson00 as ex
 
 np.set_printoptions(precision=3, suppress=True)
 print("python       ", platform.python_version())
@@ -50,7 +51,9 @@ print("dot          ", viz.check_dot())
 print("CUDA GPU     ", cuda_available())
 
 # %% [markdown]
-# `check_true` and `check` print ✅ or ❌ at once; the exercises of every lesson use them.
+# Checks answer at once: a green **PASS**, a red **FAIL** with a hint, or an amber **NOT
+# SOLVED YET** for an exercise you have not written yet. Every lesson ends with a tally that
+# counts each check once (run a check again after a fix and the tally follows).
 
 # %%
 check_true("graphviz's dot is on PATH", bool(viz.check_dot()))
@@ -117,10 +120,12 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # Every lesson has small exercises with checks like the one below.
 
 # %% [markdown]
-# ### Exercise — the seed example by hand
+# ### Exercise 0.1 — the seed example by hand
 #
 # Write `seed_by_hand(a, b, c)` that computes $E = ((A + B) \odot C)\,(A + C)$ from three
-# numpy arrays with **numpy only**. The check compares it with what the eager engine computed.
+# numpy arrays with **numpy only** (`*` is numpy's elementwise product, `@` its matrix
+# product). The check compares it with what the eager engine computes, on the inputs above
+# and on random $3 \times 3$ matrices.
 
 # %%
 def seed_by_hand(a, b, c):
@@ -130,5 +135,5 @@ def seed_by_hand(a, b, c):
 
 
 # %%
-check("E by hand", seed_by_hand(inputs["A"], inputs["B"], inputs["C"]), E.numpy(), atol=1e-6)
-summary();
+ex.seed_by_hand.check(seed_by_hand)
+summary(ex);

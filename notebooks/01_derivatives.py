@@ -28,15 +28,18 @@
 # agree with a derivation done by hand.
 #
 # Exercises are marked **Exercise**. Write your code between the lines of the exercise cell,
-# then run the cell below it: it prints ✅ when your answer is right and ❌ with what was
-# expected otherwise.
+# then run the cell below it: it says **PASS** when your answer is right, and **FAIL** with
+# what was expected and a hint otherwise. Until you write it, it says **NOT SOLVED YET**, and
+# the cells that need your function use a reference version instead (they say so), so the
+# lesson always runs from top to bottom.
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 
 import tinygrad_edu as tg
-from tinygrad_edu.lessons import check, check_gradient, summary
+from tinygrad_edu.lessons import check_gradient, summary
+from tinygrad_edu.lessons import lesson01 as ex
 
 
 # %% [markdown]
@@ -73,10 +76,11 @@ for eps in [1.0, 0.1, 0.01, 0.001]:
 # $$f'(x) \approx \frac{f(x + \epsilon) - f(x - \epsilon)}{2\epsilon}, \qquad
 # \text{error} = \tfrac{1}{6} f'''(x)\,\epsilon^2 + O(\epsilon^4).$$
 #
-# ### Exercise 1 — the central difference
+# ### Exercise 1.1 — the central difference
 #
 # Write `central_difference(f, x, eps)`. It should work when `x` is a number or a numpy array
-# (then it differentiates elementwise).
+# (then it differentiates elementwise). The check tries it on $x^3$ at $x = 2$ with
+# $\epsilon = 10^{-3}$ (the answer is $12$ to about $10^{-6}$) and on $\sin$ at five points.
 
 # %%
 def forward_difference(f, x, eps=1e-6):
@@ -90,10 +94,7 @@ def central_difference(f, x, eps=1e-6):
 
 
 # %%
-xs = np.linspace(-2.0, 2.0, 5)
-check("central difference of sin", central_difference(np.sin, xs), np.cos(xs), atol=1e-8)
-check("central difference of x^3 at 2", central_difference(lambda x: x**3, 2.0, 1e-3), 12.0,
-      atol=2e-6)
+ex.central_difference.check(central_difference)
 
 # %% [markdown]
 # ## 3. How small should $\epsilon$ be?
@@ -112,6 +113,7 @@ check("central difference of x^3 at 2", central_difference(lambda x: x**3, 2.0, 
 # The plot measures it for $f(x) = \sin x$ at $x = 1$, in both precisions.
 
 # %%
+central = ex.central_difference.use(central_difference)
 eps_values = np.logspace(-14, 0, 57)
 x0 = 1.0
 exact = np.cos(x0)
@@ -119,8 +121,7 @@ exact = np.cos(x0)
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for dtype, style in [(np.float64, "-"), (np.float32, "--")]:
     x = dtype(x0)
-    for name, rule, color in [("forward", forward_difference, "C0"),
-                              ("central", central_difference, "C3")]:
+    for name, rule, color in [("forward", forward_difference, "C0"), ("central", central, "C3")]:
         errors = [abs(float(rule(np.sin, x, dtype(e))) - exact) for e in eps_values]
         errors = np.maximum(errors, 1e-17)  # an exact hit would vanish on a log axis
         ax.loglog(eps_values, errors, style, color=color, label=f"{name}, {np.dtype(dtype).name}")
@@ -169,11 +170,11 @@ dy_dy = 1.0
 dy_du = dy_dy * (1 - np.tanh(u) ** 2)   # tanh'(u) = 1 - tanh(u)^2
 dy_dx = dy_du * 2 * x                   # (x^2)' = 2x
 print(f"by hand:        {dy_dx:.10f}")
-print(f"central diff.:  {central_difference(lambda t: np.tanh(t**2), x):.10f}")
+print(f"central diff.:  {central(lambda t: np.tanh(t**2), x):.10f}")
 
 
 # %% [markdown]
-# ### Exercise 2 — a derivative by the chain rule
+# ### Exercise 1.2 — a derivative by the chain rule
 #
 # Let $h(x) = e^{-x^2/2} \cdot \tanh(x)$. Work out $h'(x)$ with the product and chain rules and
 # write it as `dh_dx(x)` (for numpy arrays `x`). The check compares it with central
@@ -192,8 +193,7 @@ def dh_dx(x):
 
 
 # %%
-points = np.array([-1.5, -0.3, 0.0, 0.7, 2.0])
-check_gradient(h, [points], grads=[dh_dx(points)], name="h(x) = exp(-x^2/2) tanh(x)")
+ex.dh_dx.check(dh_dx)
 
 # %% [markdown]
 # ## 5. A first look at `tinygrad_edu`
@@ -240,7 +240,7 @@ print("x.grad =", x.grad, "  by hand:", 2 * xv * wv)
 print("w.grad =", w.grad, "  by hand:", xv**2)
 
 # %% [markdown]
-# ### Exercise 3 — one neuron, by hand and by autograd
+# ### Exercise 1.3 — one neuron, by hand and by autograd
 #
 # A neuron with weight $w$ and bias $b$ maps $x$ to $y = \sigma(w x + b)$, with
 # $\sigma(z) = 1/(1+e^{-z})$ and $\sigma'(z) = \sigma(z)\,(1 - \sigma(z))$. Its squared error
@@ -263,23 +263,17 @@ def neuron_gradients(x, w, b, t):
 
 
 # %%
-x_val, w_val, b_val, t_val = 1.5, -0.4, 0.2, 1.0
-dL_dw, dL_db = neuron_gradients(x_val, w_val, b_val, t_val)
-w = tg.tensor(w_val, requires_grad=True, dtype="float64")
-b = tg.tensor(b_val, requires_grad=True, dtype="float64")
-L = ((w * x_val + b).sigmoid() - t_val) ** 2
-L.backward()
-check("dL/dw", dL_dw, w.grad.item(), atol=1e-10)
-check("dL/db", dL_db, b.grad.item(), atol=1e-10)
+ex.neuron_gradients.check(neuron_gradients)
 
 # %% [markdown]
-# `check_gradient` runs the same comparison for any function built from tensor ops, against
-# central differences (in float64):
+# `check_gradient` runs the same kind of comparison for any function built from tensor ops,
+# against central differences (in float64):
 
 # %%
+x_val, w_val, b_val, t_val = 1.5, -0.4, 0.2, 1.0
 check_gradient(lambda w, b: ((w * x_val + b).sigmoid() - t_val) ** 2, [w_val, b_val],
                name="the neuron's loss")
-summary();
+summary(ex);
 
 # %% [markdown]
 # ## Summary

@@ -35,8 +35,8 @@ from IPython.display import Markdown, display
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.eager import Observer, observe
-from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import check, summary
+from tinygrad_edu.lessons import lesson03 as ex
 
 np.set_printoptions(precision=3, suppress=True)
 
@@ -124,15 +124,17 @@ print("AddBackward saves:", [type(s).__name__ if s is not None else None
 
 
 # %% [markdown]
-# ### Exercise 1 — count the dependencies
+# ### Exercise 3.1 — count the dependencies
 #
 # Before anything runs, the engine walks the graph from the root and counts, for every node,
 # **how many gradients it will receive**: one per edge pointing at it. A node can run only
 # when all of them have arrived (its count reaches 0). Write `count_dependencies(root)` that
 # returns a dict node -> count for every node reachable from `root` through
 # `next_functions` (skip `None` entries). The root receives exactly one gradient too, the seed
-# $\partial L/\partial L = 1$, so its count is 1.
-# Use a loop with an explicit stack — no recursion — and visit each node once.
+# $\partial L/\partial L = 1$, so **its count is 1**. (In the engine that seed comes from a
+# small `GraphRoot` node whose one edge points at the root, so the rule is the same for every
+# node: one count per edge.) Use a loop with an explicit stack — no recursion: the check also
+# tries a chain 1500 nodes deep — and visit each node once.
 
 # %%
 def count_dependencies(root):
@@ -153,16 +155,12 @@ def count_dependencies(root):
 
 
 # %% [markdown]
-# The check compares with the counts the engine itself computed, recorded by the stepper of
-# section 3 (frame 0 is the state before any node runs).
+# The check compares your whole table, root included, with the counts the engine itself
+# computes (`ex.engine_counts(loss)` records them with an engine observer), on the seed
+# example, on a graph with a value used twice and on the deep chain.
 
 # %%
-mine = count_dependencies(L.grad_fn)
-engine = viz.BackwardStepper.record(L, names=names).frames[0].dependencies
-engine = {node: n for node, n in engine.items() if node in mine}
-check_true("every node of the graph found", set(mine) == set(engine))
-check("dependency counts", sorted((n.sequence_nr, c) for n, c in mine.items()),
-      sorted((n.sequence_nr, c) for n, c in engine.items()))
+ex.count_dependencies.check(count_dependencies)
 
 # %% [markdown]
 # ## 3. The engine, step by step
@@ -226,10 +224,10 @@ check("A.grad after the stepper's backward", A.grad.numpy(),
 
 
 # %% [markdown]
-# ### Exercise 2 — predict the engine's order
+# ### Exercise 3.2 — predict the engine's order
 #
 # Write `engine_order(root)`: simulate the engine **without computing any gradient** and
-# return the `name()`s of the nodes in the order they would run. Use your
+# return the nodes, in the order they would run. Use your
 # `count_dependencies`, a ready queue as a heap (`heapq`, with `(-node.sequence_nr, ...)` so
 # the highest number pops first), and decrease a node's count once per edge into it. Nodes
 # with equal numbers (several `AccumulateGrad`s ready at once) run in the order they became
@@ -247,7 +245,7 @@ def engine_order(root):
     order = []
     while ready:
         _, _, node = heapq.heappop(ready)
-        order.append(node.name())
+        order.append(node)
         for nxt, _ in node.next_functions:
             if nxt is None:
                 continue
@@ -260,33 +258,11 @@ def engine_order(root):
 
 # %% [markdown]
 # The check records the real order with an engine `Observer` (its `node_started` method is
-# called each time the engine runs a node; the engine's own root, `GraphRoot`, comes first and
-# is left out) on the seed example and on a second graph.
+# called each time the engine runs a node; the engine's own `GraphRoot` is left out) on the
+# seed example and on a graph where two `AccumulateGrad`s become ready at the same time.
 
 # %%
-class RunOrder(Observer):
-    def __init__(self):
-        self.names = []
-
-    def node_started(self, task, node, grads):
-        if node is not task.root:
-            self.names.append(node.name())
-
-
-def real_order(loss):
-    recorder = RunOrder()
-    with observe(recorder):
-        loss.backward(retain_graph=True)
-    return recorder.names
-
-
-x = tg.tensor([0.5, -1.0, 2.0], requires_grad=True)
-w = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
-h = (x * w).tanh()
-other = (h * h + x.exp() * h).sum()
-
-check("engine order, seed example", engine_order(L.grad_fn), real_order(L))
-check("engine order, second graph", engine_order(other.grad_fn), real_order(other))
+ex.engine_order.check(engine_order)
 
 # %% [markdown]
 # ## 4. `create_graph=True`: the backward records itself
@@ -308,7 +284,7 @@ check("second derivative of x³ at 2", d2y.item(), 12.0)
 viz.draw([y, dy], names={"x": x})
 
 # %%
-summary();
+summary(ex);
 
 # %% [markdown]
 # ## Summary

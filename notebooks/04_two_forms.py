@@ -31,7 +31,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import symbolic as sym
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_gradient, check_true, summary
+from tinygrad_edu.lessons import summary
+from tinygrad_edu.lessons import lesson04 as ex
 
 np.set_printoptions(precision=4, suppress=True)
 
@@ -113,13 +114,13 @@ for k, gs, ge in zip("ABC", symbolic_vals, eager_vals):
 
 
 # %% [markdown]
-# ### Exercise 1 — one function, two engines
+# ### Exercise 4.1 — one function, two engines
 #
 # Write `model(x, w)` for $m(x, w) = \sum_i \tanh(x_i w_i)\, x_i + w_i^2$ using **only
 # operators and methods** (`*`, `+`, `**`, `.tanh()`, `.sum()`), so that the same Python
 # function builds a symbolic graph when given `Variable`s and computes eagerly when given
-# tensors. The checks run it both ways and compare both gradients with each other and with
-# central differences.
+# tensors. The check runs it both ways and compares both gradients with each other and with
+# central differences. (numpy's `np.tanh` would not do: it works on arrays only.)
 
 # %%
 def model(x, w):
@@ -129,21 +130,7 @@ def model(x, w):
 
 
 # %%
-x_val = np.array([0.5, -1.0, 2.0])
-w_val = np.array([1.5, 0.3, -0.7])
-
-xv, wv = sym.Variable("x"), sym.Variable("w")
-m_sym = model(xv, wv)
-gx_sym, gw_sym = sym.Executor(sym.gradients(m_sym, [xv, wv])).run({xv: x_val, wv: w_val})
-
-xt = tg.tensor(x_val, requires_grad=True)
-wt = tg.tensor(w_val, requires_grad=True)
-model(xt, wt).backward()
-
-check_true("model builds a symbolic Node", isinstance(m_sym, sym.Node))
-check("∂m/∂x: symbolic = eager", gx_sym, xt.grad.numpy(), atol=1e-10)
-check("∂m/∂w: symbolic = eager", gw_sym, wt.grad.numpy(), atol=1e-10)
-check_gradient(model, [x_val, w_val], name="model (eager) vs central differences")
+ex.model.check(model)
 
 
 # %% [markdown]
@@ -200,10 +187,10 @@ viz.slider(draw_grow, [1.1, 1.2, 1.4, 1.7, 2.0, 2.5, 3.0, 3.5], name="x0", start
 
 # %% [markdown]
 # The symbolic engine cannot run this function at all: while the graph is built there is no
-# number to compare, so the loop condition has nothing to test: `.item()` does not even exist
-# on a node, and `node < limit` would fail the same way. (Careful: `bool(node)` is
-# simply `True` for any Python object, so an `if node:` would *silently* take one branch;
-# comparisons like `node > 0` at least fail loudly.)
+# number to compare, so the loop condition has nothing to test: `.item()` does not exist on a
+# node, and a node refuses to be used as a condition (`if node:`, `while node < limit:`) with an
+# error that says why. Without that refusal, Python would treat any object as true and
+# *silently* take one branch.
 
 # %%
 try:
@@ -219,13 +206,13 @@ except (TypeError, AttributeError) as err:
 # (`cond`, `while_loop` in TensorFlow; Fluid's `While`), which are then hard to differentiate
 # and to draw. Eager code never has to choose.
 #
-# ### Exercise 2 — a data-dependent loop, eagerly
+# ### Exercise 4.2 — a data-dependent loop, eagerly
 #
 # Write `halve_until_small(x)` with the eager engine: starting from $y = x$, while
 # $\sum y^2 \ge 1$, replace $y$ by $y / 2$ (a tensor op); return $y$. For $x$ far from the
 # boundary this is $y = x / 2^n$ with $n$ depending on $x$, so
-# $\partial (\sum y)/\partial x_i = 2^{-n}$. The checks compare with central differences
-# and with that formula.
+# $\partial (\sum y)/\partial x_i = 2^{-n}$. The check compares with that formula for three
+# inputs (three halvings, none, two).
 
 # %%
 def halve_until_small(x):
@@ -238,18 +225,11 @@ def halve_until_small(x):
 
 
 # %%
-x_val = np.array([3.0, -4.0])  # |x| = 5: three halvings give |y| = 0.625
-check_gradient(halve_until_small, [x_val], name="halve_until_small")
-x = tg.tensor(x_val, requires_grad=True)
-halve_until_small(x).sum().backward()
-check("gradient is 2^-3", x.grad.numpy(), np.full(2, 2.0**-3))
-x = tg.tensor(np.array([0.3, 0.4]), requires_grad=True)
-halve_until_small(x).sum().backward()
-check("no halving: gradient is 1", x.grad.numpy(), np.ones(2))
+ex.halve_until_small.check(halve_until_small)
 
 
 # %% [markdown]
-# ### Exercise 3 — which form?
+# ### Exercise 4.3 — which form?
 #
 # For each situation, answer `"eager"` or `"symbolic"`: the form that handles it **directly**,
 # as the two engines of this library stand (no tracing or compiling).
@@ -272,12 +252,8 @@ def which_form():
 
 
 # %%
-answers = which_form()
-expected = {"beam_search": "eager", "export_onnx": "symbolic", "debug_print": "eager",
-            "plan_memory": "symbolic"}
-for key, value in expected.items():
-    check_true(f"{key} -> {answers.get(key)!r}", answers.get(key) == value)
-summary();
+ex.which_form.check(which_form)
+summary(ex);
 
 # %% [markdown]
 # ## Summary

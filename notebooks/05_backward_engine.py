@@ -40,6 +40,7 @@ import tinygrad_edu as tg
 from tinygrad_edu import viz
 from tinygrad_edu.eager import Observer, observe
 from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import lesson05 as ex
 
 
 # %% [markdown]
@@ -51,8 +52,8 @@ from tinygrad_edu.lessons import check, check_true, summary
 # $$c = a \odot b, \qquad d = c + a, \qquad L = \textstyle\sum_i d_i\, c_i .$$
 #
 # Each box is a backward node (`MulBackward`, `AddBackward`, ...); an arrow from a node points
-# to where the gradient it computes flows next: the node's `next_functions`. The grey boxes at
-# the bottom are `AccumulateGrad` nodes, which add into a leaf's `.grad`.
+# to where the gradient it computes flows next: the node's `next_functions`. The green boxes
+# at the bottom are `AccumulateGrad` nodes, which add into a leaf's `.grad` (the blue boxes).
 
 # %%
 def make_graph():
@@ -130,9 +131,9 @@ with observe(PrintCounts()):
 # ### The stepper: watch the counts go down
 #
 # `viz.BackwardStepper.record(loss)` runs backward under an observer and keeps one frame per
-# node the engine runs. Each frame shows the running node (orange), the nodes done (grey), the
-# ready queue (blue, with its position), the counts still pending and what waits in each input
-# buffer. Move the slider, or press play, to step through.
+# node the engine runs. Each frame shows the running node (orange), the nodes done (green
+# border), the ready queue (cyan, with its position), the nodes still waiting (grey border),
+# the counts still pending and what waits in each input buffer. Move the slider, or press play, to step through.
 
 # %%
 a, b, loss = make_graph()
@@ -148,10 +149,9 @@ viz.stepper_frames(stepper)
 stepper.draw(0)
 
 # %% [markdown]
-# and the step where `AddBackward` runs: the gradient it sends to the first `MulBackward` (drawn
-# as `MulBackward 2`, the second one the backward meets) lands in a
-# buffer that already holds one, so the two are **added** there, and the count drops to zero —
-# `MulBackward#0` becomes ready.
+# and the step where `AddBackward` runs: the gradient it sends to the `MulBackward` of
+# $c = a \odot b$ (the first `MulBackward` made) lands in a buffer that already holds one, so
+# the two are **added** there, and that node's count drops to zero: it becomes ready.
 
 # %%
 step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward"))
@@ -305,26 +305,27 @@ handle.remove()  # a handle takes the hook out again
 
 
 # %% [markdown]
-# ### Exercise 1 — clip a gradient with a hook
+# ### Exercise 5.1 — clip a gradient with a hook
 #
-# Write `clipped_grad(x_values, limit)`: make a leaf from `x_values`, compute
-# $y = \sum_i x_i^3$, register a hook **on the leaf** that clips its gradient elementwise to
-# $[-\text{limit}, \text{limit}]$ (clip with numpy, `np.clip(g.numpy(), ...)`, and return
-# a `tg.tensor`), run backward and return `x.grad`.
+# Write `clip_hook(limit)`, which returns a **hook**: a function that takes a gradient `g` (a
+# tensor) and returns it clipped elementwise to $[-\text{limit}, \text{limit}]$. Clip with
+# numpy, `np.clip(g.numpy(), ...)`, and wrap the result in `tg.tensor(...)`: a hook must
+# return a tensor (or `None`, which keeps the gradient as it was). The check calls your hook
+# on a gradient, then registers it on a leaf $x$ and runs the backward of
+# $y = \sum_i (x_i^3 - 6 x_i)$, whose gradient $3x_i^2 - 6$ has both signs.
 
 # %%
-def clipped_grad(x_values, limit):
+def clip_hook(limit):
     # BEGIN SOLUTION
-    x = tg.tensor(x_values, requires_grad=True)
-    x.register_hook(lambda g: tg.tensor(np.clip(g.numpy(), -limit, limit)))
-    (x * x * x).sum().backward()
-    return x.grad
+    def hook(g):
+        return tg.tensor(np.clip(g.numpy(), -limit, limit))
+
+    return hook
     # END SOLUTION
 
 
 # %%
-xs = np.array([0.5, -1.0, 2.0, -3.0], dtype=np.float32)
-check("clipped gradient of sum(x^3)", clipped_grad(xs, 5.0), np.clip(3 * xs**2, -5.0, 5.0))
+ex.clip_hook.check(clip_hook)
 
 # %% [markdown]
 # ## 7. In-place ops and version counters
@@ -441,112 +442,35 @@ print("x.grad =", x.grad)
 
 
 # %% [markdown]
-# ## Exercise 2 — count the dependencies yourself
+# ### Exercise 5.2 — the additions in the input buffers
 #
-# Write `count_dependencies(root)`: starting from a node, walk `next_functions` (skip `None`),
-# visit every reachable node **once**, and return a dict node -> number of edges into it (the
-# root itself does not appear unless something points at it). Use an explicit stack, not
-# recursion: real graphs can be thousands of nodes deep.
+# Write `buffer_additions(root)`: how many times, during `backward()` from `root`, does a
+# gradient arrive at a node whose buffer **already holds one**, so that the engine adds the two?
+# (The first gradient to arrive at a node is stored; each later one is added to it.) Walk the
+# graph from `root` along `next_functions` with an explicit stack, as in lesson 3's
+# `count_dependencies` (the root receives one gradient, the seed), and return a whole number.
 #
-# The check compares your counts with the engine's own `task.dependencies` for the lesson's
-# graph and for a deeper one.
+# The check counts the engine's own additions (the `summed` flag of `gradient_arrived`, as in
+# section 4) on three graphs, one of them 1500 nodes deep.
 
 # %%
-def count_dependencies(root):
+def buffer_additions(root):
     # BEGIN SOLUTION
-    counts = {}
-    stack = [root]
+    counts, stack = {root: 1}, [root]
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
             if nxt not in counts:
                 counts[nxt] = 0
                 stack.append(nxt)
             counts[nxt] += 1
-    return counts
+    return sum(k - 1 for k in counts.values())
     # END SOLUTION
 
 
 # %%
-class Capture(Observer):
-    def begin(self, task):
-        self.root, self.counts = task.root, dict(task.dependencies)
-
-
-def engine_counts(loss):
-    with observe(Capture()) as cap:
-        loss.backward(retain_graph=True)
-    return cap.root, cap.counts
-
-
-def deeper_graph():
-    w = tg.tensor([0.3, -0.2, 0.5], requires_grad=True)
-    w.name = "w"
-    h = w
-    for _ in range(5):
-        h = (h * w).tanh() + h
-    return (h * h).sum()
-
-
-for title, graph in [("lesson graph", make_graph()[2]), ("deeper graph", deeper_graph())]:
-    root, expected = engine_counts(graph)
-    mine = count_dependencies(root)
-    check(f"{title}: your counts",
-          sorted((label(n), k) for n, k in mine.items()),
-          sorted((label(n), k) for n, k in expected.items()))
-
-# %% [markdown]
-# ## Exercise 3 — predict the order
-#
-# Now the scheduling. Write `run_order(root)`: simulate the engine with your dependency counts
-# and a heap (`heapq`) keyed by `-node.sequence_nr`; pop a node, "run" it (append it to the
-# order), and decrement the count of each node in its `next_functions` (once per edge), pushing
-# the ones that reach zero. Return the list of nodes in the order they would run. Equal
-# sequence numbers (two `AccumulateGrad`s ready at once) go first in, first out: push
-# `(-node.sequence_nr, k, node)` with a counter `k`.
-#
-# Before you run the check, predict on paper the order for the lesson graph (section 1).
+ex.buffer_additions.check(buffer_additions)
 
 # %%
-import heapq
-import itertools
-
-
-def run_order(root):
-    # BEGIN SOLUTION
-    counts = count_dependencies(root)
-    pushed = itertools.count()
-    ready = [(-root.sequence_nr, next(pushed), root)]
-    order = []
-    while ready:
-        node = heapq.heappop(ready)[-1]
-        order.append(node)
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            counts[nxt] -= 1
-            if counts[nxt] == 0:
-                heapq.heappush(ready, (-nxt.sequence_nr, next(pushed), nxt))
-    return order
-    # END SOLUTION
-
-
-# %%
-class Order(Observer):
-    def begin(self, task):
-        self.root, self.order = task.root, []
-
-    def node_started(self, task, node, grads):
-        self.order.append(node)
-
-
-for title, graph in [("lesson graph", make_graph()[2]), ("deeper graph", deeper_graph())]:
-    with observe(Order()) as seen:
-        graph.backward(retain_graph=True)
-    check(f"{title}: your run order", [label(n) for n in run_order(seen.root)],
-          [label(n) for n in seen.order])
-
-# %%
-summary()
+summary(ex);

@@ -38,6 +38,7 @@ import tinygrad_edu as tg
 from tinygrad_edu import nn, optim, viz
 from tinygrad_edu.data import DataLoader, load_digits
 from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import lesson06 as ex
 from tinygrad_edu.symbolic import Variable, matmul, relu, softmax_cross_entropy
 from tinygrad_edu.symbolic import training as st
 
@@ -76,12 +77,12 @@ plt.show()
 # \qquad \frac{\partial L}{\partial z_k} = \frac{1}{n}\big(\mathrm{softmax}(z_k) -
 # \mathrm{onehot}(y_k)\big).$$
 #
-# We use **Adam** with learning rate $0.01$, mini-batches of 64, and 15 epochs (passes over the
+# We use **Adam** with learning rate $0.01$, mini-batches of 32, and 12 epochs (passes over the
 # training set). `tg.manual_seed` fixes the initial weights; we keep a copy of them so that the
 # symbolic engine can start from the very same point.
 
 # %%
-HIDDEN, EPOCHS, BATCH, LR = 128, 15, 64, 0.01
+HIDDEN, EPOCHS, BATCH, LR = 64, 12, 32, 0.01
 
 tg.manual_seed(1)
 model = nn.Sequential(nn.Linear(64, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, 10))
@@ -280,7 +281,7 @@ for i in range(3):
 
 
 # %% [markdown]
-# ## Exercise 1 — SGD with momentum, by hand
+# ### Exercise 6.1 — SGD with momentum, by hand
 #
 # `tg.optim.SGD(params, lr, momentum=mu)` keeps a velocity $b$ per parameter. With gradient
 # $g_t$ at step $t$:
@@ -301,33 +302,16 @@ def momentum_step(p, g, b, lr, mu):
 
 
 # %%
-def f(p):
-    return ((p - 1) ** 2 * p**2).sum()
-
-
-start_point = np.array([1.8, -0.6, 0.3], dtype=np.float32)
-param = tg.nn.Parameter(start_point.copy())
-reference = tg.optim.SGD([param], lr=0.05, momentum=0.9)
-mine, velocity = start_point.astype(np.float64), None
-ok = True
-for t in range(5):
-    reference.zero_grad()
-    f(param).backward()
-    grad = 2 * (mine - 1) * mine**2 + 2 * (mine - 1) ** 2 * mine  # d/dp of (p-1)^2 p^2
-    reference.step()
-    mine, velocity = momentum_step(mine, grad, velocity, 0.05, 0.9)
-    ok = ok and np.allclose(mine, param.numpy(), atol=1e-4)
-check("your parameters after 5 momentum steps", mine, param.numpy(), atol=1e-4, rtol=1e-4)
-check_true("and after every step before", ok, "compare the first step: b starts as g")
+ex.momentum_step.check(momentum_step)
 
 
 # %% [markdown]
-# ## Exercise 2 — the symbolic update node
+# ### Exercise 6.2 — the symbolic update node
 #
 # Now the same rule as **graph**. Write `sgd_update_nodes(scope, p, g, lr)` that returns the
 # `st.Update` list for plain SGD: one update whose value is the node $p - \eta\, g$ (build it
-# with the node operators). The check trains the small classifier above with your updates and
-# with `st.SGD` from the same start and compares the weights.
+# with the node operators). The check trains a small classifier like the one above for five
+# steps with your updates and with `st.SGD` from the same start, and compares the weights.
 
 # %%
 def sgd_update_nodes(scope, p, g, lr):
@@ -337,31 +321,7 @@ def sgd_update_nodes(scope, p, g, lr):
 
 
 # %%
-from tinygrad_edu.symbolic import gradients
-
-
-def train_small(make_updates, steps=5):
-    sc = st.Scope()
-    Wv = sc.parameter("W", np.random.default_rng(1).normal(0, 0.5, (3, 4)).astype(np.float32))
-    bv = sc.parameter("b", np.zeros(3, np.float32))
-    xx, yy = Variable("x"), Variable("y")
-    loss_node = softmax_cross_entropy(matmul(xx, Wv, trans_B=True) + bv, yy)
-    runner = st.TrainingExecutor([loss_node], make_updates(sc, loss_node, [Wv, bv]))
-    for _ in range(steps):
-        runner.run({xx: xv, yy: yv})
-    return sc["W"], sc["b"]
-
-
-def yours(sc, loss_node, params):
-    grads = gradients(loss_node, params)
-    return [u for p, g in zip(params, grads) for u in sgd_update_nodes(sc, p, g, 0.1)]
-
-
-W_mine, b_mine = train_small(yours)
-W_ref, b_ref = train_small(lambda sc, loss_node, params: st.SGD(lr=0.1).minimize(loss_node,
-                                                                                 params))
-check("W after 5 steps of your graph", W_mine, W_ref, atol=1e-6, rtol=1e-5)
-check("b after 5 steps of your graph", b_mine, b_ref, atol=1e-6, rtol=1e-5)
+ex.sgd_update_nodes.check(sgd_update_nodes)
 
 # %%
-summary()
+summary(ex);

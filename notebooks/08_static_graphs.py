@@ -40,7 +40,8 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import summary
+from tinygrad_edu.lessons import lesson08 as ex
 from tinygrad_edu.symbolic import cse599w as ad
 
 # %% [markdown]
@@ -91,7 +92,7 @@ for xv in ([0.0, 1.0], [1.0, 2.0, 3.0]):
     print(f"x={xv}:  z={z_val:.4f}  dz/dx={gx_val}  dz/dw={gw_val}")
 
 # %% [markdown]
-# ### Exercise 1 — a gradient graph
+# ### Exercise 8.1 — a gradient graph
 #
 # Write `q_and_gradients(a_val, b_val)`: build the graph of $q = \sum_i \tanh(a_i b_i) + a_i^2$
 # for two Variables `a` and `b`, take its gradients with `ad.gradients`, and evaluate $q$,
@@ -110,13 +111,7 @@ def q_and_gradients(a_val, b_val):
 
 
 # %%
-a_val = np.array([0.5, -1.0, 2.0])
-b_val = np.array([1.5, 0.25, -0.5])
-q_val, da_val, db_val = q_and_gradients(a_val, b_val)
-sech2 = 1 - np.tanh(a_val * b_val) ** 2
-check("q", q_val, np.sum(np.tanh(a_val * b_val) + a_val**2))
-check("dq/da", da_val, sech2 * b_val + 2 * a_val)
-check("dq/db", db_val, sech2 * a_val)
+ex.q_and_gradients.check(q_and_gradients)
 
 # %% [markdown]
 # ## 2. Paddle Fluid: Program, startup program, scope, Executor
@@ -292,7 +287,7 @@ loaded = json.loads(text)
 print("round trip keeps the graph:", loaded == model)
 
 # %% [markdown]
-# ### Exercise 2 — a tiny ONNX runtime
+# ### Exercise 8.2 — a tiny ONNX runtime
 #
 # Write `run_listing(graph, feeds)`: evaluate a listing like `model` with numpy. Start a
 # dict `values` with the feeds and the initializers (as arrays), then go through
@@ -320,15 +315,11 @@ def run_listing(graph, feeds):
 
 
 # %%
-feeds = {"X": np.array([[1.0, -2.0], [0.5, 0.5]]), "W": np.array([[1.0, 2.0], [-1.0, 0.5]]),
-         "B": np.array([0.1, -0.2])}
-(expected,) = ad.Executor([prob]).run({X1: feeds["X"], W1: feeds["W"], B1: feeds["B"]})
-(got,) = run_listing(loaded, feeds)
-check("run_listing matches the Executor", got, expected, atol=1e-12)
+ex.run_listing.check(run_listing)
 
 
 # %% [markdown]
-# ### Exercise 3 — the Executor's order, by hand
+# ### Exercise 8.3 — the Executor's order, by hand
 #
 # Every static-graph runtime starts by sorting the graph. Write `topo_order(outputs)`: every
 # node the outputs depend on (follow `node.inputs`), each listed **after** all its inputs, each
@@ -354,19 +345,7 @@ def topo_order(outputs):
 
 
 # %%
-mine = topo_order([z, grad_x, grad_w])
-position = {node: k for k, node in enumerate(mine)}
-check_true("each node once, the same nodes as the Executor's order",
-           len(position) == len(mine) and set(mine) == set(executor.topo_order),
-           hint="skip nodes already listed; follow every input")
-check_true("every node after its inputs",
-           all(position[i] < position[n] for n in mine for i in n.inputs),
-           hint="visit a node's inputs before appending the node")
-
-deep = ad.Variable("d")
-for _ in range(5000):
-    deep = deep + 1.0
-check("a 5000-step chain", len(topo_order([deep])), 10001)
+ex.topo_order.check(topo_order)
 
 # %% [markdown]
 # ## 5. When each form wins
@@ -385,4 +364,4 @@ check("a 5000-step chain", len(topo_order([deep])), 10001)
 # `to_static`). Knowing both forms is knowing what those tools do.
 
 # %%
-summary();
+summary(ex);

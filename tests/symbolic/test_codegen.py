@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from tinygrad_edu.backend import cuda_available
 from tinygrad_edu.ops import ShapeError, get_op
 from tinygrad_edu.symbolic import (
     Executor,
@@ -18,10 +19,12 @@ from tinygrad_edu.symbolic import (
 )
 from tinygrad_edu.symbolic.codegen import TEMPLATES
 
+needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(not cuda_available(), reason="needs a GPU")]
+
 
 def _agree(outs, feed, **kw):
     fn = compile(outs, **kw)
-    for g, w in zip(fn(feed), Executor(outs).run(feed)):
+    for g, w in zip(fn(feed), Executor(outs, kw.get("device", "cpu")).run(feed)):
         np.testing.assert_array_equal(g, w)
         assert np.asarray(g).dtype == np.asarray(w).dtype
     return fn
@@ -54,7 +57,8 @@ def test_source_is_straight_line_code_with_dead_values_deleted():
     assert "del " not in no_del.source
 
 
-def test_mlp_loss_and_gradients_match_the_executor():
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+def test_mlp_loss_and_gradients_match_the_executor(device):
     rng = np.random.default_rng(1)
     X, Y = Variable("x"), Variable("y")
     W1, W2 = Variable("W1"), Variable("W2")
@@ -64,7 +68,7 @@ def test_mlp_loss_and_gradients_match_the_executor():
             Y: np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)],
             W1: rng.normal(size=(5, 4)).astype(np.float32),
             W2: rng.normal(size=(3, 4)).astype(np.float32)}  # fmt: skip
-    fn = _agree(outs, feed)
+    fn = _agree(outs, feed, device=device)
     assert "_mT(xp, " in fn.source  # the transposed operand
 
 
@@ -119,3 +123,27 @@ def test_strict_array_namespace():
         got = compile(outs)(feed)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w)
+
+
+def test_the_memory_plan_compiled_in():
+    rng = np.random.default_rng(2)
+    X, Y = Variable("x", shape=(6, 5)), Variable("y", shape=(6, 3))
+    W1, W2 = Variable("W1", shape=(5, 4)), Variable("W2", shape=(4, 3))
+    loss = softmax_cross_entropy(matmul(relu(matmul(X, W1)), W2), Y)
+    outs = [loss, *gradients(loss, [W1, W2])]
+    feed = {X: rng.normal(size=(6, 5)).astype(np.float32),
+            Y: np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)],
+            W1: rng.normal(size=(5, 4)).astype(np.float32),
+            W2: rng.normal(size=(4, 3)).astype(np.float32)}  # fmt: skip
+    fn = _agree(outs, feed, example=feed)
+    planned, generic = fn.source.split("\n\n\n")
+    assert "def generic(feed_dict):" in generic
+    assert "b0 = v5" in planned  # the product's new array becomes buffer 0 ...
+    assert "xp.maximum(v5, 0.0, out=b0)" in planned  # ... and relu writes over it in place
+    first = fn(feed)
+    second = fn(feed)  # a new call does not overwrite what the last one returned
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    other = {**feed, X: feed[X].astype(np.float64)}  # other dtypes: the plain version runs
+    for g, w in zip(fn(other), Executor(outs).run(other)):
+        np.testing.assert_array_equal(g, w)

@@ -4,6 +4,13 @@ Build a graph from :func:`Variable` nodes with operators, methods and the functi
 :mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with an
 :class:`Executor`. :mod:`~tinygrad_edu.symbolic.cse599w` offers CSE599W's assignment names.
 
+The engine is also a small static-graph compiler (``docs/concepts/compiler.md``):
+:class:`Program` / :class:`Block` / :class:`Scope` and ``program_guard`` in Paddle Fluid's
+terms (:mod:`~tinygrad_edu.symbolic.fluid` has Fluid's own names), :func:`cond` and
+:func:`while_loop` as differentiable sub-blocks, graph passes and :func:`optimize`, memory
+plans (``Executor(..., plan_memory=True)``), :func:`compile` to Python source, and
+:func:`to_onnx`.
+
 >>> import numpy as np
 >>> from tinygrad_edu.symbolic import Executor, Variable, gradients
 >>> A, B, C = Variable("A"), Variable("B"), Variable("C")
@@ -54,6 +61,7 @@ from .graph import topo_sort
 from .initializer import create_global_var, create_parameter, data
 from .layers import avg_pool2d, batch_norm, conv2d, embedding, layer_norm, max_pool2d, pad
 from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder
+from .onnx_export import to_onnx
 from .passes import optimize
 from .program import (
     Block,
@@ -75,7 +83,7 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "pad", "batch_norm", "layer_norm", "embedding",
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
-    "while_loop", "compile", "optimize",
+    "while_loop", "compile", "optimize", "to_onnx",
 ]  # fmt: skip
 
 # The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op

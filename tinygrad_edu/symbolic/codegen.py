@@ -48,7 +48,7 @@ from ..backend import get_namespace
 from ..ops.linalg import matrix_transpose
 from .executor import Executor, check_feed_keys, feed_hints, feed_value, to_numpy
 from .graph import topo_sort
-from .memory import MemoryPlan
+from .memory import UFUNCS, MemoryPlan, supports_out
 from .node import CONSTANT, PLACEHOLDER, Node
 
 __all__ = ["compile", "CompiledGraph", "TEMPLATES"]
@@ -109,13 +109,18 @@ class CompiledGraph:
             raise better from error
 
 
-def compile(outputs, device: str = "cpu", free_dead: bool = True) -> CompiledGraph:  # noqa: A001
+def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
+            example=None) -> CompiledGraph:  # fmt: skip
     """Compile ``outputs`` (a node or a list of nodes) into a Python function.
 
     Args:
         outputs: the nodes the function returns.
         device: the device to compute on (its namespace is ``xp`` in the source).
         free_dead: ``del`` each value after its last use (keeps peak memory low).
+        example: a feed_dict. When given, the memory plan for its shapes is compiled in (see
+            :mod:`~tinygrad_edu.symbolic.memory`): the code follows the plan's order and
+            writes results into planned buffers with ``out=``; a call with other shapes (or
+            on a namespace without ``out=``) runs the plain version, also in ``fn.source``.
 
     Returns:
         a :class:`CompiledGraph`: ``fn(feed_dict)`` returns the outputs as numpy arrays;
@@ -123,36 +128,85 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True) -> CompiledGra
     """
     nodes = [outputs] if isinstance(outputs, Node) else list(outputs)
     order = topo_sort(nodes)
-    frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
+    variables = tuple(n for n in order if n.op is PLACEHOLDER)
+    zero_grads = {n.grad_of for n in order if n.grad_of is not None}
+    feedable = set(variables) | {v for v in zero_grads if v.op is PLACEHOLDER}
     env: dict = {}
+    frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
+    source = _function("compiled", nodes, order, frees, env, device)
+    if example is not None:
+        executor = Executor(nodes, device, plan_memory=True)
+        executor.run(example)  # profiles the example's shapes; the plan is made
+        (signature, replay), *_ = executor.memory_plan.replays.items()
+        generic = source.replace("def compiled(", "def generic(", 1)
+        env.update(_signature=signature, _supports_out=supports_out)
+        planned = _function("compiled", nodes, replay.order, replay.frees, env, device,
+                            replay=replay, variables=variables)  # fmt: skip
+        source = planned + "\n\n\n" + generic
+    return CompiledGraph(nodes, device, source, env, feedable, variables)
+
+
+def _function(fname, nodes, order, frees, env, device, replay=None, variables=()) -> str:
+    """The source of one function computing ``nodes`` in ``order``, freeing ``frees``; with a
+    ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ..."""
     names: dict = {}
-    taken = {"xp", "feed_dict", "compiled"}
-    lines = ["def compiled(feed_dict):", "    _check(feed_dict)", "    xp = _namespace()"]
+    taken = {"xp", "feed_dict", "compiled", "generic"}
+    lines = [f"def {fname}(feed_dict):", "    _check(feed_dict)", "    xp = _namespace()"]
+    if replay is not None:  # every feed first: the plan holds only for the example's shapes
+        for node in variables:
+            names[node] = name = _variable_name(node, len(names), taken, prefix="in")
+            env[f"_node_{name}"] = node
+            lines.append(f"    {name} = _feed(xp, _node_{name}, feed_dict)")
+        shapes = ", ".join(f"({names[v]}.shape, str({names[v]}.dtype))" for v in variables)
+        lines += [
+            f"    if not _supports_out(xp) or ({shapes},) != _signature:",
+            "        return generic(feed_dict)  # other shapes: the plain version",
+        ]
+    allocated: set = set()
     for k, node in enumerate(order):
         value = node.attrs.get("value") if node.op is CONSTANT else None
         if isinstance(value, int | float) and math.isfinite(value):
             names[node] = repr(value) if value >= 0 else f"({value!r})"  # written in place
             continue
-        name = _variable_name(node, k, taken)
-        names[node] = name
-        args = [names[i] for i in node.inputs]
-        if node.op is PLACEHOLDER:
-            env[f"_node_{name}"] = node
-            expr = f"_feed(xp, _node_{name}, feed_dict)"
-        elif node.op is CONSTANT:
-            env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)
-            expr = f"_const_{name}"
-        else:
-            expr = _expression(node, args, env, name)
-        lines.append(f"    {name} = {expr}  # {_comment(node)}")
+        if node not in names:  # (with a plan, the feeds were read at the top)
+            names[node] = name = _variable_name(node, k, taken)
+            args = [names[i] for i in node.inputs]
+            b = replay.buffer[k] if replay is not None else None
+            if node.op is PLACEHOLDER:
+                env[f"_node_{name}"] = node
+                expr = f"_feed(xp, _node_{name}, feed_dict)"
+            elif node.op is CONSTANT:
+                env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)
+                expr = f"_const_{name}"
+            elif b is not None:
+                if b not in allocated:
+                    allocated.add(b)
+                    shape, dtype = replay.specs[b]
+                    lines.append(f"    b{b} = xp.empty({tuple(shape)}, dtype=xp.{dtype})")
+                expr = _out_expression(node, args, f"b{b}")
+            else:
+                expr = _expression(node, args, env, name)
+            lines.append(f"    {name} = {expr}  # {_comment(node)}")
+            if replay is not None and replay.adopt[k] is not None:  # its new array: a buffer
+                allocated.add(replay.adopt[k])
+                lines.append(f"    b{replay.adopt[k]} = {name}")
         dead = [names[d] for d in frees[k] if not _is_literal(names[d])]
+        if replay is not None:
+            dead += [f"b{d}" for d in replay.drops[k]]
         if dead:
             lines.append(f"    del {', '.join(dead)}")
     lines.append(f"    return [{', '.join(f'_out({names[n]})' for n in nodes)}]")
-    variables = tuple(n for n in order if n.op is PLACEHOLDER)
-    zero_grads = {n.grad_of for n in order if n.grad_of is not None}
-    feedable = set(variables) | {v for v in zero_grads if v.op is PLACEHOLDER}
-    return CompiledGraph(nodes, device, "\n".join(lines), env, feedable, variables)
+    return "\n".join(lines)
+
+
+def _out_expression(node: Node, args, buffer: str) -> str:
+    """The call that computes ``node`` into ``buffer`` (as :func:`memory.write_out`)."""
+    name = node.op.name
+    if name == "relu":
+        return f"xp.maximum({args[0]}, 0.0, out={buffer})"
+    if name == "relu_grad":
+        return f"xp.multiply({args[1]}, {args[0]} > 0, out={buffer})"
+    return f"xp.{UFUNCS[name]}({', '.join(args)}, out={buffer})"
 
 
 def _expression(node: Node, args, env: dict, name: str) -> str:
@@ -176,10 +230,13 @@ def _bound(node: Node):
     return lambda xp, *args: op.forward(xp, *args, **attrs)
 
 
-def _variable_name(node: Node, k: int, taken: set) -> str:
+def _variable_name(node: Node, k: int, taken: set, prefix: str = "v") -> str:
+    """A Variable's own name when it is a free identifier, else ``v<k>`` (made unique)."""
     name = node.name if node.op is PLACEHOLDER else ""
     if not (name.isidentifier() and not keyword.iskeyword(name) and name not in taken):
-        name = f"v{k}"
+        name = f"{prefix}{k}"
+        while name in taken:
+            name += "_"
     taken.add(name)
     return name
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 import numpy as _np  # only to hand results back as numpy arrays
 
 from ..backend import default_float, get_namespace, to_device
-from ..ops import ShapeError
+from ..ops import REGISTRY, ShapeError
 from ..ops.base import fmt_shapes
 from .graph import topo_sort
-from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out
+from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out, write_out
 from .node import PLACEHOLDER, Node
 
 __all__ = ["Executor", "compute_node", "feed_value", "feed_hints", "check_feed_keys",
@@ -125,15 +125,16 @@ class Executor:
                 value = feeds[node]
             else:
                 args = [values[i] for i in node.inputs]
-                value, b = None, replay.buffer[step]
-                if b is not None:
-                    kernel = out_kernel(xp, node, args)
-                    if kernel is not None and kernel[:2] == replay.specs[b]:
-                        if buffers[b] is None:
-                            buffers[b] = xp.empty(kernel[0], dtype=kernel[1])
-                        value = kernel[2](buffers[b])
-                if value is None:
+                b = replay.buffer[step]
+                if b is not None:  # written into a planned buffer
+                    if buffers[b] is None:
+                        shape, dtype = replay.specs[b]
+                        buffers[b] = xp.empty(shape, dtype=dtype)
+                    value = write_out(xp, node, args, buffers[b])
+                else:
                     value = compute_node(xp, node, args)
+                    if replay.adopt[step] is not None:  # its new array becomes a buffer
+                        buffers[replay.adopt[step]] = value
             values[node] = value
             if observer is not None:
                 observer(node, value)
@@ -168,9 +169,12 @@ class Executor:
             if node.inputs and (node.op.name in VIEW_OPS or getattr(node.op, "multi_output", 0)):
                 inputs = node.inputs if getattr(node.op, "multi_output", 0) else node.inputs[:1]
                 groups |= {g for i in inputs for g in facts[i][1]}
-            kernel = out_kernel(xp, node, args) if node.op is not PLACEHOLDER else None
-            spec = kernel[:2] if kernel is not None and groups == {node} else None
-            facts[node] = (size, tuple(sorted(groups, key=lambda n: n.seq)), spec)
+            spec, writes_out = None, False
+            if groups == {node} and _adoptable(xp, node, value):  # a fresh array of our own
+                spec = (tuple(value.shape), value.dtype)
+                writes_out = out_kernel(xp, node, args) == spec
+            groups = tuple(sorted(groups, key=lambda n: n.seq))
+            facts[node] = (size, groups, spec, writes_out)
             for g in groups:
                 members[g] = members.get(g, 0) + 1
             if observer is not None:
@@ -185,6 +189,16 @@ class Executor:
         outputs = [values[n] for n in self.nodes]
         plan.learn(signature, facts)
         return outputs
+
+
+def _adoptable(xp, node, value) -> bool:
+    """May a plan write over ``value`` once it is dead? Only arrays that a library op just
+    made (not a feed, a constant's array, or what a user-defined op may keep)."""
+    op = node.op
+    if op is PLACEHOLDER or op.name == "constant" or REGISTRY.get(op.name) is not op:
+        return False
+    array_type = getattr(xp, "ndarray", None)  # numpy's and CuPy's arrays
+    return array_type is not None and isinstance(value, array_type)
 
 
 def _arrays(value):

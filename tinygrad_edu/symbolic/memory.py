@@ -13,10 +13,11 @@ again. A plan does three things:
    Among the nodes ready to run, the plan picks the one that adds the fewest bytes (its
    result, minus the inputs it is the last reader of): consumers of a large value run early,
    so it dies early.
-3. **Buffers.** Each result that an ``out=`` kernel can write (elementwise float math,
-   ``matmul``) gets a buffer: a dead value's buffer of the same shape and dtype, or the buffer
-   of an input that dies at this very step (elementwise ops write in place), or a new one.
-   A buffer is dropped as soon as its last value is dead; outputs go to the caller.
+3. **Buffers.** Each fresh array a node makes is a buffer. A result that an ``out=`` kernel
+   can write (elementwise float math) goes into an existing buffer when one is free: the
+   buffer of an input that dies at this very step (written in place), or a dead value's
+   buffer of the same shape and dtype. A buffer is dropped as soon as its last value is
+   dead; outputs go to the caller.
 
 Sizes come from the values themselves: the first run with a given set of feed shapes is a
 *profiling* run (plain order, values freed after their last use); the plan for those shapes
@@ -47,16 +48,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ops.linalg import matrix_transpose
-
-__all__ = ["MemoryPlan", "Replay", "out_kernel", "supports_out", "liveness", "VIEW_OPS"]
+__all__ = ["MemoryPlan", "Replay", "out_kernel", "write_out", "supports_out", "liveness",
+           "VIEW_OPS", "UFUNCS"]  # fmt: skip
 
 # ops whose kernel is one ufunc that takes ``out=``: op name -> the array namespace's function
-_UFUNCS = {
+UFUNCS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "neg": "negative",
     "exp": "exp", "log": "log", "tanh": "tanh", "maximum": "maximum",
 }  # fmt: skip
-_IN_PLACE = set(_UFUNCS) | {"relu", "relu_grad"}  # may write over an input of the same shape
+_IN_PLACE = set(UFUNCS) | {"relu", "relu_grad"}  # may write over an input of the same shape
 # ops whose result may share memory with their first input (a view, or the input itself)
 VIEW_OPS = {
     "reshape", "transpose", "expand_dims", "broadcast_to", "getitem", "sum_to", "tuple_get",
@@ -86,11 +86,13 @@ def liveness(order, outputs):
 
 @dataclass
 class Replay:
-    """The plan for one set of feed shapes: run ``order``; write ``buffer[k]``'s node into that
-    buffer; after step ``k`` drop the values ``frees[k]`` and the buffers ``drops[k]``."""
+    """The plan for one set of feed shapes: run ``order``; at step ``k`` write the result
+    into buffer ``buffer[k]`` (with ``out=``), or keep the array the kernel made as buffer
+    ``adopt[k]``; after the step drop the values ``frees[k]`` and the buffers ``drops[k]``."""
 
     order: list
-    buffer: list  # per step: buffer number or None
+    buffer: list  # per step: the buffer an out= kernel writes into, or None
+    adopt: list  # per step: the buffer number the kernel's own new array becomes, or None
     frees: list
     drops: list
     specs: list  # per buffer: (shape, dtype)
@@ -133,8 +135,8 @@ class MemoryPlan:
 
     def learn(self, signature, facts: dict) -> Replay:
         """Make (and keep) the plan for feed shapes ``signature`` from a profiling run's
-        ``facts``: node -> (bytes, groups it keeps alive, (shape, dtype) if an ``out=``
-        kernel can compute it, else None)."""
+        ``facts``: node -> (bytes, groups it keeps memory of, (shape, dtype) of a fresh array
+        it makes or None, whether an ``out=`` kernel can write it into a given buffer)."""
         self.sizes = {n: f[0] for n, f in facts.items()}
         order = self._schedule(facts)
         last_use, frees = liveness(order, self.outputs)
@@ -142,25 +144,29 @@ class MemoryPlan:
         for node in order:
             for g in facts[node][1]:
                 end_of[g] = max(end_of.get(g, -1), last_use[node])
-        buffer, specs = [None] * len(order), []
+        buffer, adopt, specs = [None] * len(order), [None] * len(order), []
         free: dict = {}  # (shape, dtype) -> numbers of buffers whose values are all dead
         holder: dict = {}  # node -> number of the buffer holding its (live) value
         last_end: dict = {}  # buffer -> the step after which its last value is dead
         for step, node in enumerate(order):
-            spec = facts[node][2]
+            _, _, spec, writes_out = facts[node]
             if spec is not None:
                 b = None
-                if node.op.name in _IN_PLACE:  # an input dying at this step lends its buffer
+                if writes_out and node.op.name in _IN_PLACE:  # a dying input lends its buffer
                     for inp in node.inputs:
                         if inp in holder and end_of[inp] == step and specs[holder[inp]] == spec:
                             b = holder.pop(inp)
                             break
-                if b is None and free.get(spec):
+                if writes_out and b is None and free.get(spec):
                     b = free[spec].pop()
-                if b is None:
+                if b is None:  # a new buffer (made by the kernel itself unless writes_out)
                     b = len(specs)
                     specs.append(spec)
-                buffer[step] = holder[node] = b
+                    if not writes_out:
+                        adopt[step] = b
+                if writes_out:
+                    buffer[step] = b
+                holder[node] = b
                 last_end[b] = end_of[node]
             for dead in [n for n in holder if end_of[n] == step]:
                 free.setdefault(specs[holder[dead]], []).append(holder.pop(dead))
@@ -168,7 +174,7 @@ class MemoryPlan:
         for b, step in last_end.items():
             if step < len(order):
                 drops[step].append(b)
-        replay = Replay(order, buffer, frees, drops, specs)
+        replay = Replay(order, buffer, adopt, frees, drops, specs)
         self.replays[signature] = replay
         self.use(replay)
         return replay
@@ -177,7 +183,11 @@ class MemoryPlan:
         """Make ``replay`` the plan that the attributes describe."""
         self.order = replay.order
         self.last_use, self.frees = liveness(self.order, self.outputs)
-        self.buffers = {n: b for n, b in zip(replay.order, replay.buffer) if b is not None}
+        self.buffers = {
+            n: b if b is not None else a
+            for n, b, a in zip(replay.order, replay.buffer, replay.adopt)
+            if b is not None or a is not None
+        }
         self.buffer_bytes = [_nbytes(shape, dtype) for shape, dtype in replay.specs]
 
     def _schedule(self, facts) -> list:
@@ -213,7 +223,7 @@ class MemoryPlan:
 
     @staticmethod
     def _growth(node, facts, readers, kept) -> int:
-        size, groups, _ = facts[node]
+        size, groups = facts[node][:2]
         new = size if groups == (node,) else 0
         freed = {g for inp in node.inputs for g in facts[inp][1]}
         return new - sum(facts[g][0] for g in freed if readers.get(g) == 1 and g not in kept)
@@ -232,11 +242,11 @@ def supports_out(xp) -> bool:
 
 
 def out_kernel(xp, node, args):
-    """``(shape, dtype, write)`` when ``node`` can be computed into a buffer by
-    ``write(buffer)``, else None. Only plain float math qualifies: every array argument of one
-    floating dtype, the others Python numbers."""
-    name = node.op.name
-    if name not in _UFUNCS and name not in ("matmul", "relu", "relu_grad"):
+    """``(shape, dtype)`` when an ``out=`` kernel can compute ``node`` into a buffer, else
+    None. Only elementwise float math qualifies (``matmul`` writing into ``out=`` is slower
+    in numpy than into new memory, so products make their own arrays): every array argument
+    of one floating dtype, the other arguments Python numbers."""
+    if node.op.name not in _IN_PLACE:
         return None
     arrays = [a for a in args if hasattr(a, "dtype")]
     if not arrays or any(not isinstance(a, int | float) for a in args if not hasattr(a, "dtype")):
@@ -245,18 +255,14 @@ def out_kernel(xp, node, args):
     if any(a.dtype != dtype for a in arrays) or getattr(dtype, "kind", "") != "f":
         return None
     shapes = [tuple(getattr(a, "shape", ())) for a in args]
-    shape = tuple(node.op.shape(*shapes, **node.attrs))
-    if name == "matmul":
-        a, b = args
-        if node.attrs.get("trans_A"):
-            a = matrix_transpose(xp, a)
-        if node.attrs.get("trans_B"):
-            b = matrix_transpose(xp, b)
-        return shape, dtype, lambda out: xp.matmul(a, b, out=out)
+    return tuple(node.op.shape(*shapes, **node.attrs)), dtype
+
+
+def write_out(xp, node, args, out):
+    """Compute ``node`` from ``args`` into ``out`` (a node :func:`out_kernel` accepted)."""
+    name = node.op.name
     if name == "relu":
-        return shape, dtype, lambda out: xp.maximum(args[0], 0.0, out=out)
+        return xp.maximum(args[0], 0.0, out=out)
     if name == "relu_grad":
-        y, g = args
-        return shape, dtype, lambda out: xp.multiply(g, y > 0, out=out)
-    fn = getattr(xp, _UFUNCS[name])
-    return shape, dtype, lambda out: fn(*args, out=out)
+        return xp.multiply(args[1], args[0] > 0, out=out)
+    return getattr(xp, UFUNCS[name])(*args, out=out)
