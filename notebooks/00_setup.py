@@ -85,9 +85,9 @@ for name, value in inputs.items():
 #   $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
 #   twice, so their two partial gradients meet in a gold **Σ** node.
 # * **bottom, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
-#   (`MatMulBackward`, `MulBackward`, `AddBackward`); arrows show where gradients flow next.
-#   There are two `AddBackward` nodes, told apart by a number in the order your code made
-#   them: `AddBackward #1` for `A + B`, `AddBackward #2` for `A + C`. The green
+#   (`MmBackward0`, `MulBackward0`, `AddBackward0`); arrows show where gradients flow next.
+#   There are two `AddBackward0` nodes, told apart by a number in the order your code made
+#   them: `AddBackward0 #1` for `A + B`, `AddBackward0 #2` for `A + C`. The green
 #   `AccumulateGrad (A)` box writes into leaf `A`'s `.grad`, shown in the blue box below it.
 
 # %%

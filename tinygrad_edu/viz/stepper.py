@@ -29,8 +29,8 @@ files and ``widget()`` gives a Jupyter slider.
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
 >>> st = BackwardStepper.record((x * x).sum(), names={"x": x})
 >>> [f.title for f in st.frames]
-['start', 'GraphRoot', 'SumBackward', 'MulBackward', 'AccumulateGrad (x)', 'done']
->>> st.frames[3].summed  # x*x: MulBackward's 2nd gradient for x is added to the 1st
+['start', 'GraphRoot', 'SumBackward0', 'MulBackward0', 'AccumulateGrad (x)', 'done']
+>>> st.frames[3].summed  # x*x: MulBackward0's 2nd gradient for x is added to the 1st
 1
 >>> st.frames[4].received_count
 2
@@ -752,7 +752,7 @@ def _shape(a) -> str:
 
 
 def _eager_tags(data) -> dict:
-    """node/leaf -> its name: the renderer's (``AccumulateGrad (A)``, ``AddBackward #2``; see
+    """node/leaf -> its name: the renderer's (``AccumulateGrad (A)``, ``AddBackward0 #2``; see
     NOTE [One name per node] in traverse.py); leaves by their own label."""
     tags = node_names(data)
     tags.update({r.ref: r.label for r in data.nodes if r.kind == "leaf"})
