@@ -50,6 +50,7 @@ __all__ = [
     "strip_notebook",
     "make_student_edition",
     "has_solution_markers",
+    "solution_regions",
     "SKIP_NAMES",
     "add_arguments",
     "run",
@@ -130,6 +131,18 @@ def _regions(text: str, where: str):
     if open_ is not None:
         raise MarkerError(f"{where}, line {open_[0]}: BEGIN {open_[1]} is never closed")
     return regions
+
+
+def solution_regions(
+    text: str, filename: str = "<string>", kind: str = "SOLUTION"
+) -> list[tuple[int, int, str]]:
+    """``(begin line, end line, task)`` of each solution region (lines count from 1); with
+    ``kind="HIDDEN TESTS"``, of each hidden-tests block.
+
+    Raises:
+        MarkerError: unbalanced or nested markers.
+    """
+    return [(b, e, task) for b, e, k, task, _ in _regions(text, filename) if k == kind]
 
 
 def _strip(text: str, where: str) -> tuple[str, list[int]]:
@@ -307,4 +320,3 @@ def run(args) -> int:
         f"{len(report['copied'])} copied"
     )
     return 0
-
