@@ -272,7 +272,7 @@ def test_peeking_finds_no_hidden_test_or_solution(graded):
     if not graded["privileged"]:
         pytest.skip(f"the privilege drop is not checked here: {graded['reason']}")
     text = _all_text(data)
-    assert all("PEEK found 0:" in t["output"] for t in a11), a11[0]["output"]
+    assert all(re.search(r"PEEK found 0\b", t["output"]) for t in a11), a11[0]["output"]
     leaked = [name for name in _hidden_test_names() if name in text]
     assert not leaked, f"hidden test names reached the results: {leaked}"
     assert "BEGIN SOLUTION" not in text
@@ -310,7 +310,9 @@ def test_a_whole_repository_upload_scores_full_marks(graded):
     assert data["score"] == _maximum(data) > 0, data["output"][:3000]
     out = data["output"]
     assert "upload/tinygrad_edu-main/tinygrad_edu/eager/engine.py" in out
-    assert "Ignored" in out and "tests/assignments" in out
+    ignored = re.search(r"Ignored (\d+) file\(s\)", out)
+    assert ignored and int(ignored.group(1)) > 100, out[-2000:]
+    assert "Problem" not in out
 
 
 def test_a_renamed_file_is_used_and_the_student_is_told(graded):

@@ -95,7 +95,7 @@ def _number(x):
 
 def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: float = 30.0,
                 results=None, sandbox_python: str | None = None, user: str = DEFAULT_USER,
-                mode: str = "auto", log=print) -> list[dict]:  # fmt: skip
+                mode: str = "auto", users=None, log=print) -> list[dict]:  # fmt: skip
     """Grade every submission in the folder ``submissions``; write ``out_csv``.
 
     Args:
@@ -111,6 +111,7 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
             root it must be readable by the sandbox users).
         user: the first sandbox user's name (the others get 1, 2, ... appended).
         mode: the sandbox mode (``auto``, ``user`` or ``rlimits``).
+        users: the sandbox users, one per slot (instead of ``user``'s names).
 
     Returns:
         One dict per submission: ``name``, ``score``, ``max_score``, ``tasks``, ``seconds``,
@@ -124,7 +125,12 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
     results.mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(jobs, len(entries)))
     root = os.geteuid() == 0 and mode != "rlimits"
-    users = [user if k == 0 else f"{user}{k}" for k in range(jobs)] if root else [None] * jobs
+    if not root:
+        users = [None] * jobs
+    elif users is None:
+        users = [user if k == 0 else f"{user}{k}" for k in range(jobs)]
+    elif len(users) < jobs:
+        raise ValueError(f"grade-batch: {jobs} jobs need {jobs} sandbox users, got {users}")
     for name in filter(None, users):
         ensure_user(name)
     if not root:

@@ -64,7 +64,9 @@ def format_error(error: dict, frames: list[str], output: str = "") -> str:
     message = str(error.get("message", ""))
     if len(message) > _MESSAGE_LIMIT:
         message = message[:_MESSAGE_LIMIT] + " ..."
-    text = f"your code raised {error.get('type', 'an exception')}: {message}".rstrip(": ")
+    text = f"your code raised {error.get('type', 'an exception')}"
+    if message:
+        text += f": {message}"
     if frames:
         text += "\nTraceback (most recent call last):\n" + "\n".join(frames[-_FRAME_LIMIT:])
     if output:
