@@ -34,11 +34,12 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import cases  # noqa: E402
+from . import cases, compiler  # noqa: E402
 
 __all__ = ["main", "time_case", "check_agreement", "markdown"]
 
-REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7}
+REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7, **compiler.REPS}
+ALL_CASES = {**cases.CASES, **compiler.CASES}  # every module's cases, by name
 QUICK_REPS = 3
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "performance.md")  # fmt: skip
@@ -165,7 +166,7 @@ def write_doc(path: str, device: str, text: str) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="few repetitions (a smoke test)")
-    p.add_argument("--only", action="append", choices=sorted(cases.CASES),
+    p.add_argument("--only", action="append", choices=sorted(ALL_CASES),
                    help="run only this benchmark (repeatable)")  # fmt: skip
     p.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     p.add_argument("--out", default=None, help=f"markdown file to update (default: {DOC}; "
@@ -184,15 +185,17 @@ def main(argv=None) -> int:
         return 0
     if cases.torch is not None:
         cases.torch.set_num_threads(1)
-    names = args.only or list(cases.CASES)
+    names = args.only or list(ALL_CASES)
     rows = []
     for name in names:
-        case = cases.CASES[name]("full", device)
+        case = ALL_CASES[name]("full", device)
         reps = QUICK_REPS if args.quick else REPS[name]
         print(f"{name}: {case.title} ({reps} interleaved repetitions)", flush=True)
         check_agreement(case, rtol=1e-3 if name in ("deep_chain", "digits") else 2e-4)
         med = time_case(case, reps)
         extras = _digits_extras(case, device) if name == "digits" else {}
+        if "peak" in case.extra:  # a case that measures its own peak memory
+            extras = case.extra["peak"](case)
         for impl, sec in med.items():
             print(f"   {impl:>9}: {_fmt_ms(sec):>9} ms  x{sec / med[case.reference]:.2f}"
                   f"{extras.get(impl, '')}")  # fmt: skip

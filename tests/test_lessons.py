@@ -1,7 +1,12 @@
-"""Tests for tinygrad_edu.lessons: the checks the lesson notebooks use."""
+"""Tests for tinygrad_edu.lessons (the checks and exercises the lessons use) and for the lesson
+sources themselves: each lesson is a jupytext percent-format ``.py`` file (the source of truth)
+paired with its executed ``.ipynb``."""
 
 import doctest
+import importlib
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +14,13 @@ import pytest
 import tinygrad_edu as tg
 from tinygrad_edu import lessons
 from tinygrad_edu.lessons import check, check_gradient, check_true, lint_notebook
+from tinygrad_edu.lessons.exercise import Exercise, Verdict
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
+EXERCISES = [(m.__name__.rsplit(".", 1)[1], ex) for m in lessons.lesson_modules()
+             for ex in m.EXERCISES]  # fmt: skip
+WRONG = [pytest.param(ex, w, id=f"{ex.number}-{w.what}") for _, ex in EXERCISES for w in ex.wrong]
 
 
 @pytest.fixture(autouse=True)
@@ -20,19 +32,23 @@ def _fresh():
     lessons.set_strict(None)
 
 
-def test_doctests():
-    result = doctest.testmod(lessons, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 6 and result.failed == 0
+@pytest.mark.parametrize("module", ["checks", "exercise", "notebooks", "lesson00", "lesson03"])
+def test_doctests(module):
+    mod = importlib.import_module(f"tinygrad_edu.lessons.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
 
 
-def test_check_pass_and_fail_messages(capsys):
+# -- checks -----------------------------------------------------------------------------------
+def test_check_says_pass_and_fail_in_words(capsys):
     assert check("sum", np.array([1.0, 2.0]) + 1, [2.0, 3.0], strict=False)
     out = capsys.readouterr().out
-    assert out.startswith("✅ sum:") and "[2. 3.]" in out
-    assert not check("sum", np.array([1.0, 2.5]), [1.0, 2.0], strict=False)
+    assert out.startswith("✅ PASS  sum:") and "[2. 3.]" in out
+    assert not check("sum", np.array([1.0, 2.5]), [1.0, 2.0], strict=False, hint="look at b")
     out = capsys.readouterr().out
-    assert out.startswith("❌ sum: expected [1. 2.], got [1.  2.5]")
+    assert out.startswith("❌ FAIL  sum: expected [1. 2.], got [1.  2.5]")
     assert "max abs error 0.5" in out and "worst at index (1,)" in out
+    assert "Hint: look at b" in out
 
 
 def test_check_tolerance_is_applied():
@@ -47,11 +63,13 @@ def test_check_shape_mismatch_names_both_shapes(capsys):
     assert "expected shape (3, 2), got shape (2, 3)" in capsys.readouterr().out
 
 
-def test_check_none_and_nan_and_non_numbers(capsys):
+def test_check_none_nan_integers_and_non_numbers(capsys):
     assert not check("forgot return", None, 1.0, strict=False)
     assert "got None" in capsys.readouterr().out
     assert not check("nan", np.array([np.nan, 1.0]), [0.0, 1.0], strict=False)
     assert "NaN" in capsys.readouterr().out
+    assert not check("count", 2, 3, strict=False)
+    assert "expected 3, got 2\n" in capsys.readouterr().out  # integers: exact, no tolerance
     assert check("names", ("a", "b"), ("a", "b"), strict=False)
     assert not check("names", ("a", "c"), ("a", "b"), strict=False)
     assert "expected ('a', 'b'), got ('a', 'c')" in capsys.readouterr().out
@@ -65,7 +83,7 @@ def test_check_accepts_tensors():
 
 
 def test_strict_modes(monkeypatch):
-    with pytest.raises(AssertionError, match="❌ wrong: expected 2, got 1"):
+    with pytest.raises(AssertionError, match="❌ FAIL  wrong: expected 2, got 1"):
         check("wrong", 1.0, 2.0, strict=True)
     assert check("right", 2.0, 2.0, strict=True)
     # under pytest, strict is the default (a notebook run by nbmake inherits the variable)
@@ -86,19 +104,48 @@ def test_strict_modes(monkeypatch):
     assert lessons.is_strict()
 
 
-def test_results_and_summary(capsys):
+def test_tally_counts_each_check_once(capsys):
     check("a", 1.0, 1.0, strict=False)
     check("b", 1.0, 2.0, strict=False)
     check_true("c", True, strict=False)
     assert lessons.results() == [("a", True), ("b", False), ("c", True)]
     capsys.readouterr()
-    assert lessons.summary() == "2 of 3 checks passed (still to do: b)"
+    assert lessons.summary() == "2 of 3 checks passed; still to do: b (failed)"
     assert "2 of 3" in capsys.readouterr().out
+    check("b", 2.0, 2.0, strict=False)  # fixed and run again: replaces, does not add
+    check("b", 2.0, 2.0, strict=False)
+    assert lessons.results() == [("a", True), ("b", True), ("c", True)]
+    assert lessons.summary() == "3 of 3 checks passed: all done"
+
+
+def test_summary_lists_exercises_not_run_yet():
+    from tinygrad_edu.lessons import lesson01
+
+    lesson01.central_difference.check(lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 / eps,
+                                      strict=False)  # fmt: skip
+    line = lessons.summary(lesson01)
+    assert line.startswith("1 of 3 checks passed; still to do: Exercise 1.2")
+    assert "Exercise 1.3 — one neuron, by hand (not run yet)" in line
 
 
 def test_check_true_hint(capsys):
     assert not check_true("positive", -1 > 0, hint="look at the sign", strict=False)
-    assert "❌ positive: no: look at the sign" in capsys.readouterr().out
+    assert "❌ FAIL  positive: no\n   Hint: look at the sign" in capsys.readouterr().out
+
+
+def test_results_show_as_coloured_boxes_in_a_notebook(monkeypatch):
+    shown = []
+    monkeypatch.setattr(lessons.checks, "_in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, raw: shown.append(data))
+    check("fine", 1.0, 1.0, strict=False)
+    check("wrong", 1.0, 2.0, hint="hm", strict=False)
+    lessons.notice("a notice")
+    (ok, bad, note) = shown
+    assert ok["text/plain"].startswith("✅ PASS") and "<b>PASS</b>" in ok["text/html"]
+    assert "#15803d" in ok["text/html"]  # green border
+    assert "<b>FAIL</b>" in bad["text/html"] and "#b91c1c" in bad["text/html"]  # red
+    assert "<b>Hint:</b> hm" in bad["text/html"]
+    assert "<b>NOTICE</b>" in note["text/html"]
 
 
 def test_numeric_gradient_matches_known_derivatives():
@@ -130,7 +177,7 @@ def test_check_gradient_eager_right_and_wrong(capsys):
     capsys.readouterr()
     assert not check_gradient(WrongSquare.apply, [[1.0, 2.0]], name="square", strict=False)
     out = capsys.readouterr().out
-    assert out.startswith("❌ gradient of square: input 0 at index (")
+    assert out.startswith("❌ FAIL  gradient of square: input 0 at index (")
     # the worst element's values: analytic p*x, numeric 2*p*x for the projection weight p
     analytic, numeric = (float(out.split(k)[1].split()[0].strip(",")) for k in
                          ("analytic ", "numeric "))  # fmt: skip
@@ -153,13 +200,101 @@ def test_check_gradient_rejects_numpy_escape(capsys):
     assert "no grad_fn" in capsys.readouterr().out
 
 
+# -- exercises --------------------------------------------------------------------------------
+def test_every_exercise_records_at_least_two_wrong_answers():
+    assert len(EXERCISES) >= 20
+    numbers = [ex.number for _, ex in EXERCISES]
+    assert len(set(numbers)) == len(numbers)
+    for _, ex in EXERCISES:
+        assert len(ex.wrong) >= 2, f"{ex.name} records fewer than two wrong answers"
+
+
+@pytest.mark.parametrize(("ex", "wrong"), WRONG)
+def test_a_wrong_answer_fails_with_its_hint(ex, wrong, capsys):
+    result = ex.check(wrong.answer, strict=False)
+    assert result.status == lessons.FAIL, f"{ex.name} accepted: {wrong.what}"
+    assert wrong.hint in result.hint, f"{wrong.what}: the hint was {result.hint!r}"
+    out = capsys.readouterr().out
+    assert out.startswith(f"❌ FAIL  {ex.name}") and "Traceback" not in out
+    assert f"Hint: {result.hint}" in out
+
+
+def test_a_wrong_answer_raises_in_strict_mode():
+    from tinygrad_edu.lessons import lesson00
+
+    with pytest.raises(AssertionError, match="Hint: .*use @, not"):
+        lesson00.seed_by_hand.check(lambda a, b, c: ((a + b) * c) * (a + c), strict=True)
+
+
+def _unsolved(*args):
+    raise NotImplementedError("solution: write your solution here")  # what make-student leaves
+
+
+@pytest.mark.parametrize(("lesson", "ex"), EXERCISES, ids=[ex.number for _, ex in EXERCISES])
+def test_an_unsolved_exercise_says_so(lesson, ex, capsys):
+    result = ex.check(_unsolved, strict=False)
+    assert (
+        result.status == lessons.UNSOLVED and "still raises NotImplementedError" in result.message
+    )
+    assert capsys.readouterr().out.startswith(f"⏳ NOT SOLVED YET  {ex.name}")
+    with pytest.raises(AssertionError, match="NOT SOLVED YET"):
+        ex.check(_unsolved, strict=True)
+
+
+def test_a_crash_in_the_learners_code_is_a_hint_not_a_traceback(capsys):
+    from tinygrad_edu.lessons import lesson01
+
+    def broken(f, x, eps=1e-6):
+        return f(x + eps) - undefined_name  # noqa: F821
+
+    result = lesson01.central_difference.check(broken, strict=False)
+    assert result.status == lessons.FAIL
+    assert result.message.startswith("NameError in broken (line")
+    assert "run the cells above" in result.hint
+    # an exercise that calls another one that is not solved names that one
+    from tinygrad_edu.lessons import lesson03
+
+    def engine_order(root):
+        return _unsolved(root)
+
+    result = lesson03.engine_order.check(engine_order, strict=False)
+    assert result.status == lessons.UNSOLVED and result.message.startswith("_unsolved")
+
+
+def test_an_unknown_error_still_gets_a_hint():
+    ex = Exercise("9.9", "demo", lambda f: Verdict(f() == 1, "f() checked"))
+    result = ex.check(lambda: {}["missing"], strict=False)
+    assert result.status == lessons.FAIL and "KeyError" in result.message and result.hint
+    assert ex.check(lambda: 2, strict=False).hint  # a plain wrong answer gets a default hint
+
+
+def test_use_falls_back_to_the_reference_until_solved(capsys):
+    from tinygrad_edu.lessons import lesson01
+
+    def mine(f, x, eps=1e-6):
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+    chosen = lesson01.central_difference.use(mine)
+    out = capsys.readouterr().out
+    assert chosen is lesson01.central_difference.fallback
+    assert out.startswith("ⓘ NOTICE  Exercise 1.1") and "uses the reference" in out
+    assert chosen(np.sin, 0.0) == pytest.approx(1.0)
+    lesson01.central_difference.check(_unsolved, strict=False)
+    assert lesson01.central_difference.use(mine) is lesson01.central_difference.fallback
+    lesson01.central_difference.check(mine, strict=False)
+    capsys.readouterr()
+    assert lesson01.central_difference.use(mine) is mine
+    assert capsys.readouterr().out == ""
+
+
+# -- the lesson files -------------------------------------------------------------------------
 def _nb(*sources):
     return {"cells": [{"cell_type": "code", "source": s} for s in sources]}
 
 
 def test_lint_notebook_convention(tmp_path):
     good = _nb("x = 1", "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION",
-               "check('f', f(), 1)")  # fmt: skip
+               "ex.f.check(f)")  # fmt: skip
     assert lint_notebook(good) == []
     labelled = _nb("# BEGIN SOLUTION A1.3\ny = 2\n# END SOLUTION", "check('y', y, 2)")
     assert lint_notebook(labelled) == []
@@ -174,26 +309,109 @@ def test_lint_notebook_convention(tmp_path):
     assert lint_notebook(unchecked) == ["cell 0: solution cell has no check cell after it"]
 
 
-@pytest.mark.parametrize("name", ["01_derivatives", "08_static_graphs"])
-def test_lesson_notebooks_follow_the_convention(name):
-    from pathlib import Path
+def test_every_lesson_is_a_pair():
+    assert len(LESSONS) >= 9, LESSONS
+    sources = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.py"))
+    assert sources == LESSONS, "every lesson needs both NN_name.py and NN_name.ipynb"
+    assert not (NOTEBOOKS / "_build").exists(), "the lessons are their .py sources now"
 
-    path = Path(__file__).resolve().parents[1] / "notebooks" / f"{name}.ipynb"
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_pair_is_in_sync(name):
+    """The .ipynb holds exactly the cells of its .py source."""
+    pytest.importorskip("jupytext")
+    assert lessons.pair_problems(NOTEBOOKS / f"{name}.py") == []
+
+
+def test_pair_problems_catches_an_edit_not_synced(tmp_path):
+    pytest.importorskip("jupytext")
+    py, nb = tmp_path / "00_x.py", tmp_path / "00_x.ipynb"
+    py.write_text((NOTEBOOKS / "00_setup.py").read_text(encoding="utf-8"), encoding="utf-8")
+    original = (NOTEBOOKS / "00_setup.ipynb").read_text(encoding="utf-8")
+    nb.write_text(original, encoding="utf-8")
+    assert lessons.pair_problems(py) == []
+    py.write_text(py.read_text(encoding="utf-8").replace("import platform", "import sys"),
+                  encoding="utf-8")  # fmt: skip
+    problems = lessons.pair_problems(py)
+    assert problems and "differs in 00_x.ipynb" in problems[0] and "jupytext --sync" in problems[-1]
+    py.write_text(py.read_text(encoding="utf-8") + "\n# %%\nprint('a new cell')\n",
+                  encoding="utf-8")  # fmt: skip
+    assert any("cells" in p for p in lessons.pair_problems(py))
+    data = json.loads(original)
+    del data["metadata"]["jupytext"]
+    nb.write_text(json.dumps(data), encoding="utf-8")
+    assert any("not paired" in p for p in lessons.pair_problems(py))
+    nb.unlink()
+    assert "missing" in lessons.pair_problems(py)[0]
+
+
+def _outputs(nb):
+    return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+
+
+def _output_text(output) -> str:
+    if "text" in output:
+        return "".join(output["text"])
+    return "".join(output.get("data", {}).get("text/plain", ""))
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_lesson_notebooks_are_executed_and_every_exercise_passes(name):
+    path = NOTEBOOKS / f"{name}.ipynb"
     nb = json.loads(path.read_text(encoding="utf-8"))
     assert lint_notebook(nb) == []
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
-    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= 2
+    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= 1
     # committed executed: every code cell has run, in order
     counts = [c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1))
-    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    outputs = _outputs(nb)
     assert not any(o["output_type"] == "error" for o in outputs)
-    text = "".join("".join(o.get("text", "")) for o in outputs)
-    assert "✅" in text and "❌" not in text
+    text = "\n".join(_output_text(o) for o in outputs)
+    assert "✅ PASS" in text and "❌" not in text and "NOT SOLVED" not in text
+    # the lesson's exercises: each one checked in the notebook, and passed
+    module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+    attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
+    for ex in module.EXERCISES:
+        assert re.search(rf"ex\.{attrs[ex]}\.check\({attrs[ex]}\)", source), ex.name
+        assert f"✅ PASS  {ex.name}:" in text, f"{ex.name} did not pass in {name}"
+        assert f"### Exercise {ex.number} — " in source, f"{ex.name}: no heading in {name}"
+    assert re.search(r"summary\(ex\);?\s*$", sources[-1]) or any(
+        re.search(r"^summary\(ex\)", s, re.M) for s in sources
+    ), "the lesson ends with its tally"
+    # results are boxes in words and colour too (text/html next to the plain text)
+    html_out = [o["data"]["text/html"] for o in outputs if "tge-check" in
+                "".join(o.get("data", {}).get("text/html", ""))]  # fmt: skip
+    assert html_out, "no check shown as a coloured box"
 
 
 def test_check_result_is_truthy_and_quiet_in_notebooks():
     ok, bad = check("a", 1.0, 1.0, strict=False), check("b", 1.0, 2.0, strict=False)
     assert ok and not bad and ok.passed and not bad.passed
-    assert repr(ok) == "True" and bad.message.startswith("❌ b: expected 2")
+    assert repr(ok) == "True" and bad.text.startswith("❌ FAIL  b: expected 2")
     assert ok._ipython_display_() is None  # nothing shown beyond the printed line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_student_edition_runs_top_to_bottom(name):
+    """Solutions stripped (as make-student does), run in a fresh kernel, not strict: every cell
+    runs, every exercise says NOT SOLVED YET, and cells that need one use the reference."""
+    pytest.importorskip("nbclient")
+    from tinygrad_edu.lessons.notebooks import execute_notebook, student_edition
+
+    nb = student_edition(NOTEBOOKS / f"{name}.ipynb")
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    assert lessons.SOLUTION_BEGIN not in code and "raise NotImplementedError" in code
+    done = execute_notebook(nb, NOTEBOOKS, strict=False, timeout=240)
+    outputs = _outputs(done)
+    assert not any(o["output_type"] == "error" for o in outputs)
+    assert all(c["execution_count"] for c in done["cells"] if c["cell_type"] == "code")
+    text = "\n".join(_output_text(o) for o in outputs)
+    module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+    for ex in module.EXERCISES:
+        assert f"⏳ NOT SOLVED YET  {ex.name}:" in text, f"{ex.name} in the student edition"
+        if ex.fallback is not None:
+            assert f"NOTICE  {ex.name} is not solved yet" in text
+    assert "❌" not in text, "a teaching check failed in the student edition"

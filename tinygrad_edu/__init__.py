@@ -19,6 +19,7 @@ from .eager import (
     detect_anomaly,
     enable_grad,
     eye,
+    from_dlpack,
     full,
     full_like,
     grad,
@@ -59,6 +60,7 @@ __all__ = [
     "eye", "zeros_like", "ones_like", "full_like", "randn_like", "rand_like", "manual_seed",
     "exp", "log", "tanh", "sigmoid", "relu", "matmul", "maximum", "where", "sum_to",
     "broadcast_to", "softmax_cross_entropy", "ShapeError", "eager", "nn", "symbolic", "optim",
+    "from_dlpack",
 ]  # fmt: skip
 
 

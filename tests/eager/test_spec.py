@@ -12,6 +12,7 @@ import pytest
 
 import tinygrad_edu as tg
 from tinygrad_edu.eager import AccumulateGrad, Observer, observe
+from tinygrad_edu.eager.node import MAX_SEQUENCE_NR
 
 
 def leaf(values, dtype="float64"):
@@ -524,7 +525,11 @@ def test_26_sequence_numbers_and_ready_order():
     assert order[0] == ("deps", 1, 1)
     # q's node was created after p's, so it runs first
     assert seqs.index(q.grad_fn.sequence_nr) < seqs.index(p.grad_fn.sequence_nr)
-    assert seqs[0] == max(seqs)  # the root
+    # AccumulateGrad has the largest number of all (as in PyTorch), so it runs when ready
+    acc = p.grad_fn.next_functions[0][0]
+    assert acc.sequence_nr == MAX_SEQUENCE_NR == 2**64 - 1
+    assert seqs[0] == max(s for s in seqs if s != MAX_SEQUENCE_NR)  # the root
+    assert seqs[-1] == MAX_SEQUENCE_NR  # a's node waits for both of a's uses
 
 
 def test_27_deep_chain():

@@ -287,6 +287,13 @@ CASES: list[Case] = [
 
 SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax")
 
+# the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in
+# cases_layers.py; they join the shared table here
+from tests.ops.cases_layers import LAYER_CASES, LAYER_EXAMPLES, LAYER_SECOND_ORDER  # noqa: E402, F401
+
+CASES += LAYER_CASES
+SECOND_ORDER += LAYER_SECOND_ORDER
+
 
 def case_by_name(name: str) -> Case:
     return next(c for c in CASES if c.name == name)

@@ -8,6 +8,7 @@ passes here uses only the Array API standard.
 import numpy as np
 import pytest
 
+from tests.ops.cases import LAYER_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
 
 xp = pytest.importorskip("array_api_strict")
@@ -62,6 +63,7 @@ EXAMPLES = {
     "log_softmax": ((_a,), {"axis": -1}),
     "softmax_cross_entropy": ((_a, _probs), {}),
 }
+EXAMPLES.update(LAYER_EXAMPLES)  # convolution, pooling, padding, normalisation, embedding
 
 
 def _strict(value):

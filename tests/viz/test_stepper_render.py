@@ -47,6 +47,25 @@ def test_frame_count_equals_nodes_run():
         assert np.allclose(t.grad.numpy(), ref[k], atol=1e-5)
 
 
+def test_captions_explain_why_a_node_goes_first():
+    """Reverse creation order, AccumulateGrad's top priority, and ties among AccumulateGrads
+    (first made ready, first run) each get their own reason."""
+    loss, _ = _fresh_seed()
+    st = viz.BackwardStepper.record(loss)
+    by_title = {f.title: f.caption for f in st.frames}
+    assert by_title["AddBackward 1"].startswith(
+        "2 nodes were ready; AddBackward 1 was created last (highest sequence_nr)"
+    )
+    assert "AccumulateGrad (C) goes first: every AccumulateGrad has the largest" in (
+        by_title["AccumulateGrad (C)"]
+    )
+    assert "AccumulateGrad (A) and AccumulateGrad (B) tie on sequence_nr" in (
+        by_title["AccumulateGrad (A)"]
+    )
+    titles = [f.title for f in st.frames]
+    assert titles.index("AccumulateGrad (A)") < titles.index("AccumulateGrad (B)")
+
+
 def test_frames_track_engine_state():
     loss, leaves = _fresh_seed()
     st = viz.BackwardStepper.record(loss)

@@ -87,7 +87,7 @@ def test_symbolic_labels_for_results():
 def test_symbolic_empty_and_wrong_type():
     with pytest.raises(ValueError, match="no nodes"):
         viz.draw_symbolic([])
-    with pytest.raises(TypeError, match="Node or an eager Tensor"):
+    with pytest.raises(TypeError, match="Node, an eager Tensor or a PyTorch tensor"):
         viz.draw(3.0)
 
 

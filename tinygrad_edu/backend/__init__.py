@@ -1,14 +1,24 @@
 """Devices and array namespaces.
 
-A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``) names an *array namespace* (``xp``): numpy on
-the CPU, CuPy on CUDA GPUs. Nothing above this layer imports numpy or cupy for math; it asks
-for ``xp`` here. CuPy is imported only when a CUDA device is first asked for.
+A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"sim:0"``) names an *array namespace*
+(``xp``): numpy on the CPU, CuPy on CUDA GPUs. Nothing above this layer imports numpy or cupy
+for math; it asks for ``xp`` here. CuPy is imported only when a CUDA device is first asked for.
+
+NOTE [Simulated devices]
+    ``"sim:0"``, ``"sim:1"``, ... compute with numpy but count as devices of their own for
+    every rule above this layer: an op may not mix them with each other or with the CPU (the
+    same error as cpu and cuda), ``.to()`` copies between them and is recorded in the graph,
+    and the backward engine gives each its own ready queue and worker thread. Their arrays are
+    plain numpy arrays, so nothing can tell their device from the array itself: the device lives
+    on the tensor (``Tensor._device``) and on the backward node (``Node.device``), which is
+    also how the engine learns a CUDA gradient's device. A machine without a GPU can so run,
+    test and teach the per-device engine (lesson 5, ``docs/concepts/engine.md``).
 
 >>> from tinygrad_edu.backend import get_namespace, parse_device
 >>> parse_device("cuda:1")
 Device(type='cuda', index=1)
->>> get_namespace("cpu").__name__
-'numpy'
+>>> get_namespace("cpu").__name__, get_namespace("sim:1").__name__
+('numpy', 'numpy')
 """
 
 from __future__ import annotations
@@ -44,13 +54,14 @@ class DeviceError(RuntimeError):
 
 @dataclass(frozen=True)
 class Device:
-    """A parsed device name: ``type`` is ``"cpu"`` or ``"cuda"``, ``index`` the GPU number."""
+    """A parsed device name: ``type`` is ``"cpu"``, ``"cuda"`` or ``"sim"`` (simulated, see
+    NOTE [Simulated devices]); ``index`` the device number."""
 
     type: str
     index: int = 0
 
     def __str__(self) -> str:
-        return "cpu" if self.type == "cpu" else f"cuda:{self.index}"
+        return "cpu" if self.type == "cpu" else f"{self.type}:{self.index}"
 
 
 _CPU = Device("cpu")
@@ -70,12 +81,16 @@ def parse_device(device: str | Device | None) -> Device:
     kind, _, idx = name.partition(":")
     if kind == "cpu" and not idx:
         dev = _CPU
-    elif kind in ("cuda", "gpu"):
+    elif kind in ("cuda", "gpu", "sim"):
         if idx and not idx.isdigit():
-            raise DeviceError(f"device {device!r}: the GPU index must be a number, e.g. 'cuda:0'")
-        dev = Device("cuda", int(idx or 0))
+            raise DeviceError(
+                f"device {device!r}: the device index must be a number, e.g. '{kind}:0'"
+            )
+        dev = Device("sim" if kind == "sim" else "cuda", int(idx or 0))
     else:
-        raise DeviceError(f"unknown device {device!r}: use 'cpu', 'cuda' or 'cuda:N'")
+        raise DeviceError(
+            f"unknown device {device!r}: use 'cpu', 'cuda', 'cuda:N' or a simulated 'sim:N'"
+        )
     _cache[device] = dev
     return dev
 
@@ -128,6 +143,8 @@ def get_namespace(device: str | Device | None = "cpu"):
     dev = parse_device(device)
     if dev.type == "cpu":
         return _cpu_xp()
+    if dev.type == "sim":
+        return _np  # see NOTE [Simulated devices]
     # BEGIN SOLUTION A4.1
     cupy = _import_cupy()
     try:
@@ -175,12 +192,19 @@ def device_of(array: Any) -> Device:
     return _CPU
 
 
-def to_device(array: Any, device: str | Device):
-    """Copy ``array`` to ``device`` (a no-op when it is already there)."""
+def to_device(array: Any, device: str | Device, src: str | Device | None = None):
+    """Copy ``array`` to ``device`` (a no-op when it is already there).
+
+    ``src`` names the device the array is on, when the array cannot tell (a simulated device's
+    arrays are numpy arrays); by default it is read off the array.
+    """
     dev = parse_device(device)
-    src = device_of(array)
+    src = device_of(array) if src is None else parse_device(src)
     if src == dev:
         return array
+    if dev.type == "sim" or src.type == "sim":  # numpy on both sides: a transfer is a copy
+        host = array.get() if hasattr(array, "get") else _np.asarray(array)
+        return host.copy() if dev.type != "cuda" else get_namespace(dev).asarray(host)
     if dev.type == "cpu":
         return array.get() if hasattr(array, "get") else _np.asarray(array)
     xp = get_namespace(dev)

@@ -1,12 +1,15 @@
 """The eager engine (op-as-node): PyTorch's autograd design over the shared op library.
 
 Files, one concept each: ``tensor`` (Tensor and op dispatch), ``node`` (backward nodes,
-AccumulateGrad, saved tensors), ``engine`` (dependency counts and the ready queue),
-``autograd`` (``backward`` and ``grad``), ``function`` (custom Functions), ``grad_mode``,
-``factories``, ``functional`` (the ``F`` for differentiable backward).
+AccumulateGrad, saved tensors), ``engine`` (dependency counts; a ready queue and a worker
+thread per device), ``autograd`` (``backward`` and ``grad``), ``function`` (custom
+Functions), ``grad_mode``,
+``factories``, ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory
+shared with PyTorch, numpy and CuPy).
 """
 
 from .autograd import backward, grad
+from .dlpack import from_dlpack
 from .engine import GraphTask, Observer, observe
 from .factories import (
     arange,
@@ -36,7 +39,7 @@ from .node import AccumulateGrad, GraphRoot, Node, OpBackward, RemovableHandle, 
 from .tensor import Tensor, apply_op, tensor
 
 __all__ = [
-    "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx",
+    "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "detect_anomaly",
     "is_anomaly_enabled", "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor",
     "RemovableHandle", "GraphTask", "Observer", "observe",

@@ -40,7 +40,8 @@ def _make(array, dtype, device, requires_grad):
 def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
     xp = backend.get_namespace(device)
     dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
-    return Tensor(xp.full(tuple(shape), value, dtype=dt), requires_grad=requires_grad)
+    data = xp.full(tuple(shape), value, dtype=dt)
+    return Tensor(data, requires_grad=requires_grad, device=device)
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -20,8 +20,9 @@ r"""Custom differentiable functions: subclass :class:`Function` (PyTorch's API).
 
 from __future__ import annotations
 
+from .. import backend
 from . import grad_mode
-from .node import RETAIN_GRAPH_HINT, Node, SavedTensor
+from .node import RETAIN_GRAPH_HINT, Node, SavedTensor, place
 from .tensor import Tensor, _edge
 
 __all__ = ["Function", "FunctionCtx"]
@@ -91,11 +92,9 @@ class FunctionBackward(Node):
         args = []
         for g, (shape, dtype, dev) in zip(grads, self.out_meta):
             if g is None and ctx.materialize_grads:
-                from .. import backend  # noqa: PLC0415
-
                 g = backend.get_namespace(dev).zeros(shape, dtype=dtype)
             if g is not None and not isinstance(g, Tensor):
-                g = Tensor._make(g)
+                g = Tensor._make(g, device=backend.parse_device(dev))
             args.append(g)
         result = self.fn.backward(ctx, *args)
         result = result if isinstance(result, tuple) else (result,)
@@ -156,6 +155,12 @@ class Function:
             node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
             node.input_shapes = tuple(a.shape if isinstance(a, Tensor) else () for a in args)
             node.out_meta = tuple((o.shape, o.dtype, o.device) for o in outs)
+            # its gradients arrive where its outputs live (the first not on the CPU, as
+            # PyTorch's input buffer picks its device): the engine runs it on that queue
+            for o in outs:
+                if o._device.type != "cpu":
+                    place(node, o._device)
+                    break
             if grad_mode.is_anomaly_enabled():
                 node._record_trace()
         for i, o in enumerate(outs):

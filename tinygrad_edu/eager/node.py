@@ -18,14 +18,35 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 import traceback
 import weakref
 
+from ..backend import parse_device, to_device
 from ..ops import RAW
 
-__all__ = ["Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor", "RemovableHandle"]
+__all__ = [
+    "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "SavedTensor",
+    "RemovableHandle", "MAX_SEQUENCE_NR", "accumulate_into", "place",
+]  # fmt: skip
 
 _sequence = itertools.count()
+CPU = parse_device("cpu")
+
+
+class DEVICES:
+    """Whether any node on a device other than the CPU was ever made in this process: until
+    then every graph is CPU-only and the engine need not look (NOTE [Everything on the CPU])."""
+
+    used = False
+
+
+def place(node: Node, device) -> None:
+    """Put ``node`` on ``device`` (a node is on the CPU unless placed)."""
+    if device.type != "cpu":
+        node.device = device
+        DEVICES.used = True
+
 
 RETAIN_GRAPH_HINT = (
     "the saved values were freed after the first backward; pass retain_graph=True to the "
@@ -51,13 +72,18 @@ class Node:
 
     Attributes:
         next_functions: one ``(node or None, input_nr)`` per forward input.
-        sequence_nr: creation order; the engine runs the ready node with the highest first.
+        sequence_nr: creation order; the engine runs the ready node with the highest first
+            (``AccumulateGrad``: the largest number, see NOTE [AccumulateGrad runs first]).
+        device: where the gradients this node receives live (its forward output's device);
+            the engine runs the node on that device's ready queue.
     """
 
-    # Hooks, retained tensors and anomaly traces are rare: they take these class defaults
-    # until set (in the instance __dict__), so making a node costs two assignments.
+    # Hooks, retained tensors, anomaly traces and devices other than the CPU are rare: they
+    # take these class defaults until set (in the instance __dict__), so making a node costs
+    # two assignments.
     __slots__ = ("next_functions", "sequence_nr", "__weakref__", "__dict__")
     _pre_hooks = _post_hooks = _tensor_hooks = _retained = _trace = None
+    device = CPU
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
@@ -195,14 +221,30 @@ def _tensor_functional():
     return TENSOR_F
 
 
+# NOTE [AccumulateGrad runs first]
+#     As in PyTorch, every AccumulateGrad node has the largest sequence number, 2**64 - 1
+#     (C's UINT64_MAX), not its creation number: the ready queue runs it as soon as it is ready,
+#     so a leaf's .grad is final as early as possible and its buffer is freed. Several
+#     AccumulateGrads can be ready at once; the engine runs such ties in the order they became
+#     ready (PyTorch's std::priority_queue leaves ties unordered: with three or more ready at
+#     once, its order among them can differ from ours).
+MAX_SEQUENCE_NR = 2**64 - 1
+
+
 class AccumulateGrad(Node):
-    """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``."""
+    """The node at the end of a leaf's gradient path: adds the gradient into ``.grad``.
+
+    Its ``sequence_nr`` is :data:`MAX_SEQUENCE_NR` (see NOTE [AccumulateGrad runs first]).
+    """
 
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__(())
+        self.next_functions = ()  # no Node.__init__: it takes no number from the sequence
+        self.sequence_nr = MAX_SEQUENCE_NR
         self.variable = variable
+        if variable._device is not CPU:
+            place(self, variable._device)
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         # a leaf's hooks live on the leaf (this node may be freed and made again)
@@ -213,10 +255,53 @@ class AccumulateGrad(Node):
         return super()._add_tensor_hook(output_nr, fn)
 
     def apply(self, grads, create_graph):
-        # BEGIN SOLUTION A2.3
-        self.variable._accumulate(grads[0], create_graph)
-        return ()
-        # END SOLUTION
+        with _leaf_lock(self.variable):  # see NOTE [One leaf, several threads]
+            # BEGIN SOLUTION A2.3
+            self.variable._accumulate(grads[0], create_graph)
+            return ()
+            # END SOLUTION
+
+
+# NOTE [One leaf, several threads]
+#     Two backward calls can reach one leaf at once: two user threads whose graphs share a
+#     parameter, or two device workers. ``.grad += g`` is a read-modify-write (and numpy lets
+#     go of the GIL inside large additions), and ``if .grad is None: .grad = g`` is a
+#     check-then-act: either loses an update when two threads interleave. So every addition
+#     into a tensor's ``.grad`` holds that tensor's own lock (PyTorch's AccumulateGrad does the
+#     same with a mutex). ``dict.setdefault`` is atomic, so two threads asking for a leaf's lock
+#     for the first time still get the same one.
+def _leaf_lock(tensor) -> threading.Lock:
+    lock = tensor.__dict__.get("_grad_lock")
+    if lock is None:
+        lock = tensor.__dict__.setdefault("_grad_lock", threading.Lock())
+    return lock
+
+
+def accumulate_into(tensor, g, create_graph: bool) -> None:
+    """``tensor.grad += g`` under the tensor's lock (see NOTE [One leaf, several threads])."""
+    with _leaf_lock(tensor):
+        tensor._accumulate(g, create_graph)
+
+
+class ToCopyBackward(Node):
+    """The backward of ``x.to(device)``: sends the gradient back to ``x``'s device.
+
+    The copy is the identity on values, so $\\partial L/\\partial x = \\partial L/\\partial y$,
+    moved from ``y``'s device (``device``) to ``x``'s (``source``).
+    """
+
+    __slots__ = ("source",)
+
+    def __init__(self, edge, source, device):
+        super().__init__((edge,))
+        self.source = source
+        place(self, device)
+
+    def apply(self, grads, create_graph):
+        g = grads[0]
+        if create_graph:  # a tensor: the copy back is recorded too
+            return (g.to(self.source),)
+        return (to_device(g, self.source, src=self.device),)
 
 
 class GraphRoot(Node):

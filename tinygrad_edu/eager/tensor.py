@@ -25,7 +25,7 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from . import grad_mode
-from .node import AccumulateGrad, OpBackward, SavedTensor, _sequence
+from .node import AccumulateGrad, OpBackward, SavedTensor, ToCopyBackward, _sequence, place
 
 __all__ = ["Tensor", "apply_op", "tensor"]
 
@@ -110,6 +110,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
     node.sequence_nr = next(_sequence)
     node.op, node.attrs = op, attrs
+    if dev is not _CPU:
+        place(node, dev)  # the engine runs it on that device's queue
     saves = op.saves
     edges, meta, saved = [], [], []
     mask = 0
@@ -162,6 +164,7 @@ def _owner(array):
         array = array.base
     return array
 _modes = grad_mode._state
+_CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}
@@ -285,7 +288,10 @@ class Tensor:
         return self.shape[0]
 
     def numpy(self):
-        """The values as a numpy array on the CPU (shares memory with numpy-backed tensors)."""
+        """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
+        another device, simulated ones included, is copied to the host)."""
+        if self._device.type == "sim":
+            return backend.to_device(self.data, "cpu", src=self._device)
         return backend.to_numpy(self.data)
 
     def tolist(self):
@@ -400,7 +406,7 @@ class Tensor:
         if create_graph:
             self._grad = g if self._grad is None else self._grad + g
         elif self._grad is None:
-            self._grad = Tensor._make(g.copy() if hasattr(g, "copy") else g)
+            self._grad = Tensor._make(g.copy() if hasattr(g, "copy") else g, device=self._device)
         else:
             self._grad.data += g
             self._grad._version[0] += 1
@@ -442,23 +448,45 @@ class Tensor:
 
     # -- devices and dtypes -------------------------------------------------------------------
     def to(self, device=None, dtype=None) -> Tensor:
-        """This tensor on another device and/or dtype (``to("cuda")``, ``to(dtype="float64")``)."""
+        """This tensor on another device and/or dtype (``to("cuda")``, ``to("sim:1")``,
+        ``to(dtype="float64")``).
+
+        A move is a copy recorded in the graph (``ToCopyBackward``), as in PyTorch: the result
+        of moving a tensor that requires grad is not a leaf, and its gradient flows back to the
+        original's device. To get a leaf on a device, make it there (``device=``), or move a
+        module with ``model.to(device)``.
+        """
         out = self
         if dtype is not None:
             out = out.astype(dtype)
-        if device is None or backend.parse_device(device) == out._device:
+        if device is None:
             return out
-        if out.grad_fn is not None:
-            raise RuntimeError(
-                f"to({device!r}): this tensor was computed by {out.grad_fn.name()}; moving it "
-                "would cut it from its graph. Move the leaves (inputs, parameters) instead."
-            )
-        moved = Tensor(out.data, device=device)
-        moved._requires_grad = out._requires_grad
-        return moved
+        dev = backend.parse_device(device)
+        if dev == out._device:
+            return out
+        data = backend.to_device(out.data, dev, src=out._device)
+        if not (out._requires_grad and _modes.grad):
+            return Tensor._make(data, device=dev)
+        node = ToCopyBackward(_edge(out), out._device, dev)
+        if _modes.anomaly:
+            node._record_trace()
+        return Tensor._make(data, node, device=dev)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
+
+    # -- DLPack: PyTorch, numpy and CuPy share our memory (see eager/dlpack.py) ----------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,
+        not copied; see NOTE [Shared buffers and version counters] in ``eager/dlpack.py``)."""
+        from .dlpack import to_dlpack  # noqa: PLC0415
+
+        return to_dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        from .dlpack import dlpack_device  # noqa: PLC0415
+
+        return dlpack_device(self)
 
     def cuda(self, index: int = 0) -> Tensor:
         return self.to(f"cuda:{index}")

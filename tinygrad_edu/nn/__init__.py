@@ -9,10 +9,24 @@
 ['0.bias', '0.weight', '2.bias', '2.weight']
 """
 
-from . import functional
-from .layers import Dropout, Flatten, Identity, Linear, ReLU, Sequential, Sigmoid, Tanh
+from . import functional, init
+from .conv import Conv2d
+from .embedding import Embedding
+from .layers import (
+    Dropout,
+    Flatten,
+    Identity,
+    Linear,
+    ModuleList,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+)
 from .loss import CrossEntropyLoss, MSELoss
 from .module import Module, Parameter, load, save
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 
 # the names used by some courses for the same two functions
 save_state_dict = save
@@ -22,4 +36,6 @@ __all__ = [
     "functional", "Module", "Parameter", "Linear", "ReLU", "Tanh", "Sigmoid", "Dropout",
     "Sequential", "Flatten", "Identity", "CrossEntropyLoss", "MSELoss", "save", "load",
     "save_state_dict", "load_state_dict_file",
+    "init", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
+    "LayerNorm", "Embedding", "ModuleList",
 ]  # fmt: skip

@@ -108,3 +108,23 @@ def mse_loss(input: Tensor, target) -> Tensor:
     d = input - target
     return (d * d).mean()
     # END SOLUTION
+
+
+# -- layers: convolution, pooling, padding, normalisation, embedding ------------------------------
+# (defined in functional_layers.py, one thin function over one op each; re-exported here so
+# that `import tinygrad_edu.nn.functional as F` offers PyTorch's whole set)
+from .functional_layers import (  # noqa: E402
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    batch_norm,
+    conv2d,
+    embedding,
+    layer_norm,
+    max_pool2d,
+    pad,
+)
+
+__all__ += [
+    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
+    "layer_norm", "embedding",
+]  # fmt: skip

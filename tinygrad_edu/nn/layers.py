@@ -20,33 +20,41 @@ from __future__ import annotations
 
 import math
 
-from ..eager.factories import generator
+from .. import backend
 from ..eager.tensor import Tensor
 from . import functional as F
+from . import init
 from .module import Module, Parameter
 
-__all__ = ["Linear", "ReLU", "Tanh", "Sigmoid", "Dropout", "Sequential", "Flatten", "Identity"]
+__all__ = ["Linear", "ReLU", "Tanh", "Sigmoid", "Dropout", "Sequential", "ModuleList", "Flatten",
+           "Identity"]  # fmt: skip
 
 
 class Linear(Module):
     r"""$y = x W^\top + b$, with ``weight`` of shape (out_features, in_features).
 
     Weights and bias start uniform in $[-1/\sqrt{\text{in}}, 1/\sqrt{\text{in}}]$ (PyTorch's
-    default), drawn from the library's seeded generator (``tg.manual_seed``).
+    default, ``kaiming_uniform_(w, a=sqrt(5))``), drawn from the library's seeded generator
+    (``tg.manual_seed``).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):  # fmt: skip
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
-        bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
-        rng = generator()
-        w = rng.uniform(-bound, bound, (out_features, in_features)).astype("float32")
-        self.weight = Parameter(w, device=device)
-        if bias:
-            b = rng.uniform(-bound, bound, (out_features,)).astype("float32")
-            self.bias = Parameter(b, device=device)
-        else:
-            self.bias = None
+        xp = backend.get_namespace(device)
+        dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
+        self.weight = Parameter(xp.zeros((out_features, in_features), dtype=dt), device=device)
+        self.bias = Parameter(xp.zeros((out_features,), dtype=dt), device=device) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        r"""PyTorch's default initialisation (see the class docstring): weight and bias
+        $U(\pm 1/\sqrt{\text{in}})$, which is ``kaiming_uniform_(w, a=sqrt(5))``."""
+        bound = init._default_bound(self.in_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
@@ -92,10 +100,28 @@ class Identity(Module):
 
 
 class Flatten(Module):
-    """Flattens every axis after the first: (N, 8, 8) -> (N, 64)."""
+    """Flattens axes ``start_dim`` .. ``end_dim`` into one (by default every axis after the
+    first: (N, 16, 7, 7) -> (N, 784)), as PyTorch's ``nn.Flatten``."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: Tensor) -> Tensor:
-        return x.reshape(x.shape[0], -1)
+        n = x.ndim
+        start, end = self.start_dim % max(n, 1), self.end_dim % max(n, 1)
+        if n == 0 or start > end:
+            if n == 0:
+                return x.reshape(1)
+            raise ValueError(
+                f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for an "
+                f"input of shape {x.shape}"
+            )
+        shape = x.shape[:start] + (math.prod(x.shape[start : end + 1]),) + x.shape[end + 1 :]
+        return x.reshape(*shape)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
 class Dropout(Module):
@@ -116,25 +142,71 @@ class Dropout(Module):
 
 
 class Sequential(Module):
-    """Modules applied one after another; sub-modules are named ``"0"``, ``"1"``, ...
+    """Modules applied one after another; sub-modules are named ``"0"``, ``"1"``, ... (or by
+    the keys of an ``OrderedDict`` passed as the only argument, as in PyTorch).
 
-    Indexing (``net[0]``), ``len(net)`` and iteration work as on a list.
+    Indexing (``net[0]``, ``net[-1]``, ``net[1:3]`` gives a Sequential), ``len(net)``,
+    iteration and ``append`` work as on a list.
     """
 
-    def __init__(self, *modules: Module):
+    def __init__(self, *modules):
         super().__init__()
-        for i, m in enumerate(modules):
+        if len(modules) == 1 and isinstance(modules[0], dict):
+            items = list(modules[0].items())
+        else:
+            items = [(str(i), m) for i, m in enumerate(modules)]
+        for name, m in items:
             if not isinstance(m, Module):
-                raise TypeError(f"Sequential: argument {i} is a {type(m).__name__}, not a Module")
-            self.add_module(str(i), m)
+                raise TypeError(
+                    f"Sequential: argument {name} is a {type(m).__name__}, not a Module (call "
+                    "layer classes, e.g. nn.ReLU() rather than nn.ReLU)"
+                )
+            self.add_module(name, m)
 
     def forward(self, x):
         for m in self._modules.values():
             x = m(x)
         return x
 
-    def __getitem__(self, i: int) -> Module:
-        return list(self._modules.values())[i]
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        if isinstance(i, slice):
+            return Sequential(*mods[i])
+        return mods[i]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class ModuleList(Module):
+    """A list of sub-modules, registered as ``"0"``, ``"1"``, ... (their parameters count as
+    the owner's). Index, iterate, ``append`` and ``extend`` as a list; it has no ``forward``."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList: expected a Module, got {type(module).__name__}")
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules) -> ModuleList:
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, i):
+        mods = list(self._modules.values())
+        return ModuleList(mods[i]) if isinstance(i, slice) else mods[i]
 
     def __len__(self) -> int:
         return len(self._modules)

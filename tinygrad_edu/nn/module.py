@@ -26,11 +26,13 @@ Saved models are plain ``.npz`` archives (one array per parameter name), read ba
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator
 
 import numpy as _np  # state dicts are numpy arrays: the file format, not math
 
 from .. import backend
+from ..eager.node import _sequence
 from ..eager.tensor import Tensor
 
 __all__ = ["Module", "Parameter", "save", "load"]
@@ -63,14 +65,20 @@ class Module:
     Subclasses call ``super().__init__()`` first, assign their :class:`Parameter` s and
     sub-modules as attributes, and define ``forward``. Calling the module calls ``forward``.
 
+    Besides parameters, a module may hold *buffers* (:meth:`register_buffer`): tensors that
+    are part of its state (saved in ``state_dict``, moved by ``to``) but not trained, such as
+    batch norm's running statistics.
+
     Attributes:
         training: True in training mode (the default), False after ``eval()``; layers such as
-            :class:`~tinygrad_edu.nn.Dropout` read it.
+            :class:`~tinygrad_edu.nn.Dropout` and :class:`~tinygrad_edu.nn.BatchNorm2d` read it.
     """
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     # -- registration by attribute assignment -------------------------------------------------
@@ -81,6 +89,11 @@ class Module:
                 f"super().__init__() first in {type(self).__name__}.__init__"
             )
         params, modules = self.__dict__["_parameters"], self.__dict__["_modules"]
+        buffers = self.__dict__.get("_buffers", {})
+        if name in buffers and (value is None or type(value) is Tensor):
+            buffers[name] = value  # assigning to a buffer replaces its tensor (PyTorch)
+            return
+        buffers.pop(name, None)
         params.pop(name, None)
         modules.pop(name, None)
         self.__dict__.pop(name, None)
@@ -94,13 +107,13 @@ class Module:
     def __getattr__(self, name: str):
         # only called when normal lookup fails: look in the registries
         d = self.__dict__
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_modules", "_buffers"):
             if registry in d and name in d[registry]:
                 return d[registry][name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:
-        for registry in (self._parameters, self._modules):
+        for registry in (self._parameters, self._modules, self._buffers):
             if name in registry:
                 del registry[name]
                 return
@@ -114,6 +127,24 @@ class Module:
             )
         setattr(self, name, param)
 
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register ``tensor`` as a buffer: state that ``state_dict`` saves (unless
+        ``persistent=False``) and ``to`` moves, but that is not a parameter (not trained)."""
+        if "." in name or not name:
+            raise KeyError(f"register_buffer: invalid name {name!r} (no dots, not empty)")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"register_buffer({name!r}): expected a Tensor or None, got {type(tensor).__name__}"
+            )
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer: {name!r} is already a parameter or a sub-module")
+        self.__dict__.pop(name, None)
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a sub-module under ``name`` (same as assigning the attribute)."""
         if module is not None and not isinstance(module, Module):
@@ -125,7 +156,10 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        start = next(_sequence)
+        out = self.forward(*args, **kwargs)
+        _mark_call(self, out, start)
+        return out
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         yield from self._modules.items()
@@ -166,6 +200,39 @@ class Module:
         for _, p in self.named_parameters():
             yield p
 
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` for every buffer in the tree, each once."""
+        seen = set()
+        for mod_name, mod in self.named_modules(prefix):
+            for name, b in mod._buffers.items():
+                if b is None or id(b) in seen:
+                    continue
+                seen.add(id(b))
+                yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    def buffers(self) -> Iterator[Tensor]:
+        for _, b in self.named_buffers():
+            yield b
+
+    def _state_items(self) -> list[tuple[str, Tensor]]:
+        """What ``state_dict`` holds, in PyTorch's order: module by module (depth first), its
+        parameters and then its persistent buffers, each tensor once."""
+        items, seen = [], set()
+        for mod_name, mod in self.named_modules():
+            buffers = ((n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent)
+            for name, t in (*mod._parameters.items(), *buffers):
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    items.append(((f"{mod_name}.{name}" if mod_name else name), t))
+        return items
+
+    def apply(self, fn) -> Module:
+        """Call ``fn(module)`` on every sub-module (children first) and on this one; returns
+        self. PyTorch's way to initialise a whole network: ``net.apply(init_weights)``."""
+        for m in reversed(list(self.modules())):
+            fn(m)
+        return self
+
     # -- modes and gradients -------------------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         """Set training mode on this module and every sub-module; returns self."""
@@ -186,10 +253,10 @@ class Module:
                 p.grad.data[...] = 0
 
     def to(self, device) -> Module:
-        """Move every parameter to ``device`` in place (the same Parameter objects, so an
-        optimizer made earlier still holds them); returns self."""
+        """Move every parameter and buffer to ``device`` in place (the same Parameter objects,
+        so an optimizer made earlier still holds them); returns self."""
         dev = backend.parse_device(device)
-        for p in self.parameters():
+        for p in [*self.parameters(), *self.buffers()]:
             if p._device != dev:
                 p.data = backend.to_device(p.data, dev)
                 p._device = dev
@@ -199,8 +266,9 @@ class Module:
 
     # -- state ---------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, _np.ndarray]:
-        """Every parameter as a numpy array (a copy, on the CPU), by dotted name."""
-        return {name: _np.array(p.numpy(), copy=True) for name, p in self.named_parameters()}
+        """Every parameter and persistent buffer as a numpy array (a copy, on the CPU), by
+        dotted name."""
+        return {name: _np.array(p.numpy(), copy=True) for name, p in self._state_items()}
 
     def load_state_dict(self, state: dict, strict: bool = True) -> tuple[list, list]:
         """Copy values from ``state`` (name -> array) into the parameters, in place.
@@ -209,7 +277,7 @@ class Module:
         error lists the missing and unexpected names. Shapes must match in any case.
         Returns ``(missing, unexpected)``.
         """
-        own = dict(self.named_parameters())
+        own = dict(self._state_items())
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
@@ -222,6 +290,8 @@ class Module:
                 continue
             value = state[name]
             value = value.numpy() if isinstance(value, Tensor) else _np.asarray(value)
+            if value.shape == () and p.shape == (1,) or value.shape == (1,) and p.shape == ():
+                value = value.reshape(p.shape)  # a counter saved as a scalar, or vice versa
             if tuple(value.shape) != p.shape:
                 raise ValueError(
                     f"load_state_dict for {type(self).__name__}: {name!r} has shape "
@@ -251,6 +321,19 @@ class Module:
             return f"{type(self).__name__}({extra})"
         head = f"{type(self).__name__}({extra}" if extra else f"{type(self).__name__}("
         return head + "\n" + "\n".join(lines) + "\n)"
+
+
+def _mark_call(module: Module, out, start: int) -> None:
+    """Remember on each output's ``grad_fn`` that ``module`` made it, with the sequence number
+    taken when the call began: the nodes recorded during the call are the ones reachable from
+    the output with a larger ``sequence_nr``. Drawings read this to box each module's ops
+    (``viz.draw(loss, modules=model)``); it costs one attribute per call."""
+    outs = out if isinstance(out, tuple | list) else (out,)
+    for t in outs:
+        node = getattr(t, "grad_fn", None) if isinstance(t, Tensor) else None
+        if node is not None and node.sequence_nr > start:
+            calls = node.__dict__.get("_module_calls", ())
+            node._module_calls = calls + ((weakref.ref(module), start),)
 
 
 def save(state, path: str | os.PathLike) -> str:

@@ -17,7 +17,18 @@ Adding an op touches these places, and only these:
    central differences in both engines (and on ``array_api_strict``).
 """
 
-from . import elementwise, linalg, nn, reduce, shape  # noqa: F401  (registers the ops)
+from . import (  # noqa: F401  (importing a module registers its ops)
+    conv,
+    elementwise,
+    embedding,
+    linalg,
+    nn,
+    norm,
+    pad,
+    pool,
+    reduce,
+    shape,
+)
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
 from .functional import RAW, Functional, RawFunctional
 

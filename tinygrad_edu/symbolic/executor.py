@@ -13,6 +13,15 @@ it, computing every node with its op's forward kernel over the device's array na
 [array([3., 5.])]
 >>> [n.name for n in ex.order]
 ['x', '2', '(x*2)', '1', '((x*2)+1)']
+
+Only the graph's Variables can be fed, keyed by the Variable itself: a string, a computed node
+or a Variable the outputs do not use is an error, never silently ignored.
+
+>>> ex.run({"x": np.ones(2)})
+Traceback (most recent call last):
+...
+TypeError: feed_dict keys must be Variables (the Node objects), not the string 'x'; this graph \
+has a Variable named 'x': write run({x: value}) with that Variable as the key
 """
 
 from __future__ import annotations
@@ -20,12 +29,14 @@ from __future__ import annotations
 import numpy as _np  # only to hand results back as numpy arrays
 
 from ..backend import default_float, get_namespace, to_device
-from ..ops import ShapeError
+from ..ops import REGISTRY, ShapeError
 from ..ops.base import fmt_shapes
 from .graph import topo_sort
+from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out, write_out
 from .node import PLACEHOLDER, Node
 
-__all__ = ["Executor"]
+__all__ = ["Executor", "compute_node", "feed_value", "feed_hints", "check_feed_keys",
+           "to_numpy"]  # fmt: skip
 
 
 class Executor:
@@ -34,18 +45,33 @@ class Executor:
     Args:
         nodes: the nodes whose values ``run`` returns (a single node is allowed).
         device: ``"cpu"`` (numpy) or ``"cuda"``/``"cuda:N"`` (CuPy).
+        plan_memory: free each value right after its last use and compute into reused
+            buffers (see :mod:`~tinygrad_edu.symbolic.memory`); ``values`` then keeps only
+            the outputs.
 
     Attributes:
         order: every node the outputs need, each after its inputs (the evaluation order).
         variables: the Variables among them, which every ``run`` must feed.
         values: node -> value (an array of the device's namespace) from the last ``run``.
+        memory_plan: the :class:`~tinygrad_edu.symbolic.memory.MemoryPlan` (liveness, and the
+            buffers of the latest run), or None without ``plan_memory``.
     """
 
-    def __init__(self, nodes, device: str = "cpu"):
+    def __init__(self, nodes, device: str = "cpu", plan_memory: bool = False):
         self.nodes = [nodes] if isinstance(nodes, Node) else list(nodes)
+        for n in self.nodes:
+            if not isinstance(n, Node):
+                raise TypeError(f"Executor: outputs must be symbolic Nodes, got {n!r}")
         self.device = device
         self.order = topo_sort(self.nodes)
         self.variables = tuple(n for n in self.order if n.op is PLACEHOLDER)
+        # Variables that may be fed although no output reads their value: the x of a zero
+        # gradient dy/dx that needs no feed (gradients() records x as the node's grad_of)
+        self._feedable = set(self.variables) | {
+            n.grad_of for n in self.order if n.grad_of is not None and n.grad_of.op is PLACEHOLDER
+        }
+        self._hints = feed_hints(self.order)
+        self.memory_plan = MemoryPlan(self.order, self.nodes) if plan_memory else None
         self.values: dict = {}
 
     def run(self, feed_dict=None, observer=None, return_all: bool = False):
@@ -54,48 +80,218 @@ class Executor:
         Numpy feeds keep their dtype; Python data becomes float32 (or the Variable's dtype).
         ``observer(node, value)``, when given, is called after each node is computed, in
         evaluation order. Returns the outputs as numpy arrays, in the order given; with
-        ``return_all=True``, a dict of every node's value instead.
+        ``return_all=True``, a dict of every node's value instead (of the outputs only, with
+        ``plan_memory``: the others were freed).
         """
-        xp = get_namespace(self.device)
+        outputs = self.run_on_device(feed_dict, observer)
+        if return_all:
+            return {node: to_numpy(v) for node, v in self.values.items()}
+        return [to_numpy(v) for v in outputs]
+
+    def run_on_device(self, feed_dict=None, observer=None) -> list:
+        """Like :meth:`run`, but the outputs stay arrays of the device's namespace."""
         feed_dict = feed_dict or {}
+        check_feed_keys(feed_dict, self._feedable, self.variables)
+        xp = get_namespace(self.device)
+        if self.memory_plan is not None:
+            return self._run_planned(xp, feed_dict, observer)
         values = self.values = {}
         # BEGIN SOLUTION A1.2
         for node in self.order:
             if node.op is PLACEHOLDER:
-                value = self._feed(xp, node, feed_dict)
+                value = feed_value(xp, node, feed_dict, self._hints)
             else:
-                value = _compute(xp, node, [values[i] for i in node.inputs])
+                value = compute_node(xp, node, [values[i] for i in node.inputs])
             values[node] = value
             if observer is not None:
                 observer(node, value)
         # END SOLUTION
-        if return_all:
-            return {node: _to_numpy(v) for node, v in values.items()}
-        return [_to_numpy(values[n]) for n in self.nodes]
+        return [values[n] for n in self.nodes]
 
-    def _feed(self, xp, node: Node, feed_dict):
-        if node not in feed_dict:
-            fed = ", ".join(repr(getattr(k, "name", k)) for k in feed_dict) or "nothing"
-            raise ValueError(
-                f"Variable {node.name!r} was not fed (fed: {fed}); "
-                f"add it to feed_dict: run({{{node.name}: value, ...}})"
+    def _run_planned(self, xp, feed_dict, observer) -> list:
+        """Run with the memory plan for these feed shapes (made by a profiling run the first
+        time): values freed after their last use, results written into planned buffers."""
+        plan = self.memory_plan
+        feeds = {v: feed_value(xp, v, feed_dict, self._hints) for v in self.variables}
+        signature = tuple((tuple(a.shape), str(a.dtype)) for a in feeds.values())
+        replay = plan.replays.get(signature) if supports_out(xp) else None
+        if replay is None:
+            return self._profile(xp, feeds, observer, signature)
+        plan.use(replay)
+        values = self.values = {}
+        buffers = [None] * len(replay.specs)
+        for step, node in enumerate(replay.order):
+            if node.op is PLACEHOLDER:
+                value = feeds[node]
+            else:
+                args = [values[i] for i in node.inputs]
+                b = replay.buffer[step]
+                if b is not None:  # written into a planned buffer
+                    if buffers[b] is None:
+                        shape, dtype = replay.specs[b]
+                        buffers[b] = xp.empty(shape, dtype=dtype)
+                    value = write_out(xp, node, args, buffers[b])
+                else:
+                    value = compute_node(xp, node, args)
+                    if replay.adopt[step] is not None:  # its new array becomes a buffer
+                        buffers[replay.adopt[step]] = value
+            values[node] = value
+            if observer is not None:
+                observer(node, value)
+            for dead in replay.frees[step]:
+                del values[dead]
+            for b in replay.drops[step]:
+                buffers[b] = None
+        return [values[n] for n in self.nodes]
+
+    def _profile(self, xp, feeds, observer, signature) -> list:
+        """The first run for some feed shapes: the plain order, each value freed after its
+        last use; records each value's size and which memory it shares, then makes the plan
+        (see :meth:`MemoryPlan.learn`)."""
+        plan = self.memory_plan
+        order, (_, frees) = plan.plain_order, liveness(plan.plain_order, plan.outputs)
+        values = self.values = {}
+        facts, owner, members = {}, {}, {}  # owner: id(memory) -> group; members: live count
+        keys_of: dict = {}  # group -> the ids of its memory
+        for step, node in enumerate(order):
+            args = [values[i] for i in node.inputs]
+            value = feeds[node] if node.op is PLACEHOLDER else compute_node(xp, node, args)
+            values[node] = value
+            groups, size = set(), 0
+            for array in _arrays(value):
+                base = getattr(array, "base", None)
+                key = id(array if base is None else base)
+                if key not in owner:
+                    owner[key] = node
+                    keys_of.setdefault(node, []).append(key)
+                    size += getattr(array, "nbytes", 0)
+                groups.add(owner[key])
+            if node.inputs and (node.op.name in VIEW_OPS or getattr(node.op, "multi_output", 0)):
+                inputs = node.inputs if getattr(node.op, "multi_output", 0) else node.inputs[:1]
+                groups |= {g for i in inputs for g in facts[i][1]}
+            spec, writes_out = None, False
+            if groups == {node} and _adoptable(xp, node, value):  # a fresh array of our own
+                spec = (tuple(value.shape), value.dtype)
+                writes_out = out_kernel(xp, node, args) == spec
+            groups = tuple(sorted(groups, key=lambda n: n.seq))
+            facts[node] = (size, groups, spec, writes_out)
+            for g in groups:
+                members[g] = members.get(g, 0) + 1
+            if observer is not None:
+                observer(node, value)
+            for dead in frees[step]:
+                del values[dead]
+                for g in facts[dead][1]:  # a group no value uses any more: forget its memory
+                    members[g] -= 1
+                    if members[g] == 0:
+                        for key in keys_of.pop(g, ()):
+                            del owner[key]
+        outputs = [values[n] for n in self.nodes]
+        plan.learn(signature, facts)
+        return outputs
+
+
+def _adoptable(xp, node, value) -> bool:
+    """May a plan write over ``value`` once it is dead? Only arrays that a library op just
+    made (not a feed, a constant's array, or what a user-defined op may keep)."""
+    op = node.op
+    if op is PLACEHOLDER or op.name == "constant" or REGISTRY.get(op.name) is not op:
+        return False
+    array_type = getattr(xp, "ndarray", None)  # numpy's and CuPy's arrays
+    return array_type is not None and isinstance(value, array_type)
+
+
+def _arrays(value):
+    """The arrays inside a value (itself, or the items of a control-flow tuple or stack)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, tuple | list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif hasattr(v, "shape") and hasattr(v, "dtype"):
+            yield v
+
+
+def check_feed_keys(feed_dict, feedable, variables) -> None:
+    """Every key of ``feed_dict`` must be one of the ``feedable`` Variables; anything else (a
+    string, a computed node, a Variable the outputs do not use) is a clear error."""
+    for key in feed_dict:
+        if key in feedable:
+            continue
+        names = ", ".join(repr(v.name) for v in variables) or "none"
+        if isinstance(key, str):
+            same = [v for v in variables if v.name == key]
+            hint = (
+                f"this graph has a Variable named {key!r}: write run({{{key}: value}}) with "
+                "that Variable as the key"
+                if same
+                else f"the graph's Variables: {names}"
             )
-        value = feed_dict[node]
-        if node.dtype is not None:
-            value = xp.asarray(value, dtype=getattr(xp, node.dtype))
-        elif hasattr(value, "dtype") and hasattr(value, "shape"):
-            value = xp.asarray(value)  # keeps a numpy array's dtype
-        else:
-            value = xp.asarray(value, dtype=default_float(xp))
-        if node.shape is not None and tuple(value.shape) != node.shape:
-            raise ShapeError(
-                f"Variable {node.name!r} was declared with shape {node.shape} "
-                f"but fed shape {tuple(value.shape)}"
+            raise TypeError(f"feed_dict keys must be Variables (the Node objects), not the "
+                            f"string {key!r}; {hint}")  # fmt: skip
+        if not isinstance(key, Node):
+            raise TypeError(f"feed_dict keys must be Variables, got {type(key).__name__} "
+                            f"{key!r}; the graph's Variables: {names}")  # fmt: skip
+        if key.op is not PLACEHOLDER:
+            raise ValueError(f"{key.name!r} is computed by the graph (op {key.op.name}), so it "
+                             "cannot be fed; only Variables can. Build the graph on a Variable "
+                             "where you want to supply a value")  # fmt: skip
+        twin = [v for v in variables if v.name == key.name]
+        extra = (" (the graph uses a different Variable of the same name: feed that one)"
+                 if twin else "")  # fmt: skip
+        raise ValueError(f"Variable {key.name!r} is not used by the outputs of this Executor"
+                         f"{extra}; they need: {names}. Remove it from feed_dict")  # fmt: skip
+
+
+def feed_hints(order) -> dict:
+    """Variable -> why it must be fed although no output reads its values: it only gives the
+    shape of a zero gradient (``zeros_like``) that ``gradients()`` built for it."""
+    users: dict = {}
+    for node in order:
+        for inp in node.inputs:
+            if inp.op is PLACEHOLDER:
+                users.setdefault(inp, []).append(node)
+    return {
+        var: (f" {var.name!r} is needed only for the shape of a zero gradient (the output does "
+              "not use it) because its shape is not static: feed it, or declare "
+              f"Variable({var.name!r}, shape=...) to get the zeros without a feed.")
+        for var, used in users.items()
+        if all(u.op.name == "zeros_like" and u.grad_of is var for u in used)
+    }  # fmt: skip
+
+
+def feed_value(xp, node: Node, feed_dict, hints=None):
+    """The fed value of Variable ``node`` as an array of ``xp`` (dtype and shape checked)."""
+    if node not in feed_dict:
+        fed = ", ".join(repr(getattr(k, "name", k)) for k in feed_dict) or "nothing"
+        why = (hints or {}).get(node, "")
+        if node.persistable:
+            why = (
+                " It is persistable: its value lives in a Scope, so run the graph with a "
+                "TrainingExecutor (or a Fluid Executor) and run the startup program first."
             )
-        return value
+        raise ValueError(
+            f"Variable {node.name!r} was not fed (fed: {fed}); "
+            f"add it to feed_dict: run({{{node.name}: value, ...}}).{why}"
+        )
+    value = feed_dict[node]
+    if node.dtype is not None:
+        value = xp.asarray(value, dtype=getattr(xp, node.dtype))
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):
+        value = xp.asarray(value)  # keeps a numpy array's dtype
+    else:
+        value = xp.asarray(value, dtype=default_float(xp))
+    if node.shape is not None and tuple(value.shape) != node.shape:
+        raise ShapeError(
+            f"Variable {node.name!r} was declared with shape {node.shape} "
+            f"but fed shape {tuple(value.shape)}"
+        )
+    return value
 
 
-def _compute(xp, node: Node, args):
+def compute_node(xp, node: Node, args):
     """Run the node's forward kernel; on failure, say which node, op and input shapes."""
     try:
         return node.op.forward(xp, *args, **node.attrs)
@@ -105,12 +301,19 @@ def _compute(xp, node: Node, args):
             node.op.shape(*shapes, **node.attrs)  # the shape rule explains most failures
         except ShapeError as rule:
             raise ShapeError(f"{rule} (while running node {node.name!r})") from e
+        except Exception:
+            pass
         inputs = f" on input shapes {fmt_shapes(shapes)}" if shapes else ""
         raise RuntimeError(
             f"{node.op.name} failed at node {node.name!r}{inputs}: {type(e).__name__}: {e}"
         ) from e
 
 
-def _to_numpy(value):
+def to_numpy(value):
+    """A run's value for the caller: numpy arrays (tuples of them for control flow)."""
+    if isinstance(value, tuple):
+        return tuple(to_numpy(v) for v in value)
+    if isinstance(value, list | dict):
+        return value  # a while_loop's stack of saved values: handed over as is
     value = to_device(value, "cpu")
     return value if isinstance(value, _np.ndarray) else _np.asarray(value)

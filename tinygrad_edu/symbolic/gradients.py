@@ -16,6 +16,10 @@ array(7., dtype=float32)
 >>> (ddx,) = gradients(dx, [x])
 >>> Executor([ddx]).run({x: 3.0})[0]
 array(2., dtype=float32)
+
+An ``x`` that ``y`` does not use gets zeros, as in CSE599W (PyTorch would raise unless
+``allow_unused=True``). With a static shape they are a ``fill_constant`` node that needs no
+feed; without one, ``zeros_like(x)``, which needs ``x`` fed to know the shape.
 """
 
 from __future__ import annotations
@@ -37,32 +41,46 @@ class SymbolicFunctional(Functional):
 SYMBOLIC = SymbolicFunctional()
 
 
-def gradients(y: Node, xs) -> list[Node]:
+def gradients(y, xs, grad_ys=None, stop_gradients=()) -> list[Node]:
     r"""The nodes $\partial y/\partial x$ for each ``x`` in ``xs`` (for a non-scalar ``y``,
     the gradient of ``sum(y)``).
 
+    Args:
+        y: the node to differentiate, or a list of nodes (then the gradient of their sum).
+        xs: the nodes to differentiate with respect to.
+        grad_ys: optional adjoints to start from, one per ``y`` ($\sum_k \langle y_k,
+            \bar y_k\rangle$ is differentiated; None entries mean ones), as TensorFlow's.
+        stop_gradients: nodes treated as constants: nothing flows through them to their
+            inputs (TensorFlow 1's ``stop_gradients``).
+
     A value used several times gets one partial adjoint per use; explicit ``add`` nodes sum
     them (marked ``is_adjoint_sum``). Every node built here is marked ``is_gradient``, and each
-    settled adjoint records ``grad_of``. An ``x`` that ``y`` does not depend on gets
-    ``zeros_like(x)``.
+    settled adjoint records ``grad_of``.
     """
+    ys = [y] if isinstance(y, Node) else list(y)
     xs = list(xs)
+    seeds = [None] * len(ys) if grad_ys is None else list(grad_ys)
+    if len(seeds) != len(ys):
+        raise ValueError(f"gradients: {len(ys)} outputs but {len(seeds)} grad_ys")
+    wanted, stops = set(xs), set(stop_gradients)
     first_seq = next_seq()  # the nodes made from here on form the gradient graph
+    partials = {}  # node -> its partial adjoints so far
+    for out, seed in zip(ys, seeds):
+        partials.setdefault(out, []).append(apply_op("ones_like", out) if seed is None else seed)
     # BEGIN SOLUTION A1.8
-    order = topo_sort([y])
-    wanted = set(xs)
-    reaches = {}  # node -> is some x among its inputs (or itself)? Only those need adjoints.
+    order = topo_sort(ys)
+    reaches = {}  # node -> is some x at or behind it (not behind a stop)? Only those need adjoints.
     for node in order:
-        reaches[node] = node in wanted or any(reaches[i] for i in node.inputs)
+        behind = node not in stops and any(reaches[i] for i in node.inputs)
+        reaches[node] = node in wanted or behind
 
-    partials = {y: [apply_op("ones_like", y)]}  # the seed: dy/dy = 1
     adjoint = {}
     for node in reversed(order):
         if not reaches[node] or node not in partials:
             continue
         g = adjoint[node] = _sum_partials(node, partials.pop(node))
-        if not node.inputs or not node.op.differentiable:
-            continue  # a Variable, a constant, or a step function (zero gradient)
+        if not node.inputs or not node.op.differentiable or node in stops:
+            continue  # a Variable, a constant, a step function (zero gradient), or a stop
         needs = tuple(reaches[i] for i in node.inputs)
         shapes = tuple(i if i.shape is None else i.shape for i in node.inputs)
         grads = node.op.vjp(SYMBOLIC, g, node.inputs, node, shapes, needs, **node.attrs)
@@ -71,16 +89,38 @@ def gradients(y: Node, xs) -> list[Node]:
                 partials.setdefault(inp, []).append(gi)
     # END SOLUTION
 
-    results = [adjoint[x] if x in adjoint else apply_op("zeros_like", x) for x in xs]
-    _mark_gradient_graph(results + list(adjoint.values()), first_seq)
+    results = [adjoint[x] if x in adjoint else _zeros(x) for x in xs]
+    nodes = [g for g in results + list(adjoint.values()) if isinstance(g, Node)]
+    _mark_gradient_graph(nodes, first_seq)
     for node, g in adjoint.items():
-        if g.grad_of is None and g.seq >= first_seq:
+        if isinstance(g, Node) and g.grad_of is None and g.seq >= first_seq:
             g.grad_of = node
     return results
 
 
-def _sum_partials(node: Node, parts: list[Node]) -> Node:
-    """Sum the partial adjoints of ``node`` with explicit, marked ``add`` nodes."""
+def _zeros(x: Node) -> Node:
+    """$\\partial y/\\partial x = 0$ for an ``x`` that ``y`` does not use: a constant fill when
+    the shape is static (no feed needed), else ``zeros_like(x)``."""
+    if x.shape is not None:
+        z = apply_op("fill_constant", shape=x.shape, value=0, dtype=x.dtype or "float32")
+    else:
+        z = apply_op("zeros_like", x)
+    z.grad_of = x
+    return z
+
+
+def _sum_partials(node: Node, parts: list):
+    """Sum the partial adjoints of ``node`` with explicit, marked ``add`` nodes.
+
+    A node with several outputs (``cond``, ``while_loop``) gets its partials as dicts
+    ``{output index: adjoint}``; they are summed output by output, into one dict.
+    """
+    if isinstance(parts[0], dict):
+        merged: dict = {}
+        for part in parts:
+            for k, g in part.items():
+                merged.setdefault(k, []).append(g)
+        return {k: _sum_partials(node, gs) for k, gs in sorted(merged.items())}
     total = parts[0]
     for p in parts[1:]:
         total = apply_op("add", total, p, name=f"sum of partial adjoints of {node.name}")
@@ -89,10 +129,19 @@ def _sum_partials(node: Node, parts: list[Node]) -> Node:
 
 
 def _mark_gradient_graph(roots, first_seq: int) -> None:
-    """Set ``is_gradient`` on every node reachable from ``roots`` created since ``first_seq``."""
+    """Set ``is_gradient`` on every node reachable from ``roots`` created since ``first_seq``,
+    including the nodes of control-flow sub-blocks built since then."""
     stack = [r for r in roots if r.seq >= first_seq]
     while stack:
         node = stack.pop()
-        if not node.is_gradient:
-            node.is_gradient = True
-            stack.extend(i for i in node.inputs if i.seq >= first_seq and not i.is_gradient)
+        if node.is_gradient:
+            continue
+        node.is_gradient = True
+        stack.extend(i for i in node.inputs if i.seq >= first_seq and not i.is_gradient)
+        for block in _sub_blocks(node):
+            stack.extend(n for n in block.nodes if n.seq >= first_seq and not n.is_gradient)
+
+
+def _sub_blocks(node: Node) -> list:
+    """The sub-blocks a control-flow node runs (attributes that hold a Block)."""
+    return [v for v in node.attrs.values() if hasattr(v, "outputs") and hasattr(v, "params")]

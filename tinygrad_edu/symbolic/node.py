@@ -24,7 +24,7 @@ from ..ops import Op, get_op
 
 __all__ = [
     "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq",
-    "PLACEHOLDER", "CONSTANT",
+    "PLACEHOLDER", "CONSTANT", "RECORDER",
 ]  # fmt: skip
 
 _seq = itertools.count()  # creation numbers: newer nodes have larger ones
@@ -63,6 +63,17 @@ PLACEHOLDER = _Placeholder()
 CONSTANT = _Constant()
 
 
+class _Recorder:
+    """Where new nodes are recorded: ``block`` is the current
+    :class:`~tinygrad_edu.symbolic.program.Block` (set by ``program_guard`` and while control
+    flow traces a branch or a loop body), or None to record nowhere."""
+
+    block = None
+
+
+RECORDER = _Recorder()
+
+
 def _dtype_name(dtype) -> str | None:
     if dtype is None or isinstance(dtype, str):
         return dtype
@@ -88,6 +99,10 @@ class Node:
             one node is the adjoint of several), else None.
         is_adjoint_sum: True for the ``add`` nodes that sum the partial adjoints of a value
             used more than once.
+        persistable: True for Variables whose value lives in a ``Scope`` between runs
+            (parameters, optimizer state), as Fluid's persistable variables.
+        block: the control-flow sub-block (a branch of ``cond``, a ``while_loop`` body) this
+            node was built in, or None for the main graph.
 
     Nodes hash and compare by identity (``==`` is not elementwise), so they can be dict keys.
     """
@@ -105,6 +120,11 @@ class Node:
         self.is_gradient = False
         self.grad_of = None
         self.is_adjoint_sum = False
+        self.persistable = False
+        block = RECORDER.block
+        self.block = block if block is not None and block.idx else None
+        if block is not None:
+            block._record(self)
 
     def __repr__(self) -> str:
         shape = "" if self.shape is None else f", shape={self.shape}"
@@ -157,6 +177,20 @@ class Node:
 
     def __neg__(self):
         return apply_op("neg", self)
+
+    # comparisons build boolean nodes (for cond and while_loop); == and != stay identity,
+    # because nodes are dict keys
+    def __lt__(self, other):
+        return apply_op("less", self, other)
+
+    def __le__(self, other):
+        return apply_op("less_equal", self, other)
+
+    def __gt__(self, other):
+        return apply_op("greater", self, other)
+
+    def __ge__(self, other):
+        return apply_op("greater_equal", self, other)
 
     def __getitem__(self, index):
         return apply_op("getitem", self, index=index)

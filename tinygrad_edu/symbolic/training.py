@@ -34,123 +34,65 @@ drawing of ``updates[0].value`` shows forward, gradient and update together.
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
-
 from .. import backend
-from .executor import Executor
+from .executor import Executor, to_numpy
 from .gradients import gradients
-from .node import Node, Variable, apply_op
+from .initializer import create_global_var
+from .node import Node, apply_op
+from .program import Update, default_main_program
+from .scope import _SCOPE_OF, Scope, scope_of
 
 __all__ = ["Scope", "Update", "Optimizer", "SGD", "Adam", "TrainingExecutor"]
-
-_SCOPE_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Variable -> its Scope
-
-
-class Scope:
-    """Named values that live across runs: parameters and optimizer state.
-
-    Args:
-        device: where the values live (``"cpu"``, ``"cuda"``); they never leave it while
-            training.
-
-    ``scope["W"]`` reads a value back as a numpy array; ``scope.variables`` maps names to
-    the Variables that stand for them in graphs.
-    """
-
-    def __init__(self, device: str = "cpu"):
-        self.device = device
-        self.variables: dict[str, Node] = {}
-        self.values: dict[Node, object] = {}  # Variable -> backend array
-
-    def parameter(self, name: str, init) -> Node:
-        """A trainable Variable named ``name``, starting at ``init`` (an array; copied)."""
-        return self.variable(name, init)
-
-    def variable(self, name: str, init) -> Node:
-        """A persistent Variable (a parameter or optimizer state) with a starting value."""
-        if name in self.variables:
-            raise ValueError(f"Scope: a variable named {name!r} exists already; pick another name")
-        xp = backend.get_namespace(self.device)
-        value = xp.array(backend.to_device(init, self.device), copy=True)
-        dtype = str(value.dtype)
-        var = Variable(name, shape=tuple(value.shape), dtype=dtype)
-        self.variables[name] = var
-        self.values[var] = value
-        _SCOPE_OF[var] = self
-        return var
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.variables
-
-    def __getitem__(self, name: str):
-        """The current value of ``name`` as a numpy array (a copy for GPU values)."""
-        if name not in self.variables:
-            raise KeyError(f"Scope has no variable {name!r}; it has {sorted(self.variables)}")
-        return backend.to_device(self.values[self.variables[name]], "cpu")
-
-    def __setitem__(self, name: str, value) -> None:
-        var = self.variables[name]
-        old = self.values[var]
-        if tuple(value.shape) != tuple(old.shape):
-            raise ValueError(f"Scope: {name!r} has shape {tuple(old.shape)}, got {value.shape}")
-        xp = backend.get_namespace(self.device)
-        self.values[var] = xp.asarray(backend.to_device(value, self.device), dtype=old.dtype)
-
-    def state_dict(self) -> dict:
-        """Every value by name, as numpy arrays."""
-        return {name: self[name] for name in self.variables}
-
-
-def scope_of(var: Node) -> Scope:
-    """The Scope that made ``var``, or an error saying how to make one."""
-    scope = _SCOPE_OF.get(var)
-    if scope is None:
-        raise ValueError(
-            f"{getattr(var, 'name', var)!r} is not a scope variable; create trainable values "
-            "with scope.parameter(name, initial_array)"
-        )
-    return scope
-
-
-@dataclass(frozen=True)
-class Update:
-    """``target`` (a scope Variable) takes the value of ``value`` (a node) after each run."""
-
-    target: Node
-    value: Node
 
 
 class Optimizer:
     """Base class: ``minimize`` appends gradient nodes, then asks ``_rule`` for update nodes."""
 
-    def minimize(self, loss: Node, params) -> list[Update]:
+    def minimize(self, loss: Node, params=None) -> list[Update]:
         r"""Append $\partial\,\mathrm{loss}/\partial p$ for each ``p`` in ``params`` and the
         nodes computing each new value; returns the updates (also kept in ``self.updates``).
 
+        ``params`` are Variables made by ``scope.parameter`` (their optimizer state goes into
+        the same scope now) or by ``create_parameter`` (the default: every parameter of the
+        current main program; the state's initialisers go to the startup program, and the
+        updates are recorded in the main program, as Fluid's ``minimize`` does).
         The gradient nodes are available afterwards as ``self.grads`` (same order as params).
         """
-        params = list(params)
+        params = list(default_main_program().all_parameters() if params is None else params)
+        name = type(self).__name__
         if not params:
-            raise ValueError(f"{type(self).__name__}.minimize: no parameters given")
+            raise ValueError(f"{name}.minimize: no parameters given (pass them, or make them "
+                             "with create_parameter inside the program)")  # fmt: skip
+        for p in params:
+            if not isinstance(p, Node) or not p.persistable:
+                raise ValueError(
+                    f"{name}.minimize: {getattr(p, 'name', p)!r} is not a parameter; create "
+                    "trainable values with scope.parameter(name, initial_array) or "
+                    "create_parameter(shape, name=...)"
+                )
         scopes = {id(scope_of(p)) for p in params}
         if len(scopes) != 1:
-            raise ValueError(f"{type(self).__name__}.minimize: parameters from several scopes")
-        scope = scope_of(params[0])
+            raise ValueError(f"{name}.minimize: parameters from several scopes")
+        self._scope = scope_of(params[0])  # None: program parameters (state in startup)
         self.grads = gradients(loss, params)
         self.updates: list[Update] = []
         for p, g in zip(params, self.grads):
-            self.updates += self._rule(scope, p, g)
+            self.updates += self._rule(p, g)
+        if self._scope is None:
+            default_main_program().global_block().updates.extend(self.updates)
         return self.updates
 
-    def _rule(self, scope: Scope, p: Node, g: Node) -> list[Update]:
+    def _rule(self, p: Node, g: Node) -> list[Update]:
         raise NotImplementedError
 
-    @staticmethod
-    def _state(scope: Scope, p: Node, suffix: str, fill: float = 0.0) -> Node:
-        xp = backend.get_namespace(scope.device)
-        like = scope.values[p]
-        return scope.variable(f"{p.name}.{suffix}", xp.full(like.shape, fill, dtype=like.dtype))
+    def _state(self, p: Node, suffix: str, fill: float = 0.0) -> Node:
+        """A persistable Variable ``<p>.<suffix>`` shaped like ``p``, starting at ``fill``."""
+        if self._scope is None:
+            return create_global_var(p.shape, fill, p.dtype or "float32", f"{p.name}.{suffix}")
+        xp = backend.get_namespace(self._scope.device)
+        like = self._scope.find_var(p.name)
+        init = xp.full(like.shape, fill, dtype=like.dtype)
+        return self._scope.variable(f"{p.name}.{suffix}", init)
 
 
 class SGD(Optimizer):
@@ -165,11 +107,11 @@ class SGD(Optimizer):
         self.lr, self.momentum, self.nesterov = lr, momentum, nesterov
         self.weight_decay = weight_decay
 
-    def _rule(self, scope, p, g):
+    def _rule(self, p, g):
         d = g + self.weight_decay * p if self.weight_decay else g
         updates = []
         if self.momentum:
-            buf = self._state(scope, p, "velocity")
+            buf = self._state(p, "velocity")
             new_buf = apply_op("add", self.momentum * buf, d, name=f"{buf.name}'")
             updates.append(Update(buf, new_buf))
             d = d + self.momentum * new_buf if self.nesterov else new_buf
@@ -189,12 +131,12 @@ class Adam(Optimizer):
                  weight_decay: float = 0.0):  # fmt: skip
         self.lr, self.betas, self.eps, self.weight_decay = lr, tuple(betas), eps, weight_decay
 
-    def _rule(self, scope, p, g):
+    def _rule(self, p, g):
         b1, b2 = self.betas
         g = g + self.weight_decay * p if self.weight_decay else g
-        m, v = self._state(scope, p, "m"), self._state(scope, p, "v")
-        b1_pow = self._state(scope, p, "beta1_pow", 1.0)  # beta1**(t-1) before the step
-        b2_pow = self._state(scope, p, "beta2_pow", 1.0)
+        m, v = self._state(p, "m"), self._state(p, "v")
+        b1_pow = self._state(p, "beta1_pow", 1.0)  # beta1**(t-1) before the step
+        b2_pow = self._state(p, "beta2_pow", 1.0)
         new_m = apply_op("add", m, (1 - b1) * (g - m), name=f"{m.name}'")
         new_v = apply_op("add", b2 * v, (1 - b2) * (g * g), name=f"{v.name}'")
         new_b1 = apply_op("mul", b1_pow, b1, name=f"{b1_pow.name}'")
@@ -213,42 +155,53 @@ class TrainingExecutor:
         fetches: the nodes whose values ``run`` returns (the loss, accuracy ...).
         updates: the :class:`Update` s from ``minimize`` (may be empty: an evaluation program
             that only reads the scope).
-        scope: where persistent values live (default: the scope of the updates' targets, or of
-            the first scope Variable the fetches use).
+        scope: where persistable values live (default: the scope that made the updates'
+            targets, or the first scope Variable the fetches use, else a new Scope).
         device: where to compute (default: the scope's device).
+        plan_memory: run with a memory plan (see :class:`~tinygrad_edu.symbolic.Executor`).
 
     Attributes:
         executor: the underlying :class:`~tinygrad_edu.symbolic.Executor`; its ``order`` is
             every node of the step (forward, gradient, update).
+        persistent: the persistable Variables the step reads from the scope (by name).
     """
 
-    def __init__(self, fetches, updates=(), scope: Scope | None = None, device=None):
+    def __init__(self, fetches, updates=(), scope: Scope | None = None, device=None,
+                 plan_memory: bool = False):  # fmt: skip
         self.fetches = [fetches] if isinstance(fetches, Node) else list(fetches)
         self.updates = list(updates)
+        self.executor = Executor(
+            self.fetches + [u.value for u in self.updates],
+            device or (scope.device if scope else "cpu"),
+            plan_memory,
+        )
         if scope is None:
-            if self.updates:
-                scope = scope_of(self.updates[0].target)
-            else:
-                found = [v for v in Executor(self.fetches).variables if v in _SCOPE_OF]
-                scope = _SCOPE_OF[found[0]] if found else Scope()
+            made = [u.target for u in self.updates] + list(self.executor.variables)
+            found = [_SCOPE_OF[v] for v in made if v in _SCOPE_OF]
+            scope = found[0] if found else Scope()
+            self.executor.device = device or scope.device
         self.scope = scope
-        self.device = device or scope.device
-        # one topological order for fetches and updates; run() hands back only the fetches,
-        # while the updates' values are read on the device (see run)
-        self.executor = Executor(self.fetches + [u.value for u in self.updates], self.device)
-        self.executor.nodes = list(self.fetches)
-        self.persistent = [v for v in self.executor.variables if v in scope.values]
+        self.device = self.executor.device
+        self.persistent = [v for v in self.executor.variables if v.persistable]
 
-    def run(self, feed_dict=None):
+    def run(self, feed_dict=None, scope: Scope | None = None):
         """One step: compute the fetches (returned as numpy arrays), then store every
-        update's value in the scope."""
+        update's value in the scope (``scope`` overrides the one given at construction)."""
+        scope = self.scope if scope is None else scope
         feed = dict(feed_dict or {})
         for var in self.persistent:
             if var in feed:
                 raise ValueError(f"{var.name!r} lives in the scope; do not feed it")
-            feed[var] = self.scope.values[var]
-        out = self.executor.run(feed)
-        values = self.executor.values
-        for u in self.updates:
-            self.scope.values[u.target] = values[u.value]
-        return out
+            value = scope.find_var(var.name)
+            if value is None:
+                raise ValueError(
+                    f"{var.name!r} is persistable, but the scope has no value for it: run the "
+                    "startup program first (Executor(place).run(startup_program, scope=scope)) "
+                    "or make it with scope.parameter(name, initial_array)"
+                )
+            feed[var] = value
+        values = self.executor.run_on_device(feed)
+        n = len(self.fetches)
+        for u, value in zip(self.updates, values[n:]):
+            scope.assign(u.target.name, value)
+        return [to_numpy(v) for v in values[:n]]

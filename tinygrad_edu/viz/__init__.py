@@ -3,6 +3,14 @@
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.
+* :func:`frames`, :func:`slider` and :func:`stepper_frames` show pictures one at a time under
+  a slider and a play button that need no kernel (they work on static pages too).
+* ``draw(loss, modules=model)`` boxes each layer's ops (:mod:`~tinygrad_edu.viz.modules`);
+  :func:`draw_im2col` pictures how a convolution becomes one matrix product.
+* PyTorch tensors draw too: ``draw(torch_tensor)`` walks its ``grad_fn`` graph
+  (:mod:`~tinygrad_edu.viz.torch_graph`) and draws it in the same style.
+* :func:`draw_backward_order` numbers each node by the order our engine runs it (for our
+  graphs and PyTorch's); :func:`torch_run_order` observes the order PyTorch runs.
 * :class:`BackwardStepper` records a backward pass step by step (eager engine observer, or the
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
@@ -20,6 +28,11 @@ from .draw import (
     format_array,
     render,
 )
+from .im2col import draw_im2col, im2col_matrix
+from .memory_plan import draw_memory_plan
+from .modules import collapse_modules, module_groups
+from .order import backward_order, draw_backward_order, torch_run_order
+from .player import Frames, frames, slider, stepper_frames
 from .stepper import BackwardStepper, Frame
 from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
 
@@ -28,12 +41,20 @@ __all__ = [
     "draw_symbolic",
     "draw_eager",
     "draw_both",
+    "draw_memory_plan",
+    "draw_backward_order",
+    "backward_order",
+    "torch_run_order",
     "render",
     "check_dot",
     "format_array",
     "DotNotFoundError",
     "BackwardStepper",
     "Frame",
+    "Frames",
+    "frames",
+    "slider",
+    "stepper_frames",
     "examples",
     "symbolic_graph",
     "eager_graph",
@@ -41,4 +62,8 @@ __all__ = [
     "GraphData",
     "NodeRecord",
     "EdgeRecord",
+    "draw_im2col",
+    "im2col_matrix",
+    "module_groups",
+    "collapse_modules",
 ]

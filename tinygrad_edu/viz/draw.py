@@ -37,7 +37,10 @@ import shutil
 
 import numpy as np  # display only: arrays are formatted as text
 
-from .traverse import GraphData, collapse, eager_graph, symbolic_graph
+from .modules import collapse_modules, module_groups, module_label
+from .torch_graph import is_torch_tensor, require_torch
+from .traverse import GraphData, eager_graph, symbolic_graph
+from .traverse import collapse as collapse_chains
 
 __all__ = [
     "draw",
@@ -49,6 +52,7 @@ __all__ = [
     "format_array",
     "DotNotFoundError",
     "FONT",
+    "FORMS",
 ]
 
 FONT = "Helvetica,Arial,sans-serif"
@@ -68,6 +72,8 @@ COLORS = {
     "output": ("#fef08a", "#a16207"),
     "after": ("#fed7aa", "#c2410c"),
     "elision": ("#f8fafc", "#94a3b8"),
+    "module": ("#ede9fe", "#6d28d9"),
+    "cluster": ("#f8fafc", "#8b5cf6"),
 }
 EDGE_COLORS = {
     "forward": "#334155",
@@ -75,6 +81,7 @@ EDGE_COLORS = {
     "backward": "#3730a3",
     "accumulate": "#15803d",
     "output": "#a16207",
+    "block": "#7c3aed",
 }
 
 INSTALL_HINT = (
@@ -239,6 +246,11 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
     ``labels`` maps a symbolic node to a title to use instead of its own.
     """
     values = values or {}
+    clusters = _block_clusters(data, prefix)
+
+    def place(rec):  # the cluster of the control-flow block holding the record, else g
+        return clusters.get(rec.info.get("block"), g)
+
     partial_of = {}
     for rec in data.nodes:
         node = rec.ref
@@ -265,7 +277,7 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
                 margin="0.02",
             )
             attrs.update(over)
-            g.node(nid, rec.label, **attrs)
+            place(rec).node(nid, rec.label, **attrs)
             continue
         if rec.kind == "elision":
             fill, border = COLORS["elision"]
@@ -298,6 +310,8 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         title = deco.get("title", title)
         if info.get("collapsed"):
             sub = f"chain of {info['collapsed']} {info['op']} ops · {sub}"
+        if info.get("param"):
+            sub = f"block argument · {sub}"
         rows = []
         if node in values:
             rows.append(
@@ -314,19 +328,42 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         shape = "box" if not info["constant"] else "box"
         attrs = dict(shape=shape, style=style + ",rounded", fillcolor=fill, color=border)
         attrs.update(over)
-        g.node(
+        place(rec).node(
             nid, _box_label(title, sub, rows, title_size=12 if info["constant"] else 14), **attrs
         )
+    _attach_clusters(g, data, clusters)
     _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "tensor" and r.info["variable"]])
     for e in data.edges:
         attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
         if e.kind == "gradient":
             attrs["style"] = "dashed"
+        if e.kind == "block":
+            attrs["style"] = "dotted"
         if e.dst.startswith("op"):
             attrs["arrowhead"] = "none"
         if decorate:
             attrs.update(decorate(e).get("attrs", {}))
         g.edge(prefix + e.src, prefix + e.dst, label=f" {e.label} " if e.label else None, **attrs)
+
+
+def _block_clusters(data: GraphData, prefix: str) -> dict:
+    """One cluster subgraph per control-flow block of ``data`` (see :mod:`.blocks`)."""
+    gv = _graphviz() if data.blocks else None
+    clusters = {}
+    for key, _, label in data.blocks:
+        c = gv.Digraph(name=f"cluster_{prefix}{key}")
+        c.attr(label=label, style="rounded,dashed", color="#7c3aed", fontcolor="#5b21b6",
+               fontsize="11", labeljust="l", margin="10")  # fmt: skip
+        clusters[key] = c
+    return clusters
+
+
+def _attach_clusters(g, data: GraphData, clusters: dict) -> None:
+    """Nest each block's cluster in its parent's (innermost first), the outermost in ``g``."""
+    from .blocks import cluster_tree  # noqa: PLC0415
+
+    for key, parent, _ in reversed(cluster_tree(data.blocks)):
+        clusters.get(parent, g).subgraph(clusters[key])
 
 
 def _same_rank(g, ids) -> None:
@@ -367,7 +404,7 @@ def draw_symbolic(
     >>> "Σ partial adjoints" in dot.source
     True
     """
-    data = collapse(symbolic_graph(nodes), max_nodes)
+    data = collapse_chains(symbolic_graph(nodes), max_nodes)
     roots = [data.node(i).ref for i in data.outputs]
     vals = _symbolic_values(roots, values, feed)
     g = _new_graph("symbolic")
@@ -386,12 +423,15 @@ def _eager_names(names, params):
 
 
 def add_eager(
-    g, data: GraphData, prefix="", show_saved=False, decorate=None, show_grad=True
+    g, data: GraphData, prefix="", show_saved=False, decorate=None, show_grad=True, shapes=False,
+    align_leaves=True,
 ) -> None:
     """Add the records of an eager backward graph to Digraph ``g`` (ids prefixed).
 
     ``decorate`` is as for :func:`add_symbolic`; ``show_grad=False`` leaves ``.grad`` out of
-    the leaf boxes (the stepper shows its own snapshot)."""
+    the leaf boxes (the stepper shows its own snapshot); ``shapes=True`` writes under each
+    backward op the shape of the forward result it belongs to (``64×16×28×28``);
+    ``align_leaves=False`` lets each leaf sit by its op instead of on one bottom row."""
     for rec in data.nodes:
         deco = decorate(rec) if decorate else {}
         extra, over = deco.get("rows", ()), deco.get("attrs", {})
@@ -400,6 +440,15 @@ def add_eager(
             fill, border = COLORS["elision"]
             attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
             g.node(nid, rec.label, **{**attrs, **over})
+            continue
+        if rec.kind == "module":  # a collapsed module: one box for all its ops
+            fill, border = COLORS["module"]
+            n = info["members"]
+            sub = f"{n} op{'s' if n != 1 else ''}"
+            if info.get("shape") is not None:
+                sub = f"{_shape_text(info['shape'])} · {sub}"
+            attrs = dict(shape="box", style="filled,rounded,bold", fillcolor=fill, color=border)
+            g.node(nid, _box_label(rec.label, sub, title_size=13), **{**attrs, **over})
             continue
         rows = []
         sub = None
@@ -410,12 +459,16 @@ def add_eager(
             if rec.kind == "output":
                 sub = f"{sub} · grad_fn={info['grad_fn'].name()}"
         elif rec.kind == "backward":
+            if shapes and info.get("out_shape") is not None:
+                sub = _shape_text(info["out_shape"])
             if info.get("collapsed"):
-                sub = f"chain of {info['collapsed']}"
+                sub = f"chain of {info['collapsed']}" + (f" · {sub}" if sub else "")
             if show_saved:
                 for what, arr, shape in info["saved"]:
                     if what == "freed":
                         rows.append(("saved values freed (retain_graph=False)", [], "#b91c1c"))
+                    elif shape is None:  # a saved attribute, not a tensor (PyTorch's alpha...)
+                        rows.append((f"saved {what} = {arr}", [], "#64748b"))
                     elif arr is None:
                         rows.append((f"keeps shape of {what}: {_shape_text(shape)}", [], "#64748b"))
                     else:
@@ -442,7 +495,8 @@ def add_eager(
         title_size = 13 if rec.kind in ("backward", "accumulate") else 14
         title = deco.get("title", rec.label)
         g.node(nid, _box_label(title, sub, rows, title_size=title_size), **attrs)
-    _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "leaf"])
+    if align_leaves:
+        _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "leaf"])
     for e in data.edges:
         attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
         if e.kind == "accumulate":
@@ -461,11 +515,18 @@ def draw_eager(
     max_nodes: int | None = DEFAULT_MAX_NODES,
     legend: bool = True,
     title: str | None = None,
+    modules=None,
+    collapse=None,
+    shapes: bool | None = None,
 ):
     """Draw an eager backward graph: backward ops are boxes, arrows are where gradients go.
 
+    PyTorch tensors are drawn the same way, from their ``grad_fn`` graph: PyTorch's node names
+    (``MulBackward0``, ``AddmmBackward0``), its saved values (``_saved_self`` shows as
+    ``saved self``) and its leaves' ``.grad`` (``params=model.named_parameters()`` names them).
+
     Args:
-        tensors: the output Tensor(s); each needs a ``grad_fn``.
+        tensors: the output Tensor(s), ours or PyTorch's; each needs a ``grad_fn``.
         names, params: mappings name -> tensor naming leaves and outputs (else ``tensor.name``).
         show_saved: list in each box what the node keeps for backward (shapes, small values).
         highlight_after: colour nodes whose ``sequence_nr`` is larger (recorded later, e.g. by
@@ -473,6 +534,14 @@ def draw_eager(
         max_nodes: collapse long chains / elide the rest beyond this many boxes (None: never).
         legend: add a colour legend.
         title: an optional title.
+        modules: an ``nn.Module`` (the network that computed ``tensors``): each of its layers'
+            ops is drawn inside one labelled box (a Graphviz cluster, nested like the
+            modules), so a network reads like its architecture; its parameters are named by
+            their dotted names.
+        collapse: with ``modules``, module names (or True for every top-level child) to draw
+            as a single box each, showing the output shape and how many ops it holds.
+        shapes: write under each backward op the shape of the forward result it belongs to
+            (``64×16×28×28``); by default on when ``modules`` is given.
 
     Raises:
         ValueError: for a tensor without ``grad_fn`` (the message says how to fix it).
@@ -485,15 +554,68 @@ def draw_eager(
     >>> dot.source.count("n1 -> n2")  # MulBackward -> AccumulateGrad of a, once per use
     2
     """
+    if modules is not None and not hasattr(modules, "named_modules"):
+        raise TypeError(f"draw: modules= expects an nn.Module (the network that computed the "
+                        f"output), got {type(modules).__name__}")  # fmt: skip
+    if modules is not None and params is None:
+        params = dict(modules.named_parameters())
     data = eager_graph(tensors, _eager_names(names, params), highlight_after)
-    data = collapse(data, max_nodes)
+    groups = module_groups(data, modules) if modules is not None else {}
+    if collapse:
+        if modules is None:
+            raise ValueError("draw: collapse= needs modules=, the network whose layers to collapse")
+        which = [n for n, _ in modules.named_children()] if collapse is True else list(collapse)
+        known = {n for n, _ in modules.named_modules() if n}
+        unknown = [n for n in which if n not in known]
+        if unknown:
+            raise ValueError(f"draw: collapse names {unknown} are not modules of the network "
+                             f"(its modules: {sorted(known)})")  # fmt: skip
+        data, groups = collapse_modules(data, groups, which, modules)
+    data = collapse_chains(data, max_nodes)
     g = _new_graph("eager")
-    add_eager(g, data, show_saved=show_saved)
+    add_eager(g, data, show_saved=show_saved, align_leaves=modules is None,
+              shapes=modules is not None if shapes is None else shapes)  # fmt: skip
+    if groups:
+        add_module_clusters(g, data, groups, modules)
     items = list(EAGER_LEGEND)
+    if groups:
+        items.append(("module (its ops)", COLORS["cluster"]))
+    if any(n.kind == "module" for n in data.nodes):
+        items.append(("collapsed module", COLORS["module"]))
     if any(n.info.get("after") for n in data.nodes):
         items.append(("recorded by backward (create_graph)", COLORS["after"]))
     _finish(g, legend and _legend(items, title), title)
     return g
+
+
+def add_module_clusters(g, data: GraphData, groups: dict, model, prefix: str = "") -> None:
+    """Put the records of each module into a labelled Graphviz cluster, nested as the modules
+    are (``features`` holds ``features.0`` ...). A node drawn earlier moves into the cluster
+    that mentions it."""
+    present = {r.id for r in data.nodes}
+    members: dict[str, list] = {}
+    for rid, name in groups.items():
+        if rid in present:
+            members.setdefault(name, []).append(rid)
+    names = set(members)
+    for name in list(names):  # the enclosing modules get boxes too
+        parts = name.split(".")
+        names.update(".".join(parts[:k]) for k in range(1, len(parts)))
+    fill, border = COLORS["cluster"]
+    order = {n: i for i, (n, _) in enumerate(model.named_modules())}  # registration order
+
+    def emit(parent_graph, name):
+        with parent_graph.subgraph(name="cluster_" + prefix + name.replace(".", "_")) as c:
+            c.attr(label=module_label(model, name), labeljust="l", labelloc="t", style="rounded,"
+                   "filled", fillcolor=fill, color=border, fontsize="12", fontcolor=border,
+                   margin="10")  # fmt: skip
+            for rid in members.get(name, ()):
+                c.node(prefix + rid)
+            for child in sorted((n for n in names if n.rpartition(".")[0] == name), key=order.get):
+                emit(c, child)
+
+    for top in sorted((n for n in names if "." not in n), key=order.get):
+        emit(g, top)
 
 
 def _finish(g, legend_label, title):
@@ -512,8 +634,9 @@ def _is_symbolic(obj) -> bool:
 
 
 def draw(target, **kwargs):
-    """Draw a symbolic Node (or list of them) or an eager Tensor (or list): dispatches to
-    :func:`draw_symbolic` or :func:`draw_eager`, passing the keyword arguments on."""
+    """Draw a symbolic Node (or list of them), an eager Tensor or a PyTorch tensor (or a list
+    of one kind): dispatches to :func:`draw_symbolic` or :func:`draw_eager` (which draws
+    PyTorch's ``grad_fn`` graphs too), passing the keyword arguments on."""
     from ..eager import Tensor  # noqa: PLC0415
 
     if _is_symbolic(target):
@@ -521,40 +644,70 @@ def draw(target, **kwargs):
     items = target if isinstance(target, list | tuple) else [target]
     if items and all(isinstance(x, Tensor) for x in items):
         return draw_eager(target, **kwargs)
+    if items and all(is_torch_tensor(x) for x in items):
+        return draw_eager(target, **kwargs)
     raise TypeError(
-        f"draw: expected a symbolic Node or an eager Tensor (or a list of one kind), got "
-        f"{type(target).__name__}; build it with tinygrad_edu.symbolic.Variable or tg.tensor"
+        f"draw: expected a symbolic Node, an eager Tensor or a PyTorch tensor (or a list of one "
+        f"kind), got {type(target).__name__}; build it with tinygrad_edu.symbolic.Variable, "
+        "tg.tensor or torch.tensor"
     )
 
 
-def _run_both(fn, inputs):
-    """Run ``fn`` once symbolically and once eagerly; gradients in both engines."""
-    import tinygrad_edu as tg  # noqa: PLC0415
+FORMS = ("symbolic", "eager", "torch")
+_FORM_TITLES = {
+    "symbolic": "symbolic: tensors are nodes",
+    "eager": "eager: backward ops are nodes",
+    "torch": "PyTorch: its grad_fn graph",
+}
 
-    from ..symbolic import Executor, Variable, gradients  # noqa: PLC0415
 
+def _input_arrays(inputs) -> dict:
     if not inputs:
         raise ValueError("draw_both: pass the inputs as keywords, e.g. draw_both(fn, A=a, B=b)")
-    arrays = {
+    return {
         k: np.asarray(v, dtype=np.float32) if not hasattr(v, "dtype") else np.asarray(v)
         for k, v in inputs.items()
     }
+
+
+def _run_symbolic(fn, arrays):
+    """``fn`` on Variables; its gradient graph and every value, by an Executor."""
+    from ..symbolic import Executor, Variable, gradients  # noqa: PLC0415
+
     variables = {k: Variable(k, shape=a.shape, dtype=a.dtype.name) for k, a in arrays.items()}
     y = fn(**variables)
     grads = gradients(y, list(variables.values()))
     values = Executor([y, *grads]).run(
         dict(zip(variables.values(), arrays.values())), return_all=True
     )
+    return y, grads, values
+
+
+def _run_eager(fn, arrays, out_name="output"):
+    """``fn`` on our eager leaves (named by keyword), then backward (of ``sum`` if needed)."""
+    import tinygrad_edu as tg  # noqa: PLC0415
+
     leaves = {k: tg.tensor(a, requires_grad=True) for k, a in arrays.items()}
     for k, t in leaves.items():
         t.name = k
     out = fn(**leaves)
     if out.name is None:
-        out.name = y.name if len(y.name) <= 12 else "output"
+        out.name = out_name
     if out.grad_fn is None:
         raise ValueError("draw_both: the function's result does not depend on its inputs")
     out.backward(gradient=None if out.numel() == 1 else tg.ones_like(out), retain_graph=True)
-    return y, grads, values, out, leaves
+    return out, leaves
+
+
+def _run_torch(fn, arrays):
+    """``fn`` on PyTorch leaves (``requires_grad=True``), then backward (of ``sum`` if needed)."""
+    torch = require_torch("draw_both(..., forms=(..., 'torch'))")
+    leaves = {k: torch.tensor(a, requires_grad=True) for k, a in arrays.items()}
+    out = fn(**leaves)
+    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+        raise ValueError("draw_both: the function's result does not depend on its inputs")
+    out.backward(gradient=torch.ones_like(out), retain_graph=True)
+    return out, leaves
 
 
 def draw_both(
@@ -562,6 +715,7 @@ def draw_both(
     show_values: bool = False,
     show_saved: bool = False,
     max_nodes: int | None = DEFAULT_MAX_NODES,
+    forms=("symbolic", "eager"),
     **inputs,
 ):
     """Run ``fn`` in both engines and draw the two graph forms side by side.
@@ -572,35 +726,55 @@ def draw_both(
     backward graph after ``backward()`` (gradient of ``sum(y)`` when ``y`` is not a scalar, as
     ``gradients()`` does), with the leaves' ``.grad``.
 
+    ``forms`` picks the panels, in order, from ``"symbolic"``, ``"eager"`` and ``"torch"``
+    (``fn`` run on PyTorch tensors, its ``grad_fn`` graph drawn in the eager style, needs
+    PyTorch): ``forms=("eager", "torch")`` puts our backward graph next to PyTorch's.
+
     >>> from tinygrad_edu.viz.examples import seed, seed_inputs
     >>> dot = draw_both(seed, **seed_inputs())
     >>> "symbolic: tensors are nodes" in dot.source, "eager: backward ops are nodes" in dot.source
     (True, True)
     """
-    y, grads, values, out, leaves = _run_both(fn, inputs)
+    forms = (forms,) if isinstance(forms, str) else tuple(forms)
+    bad = [f for f in forms if f not in FORMS]
+    if bad or not forms or len(set(forms)) != len(forms):
+        raise ValueError(
+            f"draw_both: forms={forms!r}; pick one or more of {FORMS}, each once, e.g. "
+            "forms=('eager', 'torch')"
+        )
+    arrays = _input_arrays(inputs)
     g = _new_graph("both")
-    sym = collapse(symbolic_graph([y, *grads]), max_nodes)
-    with g.subgraph(name="cluster_symbolic") as c:
-        c.attr(
-            label=_legend(SYMBOLIC_LEGEND, "symbolic: tensors are nodes"),
-            labelloc="t",
-            style="rounded",
-            color="#94a3b8",
-            margin="12",
-        )
+    y_name = "output"
+    if "symbolic" in forms:
+        y, grads, values = _run_symbolic(fn, arrays)
         y_name = symbolic_graph([y]).nodes[0].label
-        labels = {gr: f"∂{y_name}/∂{k}" for k, gr in zip(inputs, grads)}
-        add_symbolic(c, sym, values if show_values else None, prefix="s_", labels=labels)
-    eag = collapse(eager_graph(out, dict(leaves)), max_nodes)
-    with g.subgraph(name="cluster_eager") as c:
-        c.attr(
-            label=_legend(EAGER_LEGEND, "eager: backward ops are nodes"),
-            labelloc="t",
-            style="rounded",
-            color="#94a3b8",
-            margin="12",
-        )
-        add_eager(c, eag, prefix="e_", show_saved=show_saved)
+        y_name = y_name if len(y_name) <= 12 else "output"
+    if "eager" in forms:
+        out, leaves = _run_eager(fn, arrays, y_name)
+        y_name = out.name
+    for form in forms:
+        if form == "symbolic":
+            data = collapse_chains(symbolic_graph([y, *grads]), max_nodes)
+            labels = {gr: f"∂{y_name}/∂{k}" for k, gr in zip(inputs, grads)}
+        elif form == "eager":
+            data = collapse_chains(eager_graph(out, dict(leaves)), max_nodes)
+        else:
+            t_out, t_leaves = _run_torch(fn, arrays)
+            data = collapse_chains(eager_graph(t_out, {y_name: t_out, **t_leaves}), max_nodes)
+        legend = SYMBOLIC_LEGEND if form == "symbolic" else EAGER_LEGEND
+        with g.subgraph(name=f"cluster_{form}") as c:
+            c.attr(
+                label=_legend(legend, _FORM_TITLES[form]),
+                labelloc="t",
+                style="rounded",
+                color="#94a3b8",
+                margin="12",
+            )
+            prefix = {"symbolic": "s_", "eager": "e_", "torch": "p_"}[form]
+            if form == "symbolic":
+                add_symbolic(c, data, values if show_values else None, prefix, labels=labels)
+            else:
+                add_eager(c, data, prefix=prefix, show_saved=show_saved)
     return g
 
 

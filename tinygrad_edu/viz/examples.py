@@ -18,17 +18,26 @@ __all__ = ["seed", "seed_inputs", "EXAMPLES"]
 
 
 def seed(A, B, C):
-    """``D = (A + B) * C; E = D @ (A + C)`` for symbolic Nodes or eager Tensors.
+    """``D = (A + B) * C; E = D @ (A + C)`` for symbolic Nodes, eager Tensors or PyTorch tensors.
 
     ``A`` and ``C`` are each used twice (fan-out), so their gradients are sums of two
     contributions: an ``add`` node in the symbolic gradient graph, an input buffer in the eager
     engine. The results are named ``D`` and ``E`` for drawings.
     """
     D = (A + B) * C
-    D.name = "D"
+    _name(D, "D")
     E = D @ (A + C)
-    E.name = "E"
+    _name(E, "E")
     return E
+
+
+def _name(value, name: str) -> None:
+    """Label ``value`` for drawings; PyTorch tensors take no labels (drawings name them with
+    ``names=``), so they are left as they are."""
+    try:
+        value.name = name
+    except AttributeError:
+        pass
 
 
 def seed_inputs(n: int = 2, seed: int = 0) -> dict:

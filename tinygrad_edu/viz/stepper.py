@@ -8,6 +8,14 @@ shows the finished pass. So ``len(frames) == nodes run + 2``. Each frame stores,
 node ran and its gradients were delivered: the dependency counts, the ready queue (next first),
 the input buffers (gradients waiting, already summed) and a copy of every leaf's ``.grad``.
 
+**Lanes.** The engine has one ready queue per device (``docs/concepts/engine.md``): the CPU
+queue, worked by the thread that called ``backward()``, and one per other device, each worked
+by its own thread. Each frame records which queue (``frame.queue``) and which thread
+(``frame.thread``) ran its node, and ``frame.lanes`` holds every queue's ready nodes. When a
+graph spans several devices the drawing shows one lane per queue: a table with a column per
+queue and a row per step, so CPU and device work are seen to interleave (frames are in the
+order the nodes *finished*; how two lanes interleave can differ from run to run).
+
 **Symbolic** (:meth:`BackwardStepper.record_symbolic`): an ``Executor`` runs the forward and
 gradient nodes; frame 0 is the empty graph, then one frame per node the Executor computes (in
 its topological order), then a final frame: ``len(frames) == len(executor.order) + 2``.
@@ -33,6 +41,7 @@ from __future__ import annotations
 import io
 import os
 import textwrap
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np  # display only
@@ -78,6 +87,10 @@ class Frame:
         leaf_grads: leaf tensor -> copy of its ``.grad`` after the step (eager).
         done: the nodes that have run so far, this one included.
         values: symbolic node -> value, for the nodes computed so far (symbolic).
+        queue: the device whose ready queue ran the node (``"cpu"``, ``"sim:0"`` ...).
+        thread: the name of the thread that ran it.
+        lanes: queue device -> its ready nodes after the step, next first.
+        running: nodes other threads were running when the step ended.
     """
 
     kind: str
@@ -95,6 +108,10 @@ class Frame:
     leaf_grads: dict = field(default_factory=dict)
     done: tuple = ()
     values: dict = field(default_factory=dict)
+    queue: str = "cpu"
+    thread: str = ""
+    lanes: dict = field(default_factory=dict)
+    running: tuple = ()
 
 
 def _copy(g):
@@ -102,19 +119,38 @@ def _copy(g):
 
 
 class _Recorder:
-    """The engine Observer that turns one backward call into frames."""
+    """The engine Observer that turns one backward call into frames.
+
+    The engine calls it from every thread that runs a node, so each thread has its own frame
+    in progress (``pending``); a frame is complete, and appended, when its node finished.
+    """
 
     def __init__(self, leaves):
-        self.frames, self.pending, self.done, self.leaves = [], None, [], leaves
-        self.arrivals = {}
+        self.frames, self.pending, self.done, self.leaves = [], {}, [], leaves
+        self.arrivals, self.lock = {}, threading.Lock()
 
     def _snapshot(self, frame, task, popped=None):
-        ready = sorted(task.ready, key=lambda item: item[0])
-        frame.ready = ([popped] if popped is not None else []) + [n for _, n in ready]
-        frame.dependencies = dict(task.dependencies)
-        frame.buffers = {n: [_copy(g) for g in b] for n, b in task.buffers.items()}
-        frame.leaf_grads = {t: _copy(t.grad) for t in self.leaves}
-        frame.done = tuple(self.done)
+        """Copy the task's state into ``frame``. NOTE: never called holding ``self.lock``:
+        the engine calls ``gradient_arrived`` holding the task's lock, which takes ours."""
+        from ..eager.node import _leaf_lock  # noqa: PLC0415
+
+        lanes = {}
+        for device, _, node, inputs in task.queued():
+            lanes.setdefault(device, []).append((node, inputs))
+        if popped is not None:
+            lanes.setdefault("cpu", []).insert(0, (popped, None))
+        frame.lanes = {d: [n for n, _ in entries] for d, entries in lanes.items()}
+        frame.ready = [n for d in sorted(lanes, key=_lane_key) for n, _ in lanes[d]]
+        with task.lock or _NO_LOCK:  # other threads change these while a task runs
+            frame.dependencies = dict(task.dependencies)
+            buffers = dict(task.not_ready)
+        buffers.update((n, inputs) for entries in lanes.values() for n, inputs in entries if inputs)
+        frame.buffers = {n: [_copy(g) for g in b] for n, b in buffers.items()}
+        leaf_grads = {}
+        for t in self.leaves:
+            with _leaf_lock(t):
+                leaf_grads[t] = _copy(t.grad)
+        frame.leaf_grads = leaf_grads
 
     # Observer protocol (duck-typed: the engine calls these methods)
     def begin(self, task):
@@ -124,47 +160,65 @@ class _Recorder:
         self.frames.append(start)
 
     def node_ready(self, task, node):
-        self.pending.newly_ready.append(node)
+        frame = self.pending.get(threading.get_ident())
+        if frame is not None:
+            frame.newly_ready.append(node)
 
     def node_started(self, task, node, grads):
-        self._flush(task, popped=node)
-        self.done.append(node)
-        self.pending = Frame(
-            "run",
-            node=node,
-            received=[_copy(g) for g in grads],
-            received_count=self.arrivals.get(node, 1 if node is task.root else 0),
-        )
+        from ..eager.engine import current_queue_device  # noqa: PLC0415
+
+        with self.lock:
+            self.pending[threading.get_ident()] = Frame(
+                "run",
+                node=node,
+                received=[_copy(g) for g in grads],
+                received_count=self.arrivals.get(node, 1 if node is task.root else 0),
+                queue=current_queue_device(),
+                thread=threading.current_thread().name,
+            )
 
     def gradient_arrived(self, task, node, input_nr, grad, summed):
-        if self.pending is None:
+        frame = self.pending.get(threading.get_ident())
+        if frame is None:
             return
         pos = next(
             (
                 i
-                for i, (n, nr) in enumerate(self.pending.node.next_functions)
-                if n is node and nr == input_nr and all(s[1] != i for s in self.pending.sent)
+                for i, (n, nr) in enumerate(frame.node.next_functions)
+                if n is node and nr == input_nr and all(s[1] != i for s in frame.sent)
             ),
             None,
         )
-        self.pending.sent.append((node, pos, _copy(grad), summed))
+        frame.sent.append((node, pos, _copy(grad), summed))
         if grad is not None:
-            self.arrivals[node] = self.arrivals.get(node, 0) + 1
-        self.pending.summed += bool(summed)
+            with self.lock:
+                self.arrivals[node] = self.arrivals.get(node, 0) + 1
+        frame.summed += bool(summed)
 
-    def node_finished(self, task, node, grads): ...
-
-    def _flush(self, task, popped=None):
-        if self.pending is not None:
-            self._snapshot(self.pending, task, popped=popped)
-            self.frames.append(self.pending)
-            self.pending = None
+    def node_finished(self, task, node, grads):
+        with self.lock:
+            frame = self.pending.get(threading.get_ident())
+            if frame is None or frame.node is not node:
+                return  # a node that did not run (no gradient reached it)
+            del self.pending[threading.get_ident()]
+            self.done.append(node)
+            frame.done = tuple(self.done)
+            frame.running = tuple(f.node for f in self.pending.values())
+            self.frames.append(frame)  # in the order the nodes finished
+        self._snapshot(frame, task)  # before the task can end: this node is still outstanding
 
     def end(self, task):
-        self._flush(task)
-        final = Frame("done", title="done")
+        final = Frame("done", title="done", done=tuple(self.done))
         self._snapshot(final, task)
         self.frames.append(final)
+
+
+_NO_LOCK = threading.Lock()  # stands in for the lock of a task that has none (one thread)
+
+
+def _lane_key(device: str):
+    """Lanes in order: the CPU first, then the devices by name."""
+    return (device != "cpu", device)
 
 
 class BackwardStepper:
@@ -250,6 +304,11 @@ class BackwardStepper:
     def _finish_eager(self):
         n_run = len(self.frames) - 2
         out_name = self.data.node(self.data.outputs[0]).label
+        seen = {f.queue for f in self.frames if f.kind == "run"}
+        seen.update(d for f in self.frames for d in f.lanes)
+        self.lanes = sorted(seen or {"cpu"}, key=_lane_key)
+        self.threads = {f.queue: f.thread for f in self.frames if f.kind == "run"}
+        several = len(self.lanes) > 1
         for i, f in enumerate(self.frames):
             if f.kind == "start":
                 waits = sum(1 for v in f.dependencies.values() if v)
@@ -258,22 +317,46 @@ class BackwardStepper:
                     f"for each node, how many gradients it must wait for ({waits} nodes wait). "
                     f"Only the root is ready. {n_run} nodes will run, each once."
                 )
+                if several:
+                    f.caption += (
+                        f" The graph spans {len(self.lanes)} devices: one ready queue each "
+                        f"({', '.join(self.lanes)}); the calling thread works the cpu queue, "
+                        "a worker thread each other one."
+                    )
                 continue
             if f.kind == "done":
                 f.caption = (
-                    "Done: every node ran once, in the order of the ready queue "
+                    "Done: every node ran once, in the order of its ready queue "
                     "(highest sequence number first); the leaves' .grad hold the "
                     "gradients."
                 )
                 continue
             f.title = self._tag(f.node)
             f.caption = self._eager_caption(f)
-            before = self.frames[i - 1].ready
-            if len(before) > 1:
-                f.caption = (
-                    f"{len(before)} nodes were ready; {f.title} was created last "
-                    "(highest sequence_nr), so it goes first. "
-                ) + f.caption
+            before = self.frames[i - 1].lanes.get(f.queue, [])
+            if len(before) > 1 and f.node is before[0]:
+                f.caption = self._why_first(f, before, several) + f.caption
+            if several:
+                f.caption = f"[{f.queue} queue, thread {f.thread!r}] " + f.caption
+
+    def _why_first(self, f, ready, several=False) -> str:
+        """Why ``f.node`` ran before the other ready nodes of its queue (see NOTE
+        [AccumulateGrad runs first] in ``eager/node.py``)."""
+        node = f.node
+        head = f"{len(ready)} nodes were ready{' on this queue' if several else ''}; "
+        ties = [n for n in ready if n is not node and n.sequence_nr == node.sequence_nr]
+        if ties:
+            others = ", ".join(self._tag(n) for n in ties)
+            return (
+                f"{head}{f.title} and {others} tie on sequence_nr (every AccumulateGrad has the "
+                f"largest, 2**64 - 1); {f.title} became ready first, so it goes first. "
+            )
+        if hasattr(node, "variable"):
+            return (
+                f"{head}{f.title} goes first: every AccumulateGrad has the largest sequence_nr, "
+                "2**64 - 1, so a leaf's gradient is added as soon as it is complete. "
+            )
+        return f"{head}{f.title} was created last (highest sequence_nr), so it goes first. "
 
     def _eager_caption(self, f) -> str:
         node = f.node
@@ -443,10 +526,18 @@ class BackwardStepper:
             rows.append(("done", [], "#15803d"))
         elif node in f.ready:
             status = READY
-            rows.append((f"ready · queue #{f.ready.index(node) + 1}", [], "#0e7490"))
+            lane = f.lanes.get(str(node.device), f.ready)
+            position = lane.index(node) + 1 if node in lane else f.ready.index(node) + 1
+            rows.append((f"ready · queue #{position}", [], "#0e7490"))
+        elif node in f.running or (len(self.lanes) > 1 and f.dependencies.get(node) == 0):
+            status = RUNNING  # taken off its queue by another thread, not finished yet
+            rows.append(("running (another thread)", [], "#7c2d12"))
         else:
             status = WAITING
             rows.append((f"waits for {f.dependencies.get(node, 0)} gradient(s)", [], "#475569"))
+        if len(self.lanes) > 1:  # which lane (queue) the node runs on
+            text, values, color = rows[0]
+            rows[0] = (f"{text} · {node.device}", values, color)
         buf = f.buffers.get(node)
         if buf and f.node is not node and node not in f.done:
             got = self._arrived(node, f)
@@ -479,10 +570,13 @@ class BackwardStepper:
             font = f'<FONT POINT-SIZE="11" COLOR="{color}">{t}</FONT>'
             return f'<TR><TD ALIGN="LEFT">{font}</TD></TR>'
 
-        rows = [row("ready queue (next first)", bold=True)]
-        rows += [row(f"{k + 1}. {self._tag_any(n)}", "#0e7490") for k, n in enumerate(f.ready)]
-        if not f.ready:
-            rows.append(row("(empty)", "#64748b"))
+        if len(self.lanes) > 1:
+            rows = [f"<TR><TD>{self._lanes_table(f)}</TD></TR>"]
+        else:
+            rows = [row("ready queue (next first)", bold=True)]
+            rows += [row(f"{k + 1}. {self._tag_any(n)}", "#0e7490") for k, n in enumerate(f.ready)]
+            if not f.ready:
+                rows.append(row("(empty)", "#64748b"))
         rows.append(row("dependencies (gradients still awaited)", bold=True))
         deps = [(self._tag_any(n), c) for n, c in f.dependencies.items()]
         rows += [row(f"{name}: {c}", "#475569" if c else "#15803d") for name, c in deps]
@@ -503,6 +597,55 @@ class BackwardStepper:
         return (
             '<<TABLE BORDER="1" COLOR="#94a3b8" CELLBORDER="0" CELLSPACING="2" '
             'CELLPADDING="2" BGCOLOR="#f8fafc">' + "".join(rows) + "</TABLE>>"
+        )
+
+    def _lanes_table(self, f) -> str:
+        """One column per ready queue (lane): the steps each ran so far, then its queue."""
+
+        def cell(text="", color="#0f172a", bold=False, fill=None):
+            if not text:
+                return "<TD></TD>"
+            t = f"<B>{_esc(text)}</B>" if bold else _esc(text)
+            bg = f' BGCOLOR="{fill}"' if fill else ""
+            return f'<TD ALIGN="LEFT"{bg}><FONT POINT-SIZE="10" COLOR="{color}">{t}</FONT></TD>'
+
+        upto = self.frames.index(f)
+        head = "".join(cell(lane, bold=True) for lane in self.lanes)
+        who = "".join(
+            cell(f"thread {self.threads.get(lane, '-')}", "#64748b") for lane in self.lanes
+        )
+        steps = []
+        for k, fr in enumerate(self.frames[1 : upto + 1], start=1):
+            if fr.kind != "run":
+                continue
+            now = fr is f
+            steps.append(
+                "<TR>"
+                + "".join(
+                    cell(
+                        f"{k}. {self._tag_any(fr.node)}" if lane == fr.queue else "",
+                        RUNNING[1] if now else "#15803d",
+                        bold=now,
+                        fill=RUNNING[0] if now and lane == fr.queue else None,
+                    )
+                    for lane in self.lanes
+                )
+                + "</TR>"
+            )
+        shown = steps[-12:]
+        if len(steps) > len(shown):
+            shown.insert(0, "<TR>" + cell(f"({len(steps) - len(shown)} earlier steps)") + "</TR>")
+        ready = "".join(
+            cell(
+                "ready: "
+                + (", ".join(self._tag_any(n) for n in f.lanes.get(lane, [])) or "(empty)"),
+                READY[1],
+            )
+            for lane in self.lanes
+        )
+        return (
+            '<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="0" CELLPADDING="3" COLOR="#cbd5e1">'
+            f"<TR>{head}</TR><TR>{who}</TR>{''.join(shown)}<TR>{ready}</TR></TABLE>"
         )
 
     def _tag_any(self, node) -> str:

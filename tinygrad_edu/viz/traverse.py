@@ -11,7 +11,8 @@ either engine into a :class:`GraphData`: a list of :class:`NodeRecord` and a lis
   where order matters: matmul's ``A``/``B``, sub's minuend/subtrahend).
 * :func:`eager_graph` (op-as-node): every backward node is a ``"backward"`` (or
   ``"accumulate"``) record, each leaf an extra ``"leaf"`` record, each output an ``"output"``
-  record; edges follow ``next_functions`` (the way gradients flow).
+  record; edges follow ``next_functions`` (the way gradients flow). PyTorch tensors work too:
+  their ``grad_fn`` graph is read through the views of :mod:`~tinygrad_edu.viz.torch_graph`.
 * :func:`collapse` keeps large graphs legible: runs of the same one-input op become one
   ``×N`` record, and what is still over ``max_nodes`` is replaced by one elision record.
 
@@ -26,9 +27,12 @@ Walks use an explicit stack or queue, so chains of any depth work.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
+
+from .torch_graph import TorchGraph, TorchNodeView, TorchTensorView, is_torch_tensor
 
 __all__ = [
     "NodeRecord",
@@ -96,6 +100,7 @@ class GraphData:
     nodes: list
     edges: list
     outputs: list
+    blocks: list = field(default_factory=list)  # (cluster id, parent cluster id, label)
 
     def node(self, node_id: str) -> NodeRecord:
         return next(n for n in self.nodes if n.id == node_id)
@@ -152,8 +157,7 @@ def symbolic_graph(nodes) -> GraphData:
     names: dict = {}
     display = {n: _display_name(n, names) for n in order}
     y_name = display[next(iter(ys))] if len(ys) == 1 else "y"
-    records, edges, n_ops = [], [], 0
-    for node in order:
+    def record(node, rid, label, **extra):
         info = {
             "shape": node.shape,
             "dtype": node.dtype,
@@ -163,35 +167,51 @@ def symbolic_graph(nodes) -> GraphData:
             "constant": node.op is CONSTANT,
             "op": node.op.name,
             "output": node in roots,
+            **extra,
         }
         if node.grad_of is not None:
             info["grad_of"] = f"∂{y_name}/∂{display.get(node.grad_of, node.grad_of.name)}"
         if node.is_gradient and node.op.name == "ones_like" and node in seeds:
             info["grad_of"] = f"∂{y_name}/∂{y_name} = 1"
-        records.append(NodeRecord(ids[node], "tensor", display[node], node, info))
+        return NodeRecord(rid, "tensor", label, node, info)
+
+    records = [record(node, ids[node], display[node]) for node in order]
+    edges, op_ids = [], (f"op{k}" for k in itertools.count())
     for node in order:
-        if not node.inputs:
-            continue
-        kind = "gradient" if node.is_gradient else "forward"
-        roles = ROLES.get(node.op.name)
-        if len(node.inputs) == 1:
-            edges.append(EdgeRecord(ids[node.inputs[0]], ids[node], _op_text(node), kind))
-            continue
-        op_id = f"op{n_ops}"
-        n_ops += 1
-        symbol = SYMBOLS.get(node.op.name, node.op.name)
-        records.append(
-            NodeRecord(
-                op_id, "op", symbol, node, {"op": node.op.name, "gradient": node.is_gradient}
-            )
-        )
-        for pos, inp in enumerate(node.inputs):
-            label = roles[pos] if roles and pos < len(roles) else None
-            if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
-                label = f"{label}, transposed"
-            edges.append(EdgeRecord(ids[inp], op_id, label, kind))
-        edges.append(EdgeRecord(op_id, ids[node], None, kind))
-    return GraphData("symbolic", records, edges, [ids[r] for r in roots])
+        _symbolic_edges(node, ids.__getitem__, ids[node], op_ids, records, edges)
+    data = GraphData("symbolic", records, edges, [ids[r] for r in roots])
+    if any(_sub_blocks(n) for n in order):
+        from .blocks import add_blocks  # noqa: PLC0415
+
+        add_blocks(data, order, ids, record, op_ids)
+    return data
+
+
+def _symbolic_edges(node, source, node_id, op_ids, records, edges, block=None) -> None:
+    """The edges into ``node`` (a labelled arrow for a one-input op; a junction record where
+    one arrow per input meets otherwise). ``source(inp)`` gives an input's record id."""
+    if not node.inputs:
+        return
+    kind = "gradient" if node.is_gradient else "forward"
+    roles = ROLES.get(node.op.name)
+    if len(node.inputs) == 1:
+        edges.append(EdgeRecord(source(node.inputs[0]), node_id, _op_text(node), kind))
+        return
+    op_id = next(op_ids)
+    symbol = SYMBOLS.get(node.op.name, node.op.name)
+    info = {"op": node.op.name, "gradient": node.is_gradient, "block": block}
+    records.append(NodeRecord(op_id, "op", symbol, node, info))
+    for pos, inp in enumerate(node.inputs):
+        label = roles[pos] if roles and pos < len(roles) else None
+        if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
+            label = f"{label}, transposed"
+        edges.append(EdgeRecord(source(inp), op_id, label, kind))
+    edges.append(EdgeRecord(op_id, node_id, None, kind))
+
+
+def _sub_blocks(node) -> list:
+    """``(role, block)`` for each sub-block a control-flow node runs, else []."""
+    return [(k, v) for k, v in node.attrs.items() if hasattr(v, "outputs") and hasattr(v, "params")]
 
 
 def _op_text(node) -> str:
@@ -213,6 +233,8 @@ def _saved_info(node) -> list:
     """``(what, array-or-None, shape)`` for the values an OpBackward keeps for backward."""
     from ..eager.node import SavedTensor  # noqa: PLC0415
 
+    if isinstance(node, TorchNodeView):
+        return node.saved_info()
     out = []
     shapes = getattr(node, "shapes", None) or ()
     for i, s in enumerate(getattr(node, "saved", ()) or ()):
@@ -232,35 +254,78 @@ def _saved_info(node) -> list:
     return out
 
 
+def _output_shape(node):
+    """The shape of the forward result a backward node belongs to, from its op's shape rule
+    (None for nodes without one, such as custom Functions)."""
+    op, shapes = getattr(node, "op", None), getattr(node, "shapes", None)
+    if op is None or shapes is None:
+        return None
+    try:
+        return tuple(op.shape(*shapes, **node.attrs))
+    except Exception:  # a drawing never fails over a caption
+        return None
+
+
+def _is_accumulate(node) -> bool:
+    from ..eager.node import AccumulateGrad  # noqa: PLC0415
+
+    return isinstance(node, AccumulateGrad) or getattr(node, "is_accumulate", False)
+
+
+def _as_eager_outputs(tensors, names):
+    """``(outputs, names)``: our Tensors as they are, PyTorch tensors as views (names too)."""
+    from ..eager import Tensor  # noqa: PLC0415
+
+    one = isinstance(tensors, Tensor) or is_torch_tensor(tensors)
+    outs = [tensors] if one else list(tensors)
+    if not any(is_torch_tensor(t) for t in outs):
+        return outs, names
+    if not all(is_torch_tensor(t) for t in outs):
+        kinds = sorted({type(t).__name__ for t in outs})
+        raise TypeError(
+            f"draw_eager: the outputs mix PyTorch tensors with other objects ({', '.join(kinds)}); "
+            "a drawing shows one graph: draw the PyTorch tensors and ours separately"
+        )
+    graph = TorchGraph()
+    views = {k: graph.tensor(t) if is_torch_tensor(t) else t for k, t in (names or {}).items()}
+    return [graph.tensor(t) for t in outs], views
+
+
 def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
     """Records for the backward graph behind ``tensors`` (a Tensor or a list of Tensors).
 
     Args:
-        tensors: the output(s); each must have a ``grad_fn``.
+        tensors: the output(s); each must have a ``grad_fn``. PyTorch tensors work too (all
+            outputs from one library): their records then refer to the views of
+            :mod:`~tinygrad_edu.viz.torch_graph`.
         names: optional mapping name -> tensor, used to name leaves (and outputs).
         highlight_after: mark nodes with ``sequence_nr`` above this (e.g. the nodes a
             ``create_graph=True`` backward recorded). None: when several outputs are drawn and
             some nodes were created after everything behind the first output, that point.
+            ``AccumulateGrad`` nodes are never marked (they are made when a leaf is first
+            used, and PyTorch numbers them all 2**64 - 1).
 
     Raises:
         ValueError: when a tensor has no ``grad_fn`` (a leaf, or computed under ``no_grad``).
     """
     from ..eager import Tensor  # noqa: PLC0415
-    from ..eager.node import AccumulateGrad  # noqa: PLC0415
 
-    outs = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    outs, names = _as_eager_outputs(tensors, names)
     if not outs:
         raise ValueError("draw_eager: no tensors were passed; pass the output tensor(s) to draw")
     by_id = {id(t): k for k, t in (names or {}).items()}
     for t in outs:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"draw_eager: expected eager Tensors, got {type(t).__name__}")
+        if not isinstance(t, Tensor | TorchTensorView):
+            raise TypeError(
+                f"draw_eager: expected eager Tensors (or PyTorch tensors), got {type(t).__name__}"
+            )
         if t.grad_fn is None:
             what = by_id.get(id(t)) or t.name or f"tensor of shape {t.shape}"
+            no_grad = "torch.no_grad()" if isinstance(t, TorchTensorView) else "no_grad()"
             raise ValueError(
                 f"draw_eager: {what} has no grad_fn: it is a leaf or was computed under "
-                "no_grad, so there is no backward graph to draw; set requires_grad=True on its "
-                "inputs (and compute it outside no_grad())"
+                f"{no_grad.removesuffix('()')}, so there is no backward graph to draw; set "
+                f"requires_grad=True on its inputs (and compute it outside {no_grad})"
             )
     order, seen, queue = [], set(), deque(t.grad_fn for t in outs)
     while queue:
@@ -276,9 +341,10 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
             node = stack.pop()
             if node not in seen1:
                 seen1.add(node)
-                first = max(first, node.sequence_nr)
+                if not _is_accumulate(node):
+                    first = max(first, node.sequence_nr)
                 stack.extend(n for n, _ in node.next_functions if n is not None)
-        if any(n.sequence_nr > first for n in order):
+        if any(n.sequence_nr > first for n in order if not _is_accumulate(n)):
             highlight_after = first
     records, edges = [], []
     ids = {}
@@ -295,13 +361,15 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         )
     for i, node in enumerate(order):
         ids[node] = f"n{i}"
+        accumulate = _is_accumulate(node)
         after = highlight_after is not None and node.sequence_nr > highlight_after
-        info = {"seq": node.sequence_nr, "after": after}
-        if isinstance(node, AccumulateGrad):
+        info = {"seq": node.sequence_nr, "after": after and not accumulate}
+        if accumulate:
             records.append(NodeRecord(ids[node], "accumulate", node.name(), node, info))
         else:
             info["saved"] = _saved_info(node)
             info["inputs"] = len(node.next_functions)
+            info["out_shape"] = _output_shape(node)
             records.append(NodeRecord(ids[node], "backward", node.name(), node, info))
     for k, t in enumerate(outs):
         edges.append(EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output"))
@@ -315,7 +383,7 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
             if len(nf) > 1:
                 label = f"input {pos}" + (f" → out {nr}" if nr else "")
             edges.append(EdgeRecord(ids[node], ids[nxt], label, "backward"))
-        if isinstance(node, AccumulateGrad):
+        if _is_accumulate(node):
             v = node.variable
             leaf_id = f"l{n_leaves}"
             n_leaves += 1
@@ -337,6 +405,8 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
 def _chain_key(graph: GraphData, rec: NodeRecord):
     if graph.form == "eager":
         return rec.label if rec.kind == "backward" else None
+    if rec.info.get("block") is not None:
+        return None  # nodes inside a control-flow block stay visible
     return rec.info.get("op") if rec.kind == "tensor" and not rec.info.get("output") else None
 
 
@@ -401,4 +471,4 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
             seen.add(key)
             new_edges.append(replace(e, src=src, dst=dst, label=None if el.id in key else e.label))
         edges = new_edges
-    return GraphData(graph.form, nodes, edges, graph.outputs)
+    return GraphData(graph.form, nodes, edges, graph.outputs, graph.blocks)

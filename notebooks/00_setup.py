@@ -1,0 +1,139 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 0 — Setup and a first picture
+#
+# This notebook checks that everything the lessons need is installed, then shows the one
+# picture the whole course is about: **the same computation, drawn as two different graphs**.
+#
+# Run the cells from top to bottom (Shift+Enter). If a cell fails, its message says what to
+# install.
+
+# %% [markdown]
+# ## 1. Checking the install
+#
+# The library is imported as `tg`, the drawing module as `viz`. Drawings are made by Graphviz's
+# `dot` program; `viz.check_dot()` finds it or raises an error that says how to install it
+# (`apt-get install graphviz`, `brew install graphviz` or `conda install graphviz`).
+
+# %%
+import platform
+
+import graphviz
+import numpy as np
+
+import tinygrad_edu
+import tinygrad_edu as tg
+from tinygrad_edu import viz
+from tinygrad_edu.backend import cuda_available
+from tinygrad_edu.lessons import check_true, summary
+from tinygrad_edu.lessons import lesson00 as ex
+
+np.set_printoptions(precision=3, suppress=True)
+print("python       ", platform.python_version())
+print("numpy        ", np.__version__)
+print("tinygrad_edu ", tinygrad_edu.__version__)
+print("graphviz (py)", graphviz.__version__)
+print("dot          ", viz.check_dot())
+print("CUDA GPU     ", cuda_available())
+
+# %% [markdown]
+# Checks answer at once: a green **PASS**, a red **FAIL** with a hint, or an amber **NOT
+# SOLVED YET** for an exercise you have not written yet. Every lesson ends with a tally that
+# counts each check once (run a check again after a fix and the tally follows).
+
+# %%
+check_true("graphviz's dot is on PATH", bool(viz.check_dot()))
+check_true("tg.tensor makes a Tensor", isinstance(tg.tensor([1.0, 2.0]), tg.Tensor))
+
+# %% [markdown]
+# ## 2. The seed example, in both forms
+#
+# Take three $2 \times 2$ matrices $A, B, C$ and compute
+#
+# $$D = (A + B) \odot C, \qquad E = D\,(A + C),$$
+#
+# where $\odot$ is the elementwise product and the second line is a matrix product (`@`).
+# In code it is two lines, and it runs unchanged on both engines of the library:
+
+# %%
+print(viz.examples.seed.__doc__.splitlines()[0])
+inputs = viz.examples.seed_inputs()
+for name, value in inputs.items():
+    print(f"{name} =\n{value}")
+
+# %% [markdown]
+# `viz.draw_both` runs it twice and draws both graphs side by side:
+#
+# * **left, symbolic** (`tinygrad_edu.symbolic`): every box is a **tensor**, a value that will
+#   exist; the ops are the arrows that meet in small circles. The orange dashed part is the
+#   **gradient graph** that `gradients()` built: more boxes, computing $\partial E/\partial A$,
+#   $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
+#   twice, so their two partial gradients meet in a gold **Σ** node.
+# * **right, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
+#   (`MatMulBackward`, `MulBackward`, `AddBackward`); arrows show where gradients flow next.
+#   Green `AccumulateGrad` boxes write into the leaves' `.grad`, shown in the blue boxes.
+
+# %%
+viz.draw_both(viz.examples.seed, **inputs)
+
+# %% [markdown]
+# Both sides computed the same gradients. Here are the eager ones, straight from `.grad`:
+
+# %%
+A, B, C = (tg.tensor(inputs[k], requires_grad=True) for k in "ABC")
+E = viz.examples.seed(A, B, C)
+E.sum().backward()
+print(f"E =\n{E.numpy()}")
+print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
+
+
+# %% [markdown]
+# ## 3. The tour
+#
+# | lesson | what you will do |
+# |---|---|
+# | 1 derivatives | derivatives, the chain rule, finite differences; a first `backward()` |
+# | 2 tensors as nodes | symbolic graphs, `gradients()` as a graph, second derivatives, `Executor` |
+# | 3 ops as nodes | the eager engine: `grad_fn`, `next_functions`, `AccumulateGrad`, stepping |
+# | 4 two forms | the two engines side by side: same numbers, different strengths, control flow |
+# | 5 backward engine | inside `backward()`: dependency counts, ready queue, buffers, hooks |
+# | 6 training | an MLP on handwritten digits, trained in both engines |
+# | 7 GPU | devices and array namespaces: the same code on CuPy |
+# | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
+#
+# In short: lessons 2 and 3 open up the left and the right half of the picture above,
+# lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
+# Every lesson has small exercises with checks like the one below.
+
+# %% [markdown]
+# ### Exercise 0.1 — the seed example by hand
+#
+# Write `seed_by_hand(a, b, c)` that computes $E = ((A + B) \odot C)\,(A + C)$ from three
+# numpy arrays with **numpy only** (`*` is numpy's elementwise product, `@` its matrix
+# product). The check compares it with what the eager engine computes, on the inputs above
+# and on random $3 \times 3$ matrices.
+
+# %%
+def seed_by_hand(a, b, c):
+    # BEGIN SOLUTION
+    return ((a + b) * c) @ (a + c)
+    # END SOLUTION
+
+
+# %%
+ex.seed_by_hand.check(seed_by_hand)
+summary(ex);

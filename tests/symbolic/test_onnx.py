@@ -1,0 +1,148 @@
+"""to_onnx: every exported op, gradient graphs and control flow, checked by the onnx checker and
+run by onnxruntime with the Executor's results."""
+
+import sys
+
+import numpy as np
+import pytest
+
+from tinygrad_edu.symbolic import (
+    Executor,
+    Variable,
+    api,
+    cond,
+    constant,
+    gradients,
+    softmax_cross_entropy,
+    while_loop,
+)
+from tinygrad_edu.symbolic.node import apply_op
+from tinygrad_edu.symbolic.onnx_export import ONNX_OPS, to_onnx
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+
+def _roundtrip(outs, feed, tmp_path, rtol=1e-5, atol=1e-6):
+    path = to_onnx(outs, tmp_path / "model.onnx", feed)
+    onnx.checker.check_model(onnx.load(path), full_check=True)
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    by_name = {v.name: np.asarray(a) for v, a in feed.items()}
+    got = sess.run(None, {i.name: by_name[i.name] for i in sess.get_inputs()})
+    want = Executor(outs).run(feed)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+        assert g.dtype == np.asarray(w).dtype and g.shape == np.shape(w)
+    return onnx.load(path)
+
+
+R = np.random.default_rng(0)
+A = R.normal(size=(3, 4)).astype(np.float32)
+B = R.normal(size=(3, 4)).astype(np.float32)
+POS = R.uniform(0.5, 2.0, size=(3, 4)).astype(np.float32)
+CASES = {  # op -> (build(a, b) -> node, a, b)
+    "add": (lambda a, b: a + b, A, B), "sub": (lambda a, b: a - 2.0, A, B),
+    "mul": (lambda a, b: 3 * a * b, A, B), "div": (lambda a, b: a / b, A, POS),
+    "neg": (lambda a, b: -a, A, B), "exp": (lambda a, b: a.exp(), A, B),
+    "log": (lambda a, b: b.log(), A, POS), "tanh": (lambda a, b: a.tanh(), A, B),
+    "sigmoid": (lambda a, b: a.sigmoid(), A, B), "relu": (lambda a, b: a.relu(), A, B),
+    "maximum": (lambda a, b: api.maximum(a, b), A, B),
+    "greater": (lambda a, b: a > b, A, B), "greater_equal": (lambda a, b: a >= 0.0, A, B),
+    "less": (lambda a, b: a < b, A, B), "less_equal": (lambda a, b: a <= b, A, B),
+    "equal": (lambda a, b: apply_op("equal", a, a), A, B),
+    "not_equal": (lambda a, b: apply_op("not_equal", a, b), A, B),
+    "clone": (lambda a, b: a.clone(), A, B),
+    "where": (lambda a, b: api.where(a > 0, a, b), A, B),
+    "pow": (lambda a, b: b**3, A, POS),
+    "relu_grad": (lambda a, b: api.relu_grad(a, b), A, B),
+    "matmul": (lambda a, b: api.matmul(a, b, trans_B=True), A, B),
+    "sum": (lambda a, b: a.sum(axis=1, keepdims=True) + a.sum(), A, B),
+    "mean": (lambda a, b: a.mean(axis=0), A, B), "max": (lambda a, b: a.max(axis=-1), A, B),
+    "softmax": (lambda a, b: a.softmax(axis=0), A, B),
+    "log_softmax": (lambda a, b: a.log_softmax(), A, B),
+    "softmax_cross_entropy": (lambda a, b: softmax_cross_entropy(a, b.softmax()), A, B),
+    "transpose": (lambda a, b: a.T, A, B),
+    "reshape": (lambda a, b: a.reshape(4, 3) + api.reshape(b, a.T), A, B),
+    "broadcast_to": (lambda a, b: api.broadcast_to(a.sum(axis=0), b), A, B),
+    "sum_to": (lambda a, b: api.sum_to(a, (1, 4)) + api.sum_to(a, a[0]), A, B),
+    "expand_dims": (lambda a, b: api.expand_dims(a, 1), A, B),
+    "ones_like": (lambda a, b: api.ones_like(a), A, B),
+    "zeros_like": (lambda a, b: api.zeros_like(a), A, B),
+    "fill": (lambda a, b: api.fill(a, 2.5), A, B),
+    "fill_constant": (lambda a, b: a + apply_op("fill_constant", shape=(4,), value=2,
+                                                dtype="float32"), A, B),
+    "astype": (lambda a, b: a.astype("float64"), A, B),
+    "numel": (lambda a, b: a / apply_op("numel", a, axis=1), A, B),
+    "getitem": (lambda a, b: a[1:, ::2] + a[0, None] .sum() + a[..., -1].sum()
+                + a[np.array([2, 0])].sum(), A, B),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("opname", sorted(CASES))
+def test_each_op_exports(opname, tmp_path):
+    build, a_val, b_val = CASES[opname]
+    a = Variable("a", dtype="float32")
+    b = Variable("b", dtype="float32")
+    out = build(a, b)
+    used = Executor([out]).variables
+    model = _roundtrip([out], {v: val for v, val in ((a, a_val), (b, b_val)) if v in used},
+                       tmp_path)  # fmt: skip
+    assert model.graph.node, "an empty graph"
+
+
+def test_the_table_covers_every_exported_op():
+    done = set(CASES) | {"cond", "while", "tuple_get"}
+    assert set(ONNX_OPS) == done
+
+
+def test_mlp_loss_and_gradients_export(tmp_path):
+    rng = np.random.default_rng(1)
+    X, Y, W1, b1, W2 = (Variable(n) for n in ("x", "y", "W1", "b1", "W2"))
+    loss = softmax_cross_entropy(api.matmul(api.relu(api.matmul(X, W1) + b1), W2), Y)
+    outs = [loss, *gradients(loss, [W1, b1, W2])]
+    feed = {X: rng.normal(size=(6, 5)).astype(np.float32),
+            Y: np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)],
+            W1: rng.normal(size=(5, 4)).astype(np.float32),
+            b1: rng.normal(size=(4,)).astype(np.float32),
+            W2: rng.normal(size=(4, 3)).astype(np.float32)}  # fmt: skip
+    model = _roundtrip(outs, feed, tmp_path)
+    assert [i.name for i in model.graph.input] == ["x", "W1", "b1", "W2", "y"]
+    assert {n.op_type for n in model.graph.node} >= {"MatMul", "Relu", "LogSoftmax", "Softmax"}
+
+
+def test_second_derivative_exports_and_mixed_dtypes(tmp_path):
+    t = Variable("t")
+    f = t.tanh()
+    (d1,) = gradients(f, [t])
+    (d2,) = gradients(d1, [t])
+    _roundtrip([f, d1, d2], {t: np.linspace(-2, 2, 7)}, tmp_path)
+    x = Variable("x")
+    y = x * constant(np.array(2.0))  # float32 times a float64 array: numpy gives float64
+    _roundtrip([y], {x: np.ones(3, np.float32)}, tmp_path)
+
+
+def test_cond_and_while_become_if_and_loop(tmp_path):
+    x, w = Variable("x", dtype="float64"), Variable("w", dtype="float64")
+    n, v = while_loop(lambda n, v: (v * v).sum() < 30.0,
+                      lambda n, v: (n + 1, (v * w).tanh() * 2.0 + v * 1.1), (0, x),
+                      maximum_iterations=50)  # fmt: skip
+    z = cond(v.sum() > 0, lambda: (v.exp().sum(), v * 2.0), lambda: ((v * v).mean(), -v))
+    outs = [n, v, *z]
+    for xv in ([0.5, -1.0, 2.0], [-0.5, -1.0, -2.0], [9.0, 9.0, 9.0]):
+        model = _roundtrip(outs, {x: np.array(xv), w: np.array([0.7, -0.4, 0.9])}, tmp_path)
+    assert {n.op_type for n in model.graph.node} >= {"If", "Loop"}
+
+
+def test_clear_errors(tmp_path, monkeypatch):
+    x = Variable("x", shape=(3,), dtype="float64")
+    _, v = while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2.0), (0, x))
+    (dx,) = gradients(v.sum(), [x])
+    with pytest.raises(NotImplementedError, match="gradients through while_loop"):
+        to_onnx([dx], tmp_path / "m.onnx", {x: np.ones(3)})
+    g = apply_op("getitem_grad", x, shape=(5,), index=np.array([0, 2, 2]))
+    with pytest.raises(NotImplementedError, match="op 'getitem_grad'.*no ONNX form"):
+        to_onnx([g], tmp_path / "m.onnx", {x: np.ones(3)})
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ImportError, match=r"tinygrad_edu\[onnx\]"):
+        to_onnx([x * 2], tmp_path / "m.onnx", {x: np.ones(3)})

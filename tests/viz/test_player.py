@@ -1,0 +1,95 @@
+"""viz.frames / viz.slider / viz.stepper_frames: pictures under a slider that needs no kernel."""
+
+import base64
+import re
+
+import numpy as np
+import pytest
+
+from tinygrad_edu import viz
+from tinygrad_edu.symbolic import Variable, gradients
+
+from .conftest import needs_dot
+
+SVG = "<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'><!-- c --></svg>"
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+)
+
+
+def _figures(html_text):
+    return re.findall(r'<figure class="tge-frame" data-i="(\d+)"( hidden)?', html_text)
+
+
+def test_frames_html_shows_the_start_frame_and_hides_the_rest():
+    f = viz.frames([SVG, PNG, SVG], captions=["a", "b <c>", "d"], start=1)
+    text = f._repr_html_()
+    assert [(i, bool(h)) for i, h in _figures(text)] == [("0", True), ("1", False), ("2", True)]
+    assert text.count("data:image/svg+xml;base64,") == 2 and "data:image/png;base64," in text
+    assert "b &lt;c&gt;" in text and 'max="2"' in text and 'value="1"' in text
+    assert "__ID__" not in text and f._id() in text.split("<script>")[1]
+    assert f._repr_html_() == text, "the same pictures give the same HTML"
+    assert repr(f) == "<Frames: 3 pictures, a ... d>"
+    # comments are dropped from SVG pictures
+    assert b"<!--" not in base64.b64decode(f.uris[0].split(",", 1)[1])
+
+
+def test_frames_refuses_what_it_cannot_show():
+    with pytest.raises(TypeError, match="must be SVG"):
+        viz.frames(["not a picture"])
+    with pytest.raises(TypeError, match="PNG file"):
+        viz.frames([b"GIF89a"])
+    with pytest.raises(TypeError, match="cannot show a int"):
+        viz.frames([3])
+    with pytest.raises(ValueError, match="at least one"):
+        viz.frames([])
+    with pytest.raises(ValueError, match="2 pictures but 1 captions"):
+        viz.frames([SVG, SVG], captions=["x"])
+    with pytest.raises(ValueError, match="not a picture index"):
+        viz.frames([SVG], start=1)
+
+
+def test_matplotlib_figure_becomes_a_png():
+    plt = pytest.importorskip("matplotlib.pyplot")
+    fig, ax = plt.subplots(figsize=(2, 1))
+    ax.plot([0, 1], [1, 0])
+    uri = viz.player.picture_uri(fig)
+    plt.close(fig)
+    assert uri.startswith("data:image/png;base64,")
+    assert base64.b64decode(uri.split(",", 1)[1])[:4] == b"\x89PNG"
+
+
+@needs_dot
+def test_slider_draws_every_value_once():
+    x = Variable("x")
+    seen = []
+
+    def draw(v):
+        seen.append(v)
+        return viz.draw(x * v, legend=False)
+
+    f = viz.slider(draw, [0.5, 1.0, 2.0], name="c", start=1.0)
+    assert seen == [0.5, 1.0, 2.0] and f.start == 1
+    assert f.captions == ["c = 0.5", "c = 1", "c = 2"] and f.label == "c"
+    with pytest.raises(ValueError, match="not one of the slider's values"):
+        viz.slider(draw, [1.0], start=3.0)
+
+
+@needs_dot
+def test_stepper_frames_match_the_stepper(seed_eager):
+    E, leaves = seed_eager
+    stepper = viz.BackwardStepper.record(E.sum(), names=leaves)
+    f = viz.stepper_frames(stepper)
+    assert len(f) == len(stepper) >= 3
+    assert f.captions[0].startswith("0: ") and f.captions[-1].startswith(f"{len(f) - 1}: ")
+    assert len(_figures(f._repr_html_())) == len(stepper)
+
+
+@needs_dot
+def test_symbolic_feed_pictures():
+    p = Variable("p")
+    (g,) = gradients((p * p).sum(), [p])
+    f = viz.slider(lambda v: viz.draw([g], feed={p: np.array(v)}, legend=False), [1.0, 2.0])
+    svg = base64.b64decode(f.uris[1].split(",", 1)[1]).decode()
+    assert svg.startswith("<?xml") or svg.startswith("<svg") or "<svg" in svg[:300]
+    assert "4" in svg  # the gradient 2p at p = 2 is written in a box

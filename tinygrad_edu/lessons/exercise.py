@@ -1,0 +1,206 @@
+"""An exercise: its check, the wrong answers learners give, and the hints that answer them.
+
+Every exercise of a lesson is an :class:`Exercise` in that lesson's module
+(``tinygrad_edu.lessons.lesson01`` ...). The notebook's check cell calls ``.check(answer)``
+with the learner's function (or value). The check runs the answer **inside a guard**: an
+exception raised by the learner's code becomes a FAIL with a hint, never a traceback, and an
+exercise the student edition left as ``raise NotImplementedError`` shows NOT SOLVED YET.
+
+Hints come from three places, most specific first:
+
+1. the exercise's ``grade`` function, which compares the answer with the expected result and
+   with the results of anticipated mistakes (``Verdict(False, message, hint)``);
+2. the exercise's ``hints``: ``(exception type, text in its message, hint)`` triples;
+3. hints for mistakes any exercise can meet (:data:`COMMON_HINTS`: numpy functions on graph
+   values, recursion on deep graphs, ...).
+
+Every exercise records at least two common wrong answers (:class:`Wrong`); the test suite
+feeds each to the check and asserts FAIL with that mistake's hint.
+
+>>> ex = Exercise("0.0", "double it", lambda f: Verdict(f(2) == 4, f"f(2) = {f(2)}",
+...               "multiply by 2"))
+>>> ex.check(lambda x: x + x, strict=False)
+✅ PASS  Exercise 0.0 — double it: f(2) = 4
+True
+>>> ex.check(lambda x: x * x * x, strict=False)
+❌ FAIL  Exercise 0.0 — double it: f(2) = 8
+   Hint: multiply by 2
+False
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .checks import FAIL, PASS, UNSOLVED, CheckResult, _report, _results, compare, notice
+
+__all__ = ["Exercise", "Verdict", "Wrong", "COMMON_HINTS", "grade_steps", "diagnose"]
+
+
+class Verdict(NamedTuple):
+    """What a grade function decides: ``ok``, a ``message`` (what was found) and a ``hint``
+    (what to look at when not ok)."""
+
+    ok: bool
+    message: str
+    hint: str = ""
+
+
+class Wrong(NamedTuple):
+    """A common wrong answer: what the mistake is, the answer itself, and a piece of text the
+    check's hint must contain when it is given this answer."""
+
+    what: str
+    answer: Any
+    hint: str
+
+
+# (exception type name, text in the message, hint): mistakes any exercise can meet
+COMMON_HINTS: tuple[tuple[str, str, str], ...] = (
+    ("TypeError", "does not support ufuncs",
+     "numpy functions (np.tanh, np.exp, np.sum ...) work on arrays, not on graph values: use "
+     "the library's own, as a method (x.tanh(), x.exp(), x.sum()) or a function (tg.tanh, "
+     "sym.tanh)"),
+    ("RecursionError", "",
+     "recursion went deeper than Python allows (about 1000 calls): walk the graph with an "
+     "explicit stack, a list you append to and pop from, instead of a function calling itself"),
+    ("AttributeError", "'numpy.ndarray' object has no attribute",
+     "a numpy array is not a tensor or node: keep working with the library's values (or wrap "
+     "the array with tg.tensor(...))"),
+    ("NameError", "",
+     "a name is not defined: run the cells above this one first (Run All, or Shift+Enter from "
+     "the top)"),
+)  # fmt: skip
+
+
+def _innermost(error: BaseException) -> tuple[str, int]:
+    frames = traceback.extract_tb(error.__traceback__)
+    return (frames[-1].name, frames[-1].lineno) if frames else ("?", 0)
+
+
+class Exercise:
+    """One exercise: its number and title, how to grade an answer, its wrong answers.
+
+    Args:
+        number: ``"1.2"`` (lesson 1, exercise 2).
+        title: a few words.
+        grade: ``grade(answer) -> Verdict``; may raise (the learner's code runs inside it).
+        wrong: common wrong answers (at least two), each with the hint it must produce.
+        hints: ``(exception type name, text in its message, hint)`` for anticipated errors.
+        fallback: what teaching cells use while the exercise is not solved (see :meth:`use`).
+    """
+
+    def __init__(
+        self,
+        number: str,
+        title: str,
+        grade: Callable[[Any], Verdict],
+        wrong: Sequence[Wrong] = (),
+        hints: Sequence[tuple[str, str, str]] = (),
+        fallback: Any = None,
+    ):
+        self.number, self.title, self.grade = number, title, grade
+        self.wrong, self.hints, self.fallback = tuple(wrong), tuple(hints), fallback
+
+    @property
+    def name(self) -> str:
+        """How results and the tally name this exercise."""
+        return f"Exercise {self.number} — {self.title}"
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    def _hint_for(self, error: BaseException) -> str:
+        kind, text = type(error).__name__, str(error)
+        for name, needle, hint in self.hints + COMMON_HINTS:
+            if name == kind and needle in text:
+                return hint
+        return "read the error above, fix the code in the exercise cell and run both cells again"
+
+    def check(self, answer, strict: bool | None = None) -> CheckResult:
+        """Grade ``answer``, show PASS / FAIL / NOT SOLVED YET with a hint, and record it.
+
+        The learner's code runs inside this call: whatever it raises is turned into a result.
+        """
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a wrong answer
+                verdict = self.grade(answer)
+        except NotImplementedError as error:
+            where, _ = _innermost(error)
+            message = f"{where} still raises NotImplementedError"
+            hint = "write your code in the exercise cell (between the comment lines), run it, " \
+                "then run this cell again"  # fmt: skip
+            return _report(self.name, UNSOLVED, message, hint, strict)
+        except Exception as error:  # the learner's code failed: a hint, never a traceback
+            where, line = _innermost(error)
+            message = f"{type(error).__name__} in {where} (line {line}): {error}"
+            return _report(self.name, FAIL, message, self._hint_for(error), strict)
+        ok, message, hint = verdict
+        if not ok and not hint:
+            hint = "compare what you got with what was expected, line by line"
+        return _report(self.name, PASS if ok else FAIL, message, "" if ok else hint, strict)
+
+    @property
+    def solved(self) -> bool:
+        """Whether this exercise's check has passed (its latest run)."""
+        result = _results.get(self.name)
+        return result is not None and result.passed
+
+    def use(self, answer):
+        """What a teaching cell should use: ``answer`` once the check has passed, otherwise
+        the fallback, with a visible notice (so a lesson runs top to bottom either way)."""
+        if self.solved or self.fallback is None:
+            return answer
+        what = getattr(self.fallback, "__name__", "answer")
+        notice(
+            f"{self.name} is not solved yet, so this cell uses the reference {what}. "
+            "Solve the exercise, run its check, then run this cell again to use yours."
+        )
+        return self.fallback
+
+
+def diagnose(
+    got,
+    expected,
+    mistakes=(),
+    hint: str = "",
+    atol: float = 1e-6,
+    rtol: float = 1e-6,
+    what: str = "",
+) -> Verdict:
+    """Compare ``got`` with ``expected``; when it is wrong, recognise an anticipated mistake.
+
+    Args:
+        got, expected: the learner's value and the right one.
+        mistakes: ``(value a mistake gives, hint for it)`` pairs, tried in order.
+        hint: the hint when no mistake matches.
+        atol, rtol: the tolerance (as in :func:`~tinygrad_edu.lessons.check`).
+        what: a prefix for the message ("at x = 2: ").
+    """
+    ok, message = compare(got, expected, atol, rtol)
+    if ok:
+        return Verdict(True, what + message)
+    for value, mistake_hint in mistakes:
+        try:
+            same = compare(got, value, atol, rtol)[0]
+        except Exception:  # noqa: BLE001 - a mistake's value that cannot be compared
+            same = False
+        if same:
+            return Verdict(False, what + message, mistake_hint)
+    return Verdict(False, what + message, hint)
+
+
+def grade_steps(*steps: Callable[[], Verdict]) -> Verdict:
+    """Run several grading steps; the first that fails decides (else the last message)."""
+    verdict = Verdict(True, "")
+    for step in steps:
+        verdict = step()
+        if not verdict.ok:
+            return verdict
+    return verdict

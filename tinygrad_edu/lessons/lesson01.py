@@ -1,0 +1,168 @@
+"""Lesson 1's exercises: the central difference, a derivative by the chain rule, one neuron.
+
+>>> [ex.number for ex in EXERCISES]
+['1.1', '1.2', '1.3']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import gradient_mismatch
+from .exercise import Exercise, Verdict, Wrong, diagnose
+
+__all__ = ["EXERCISES", "central_difference", "dh_dx", "neuron_gradients"]
+
+
+# -- 1.1 the central difference ---------------------------------------------------------------
+def _reference_central_difference(f, x, eps=1e-6):
+    """The central difference (f(x + eps) - f(x - eps)) / (2 eps)."""
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+_reference_central_difference.__name__ = "central_difference"
+
+
+def _grade_central_difference(fn) -> Verdict:
+    def cube(x):
+        return x**3
+
+    xs = np.linspace(-2.0, 2.0, 5)
+    # at x = 2 with eps = 1e-3 the mistakes differ clearly: forward 12.006, /eps 24, *eps 6e-6
+    eps, x0 = 1e-3, 2.0
+    mistakes = [
+        ((cube(x0 + eps) - cube(x0)) / eps,
+         "that is the forward difference; step both ways, to x + eps and x - eps"),
+        ((cube(x0 + eps) - cube(x0 - eps)) / eps,
+         "the two points are 2 * eps apart: divide by (2 * eps)"),
+        ((cube(x0 + eps) - cube(x0 - eps)) / 2 * eps,
+         "operator precedence: '/ 2 * eps' multiplies by eps; write '/ (2 * eps)'"),
+    ]  # fmt: skip
+    verdict = diagnose(fn(cube, x0, eps), 12.0, mistakes,
+                       "(f(x + eps) - f(x - eps)) / (2 * eps), with the eps you are given",
+                       atol=2e-6, what="x^3 at 2 with eps=1e-3: ")  # fmt: skip
+    if not verdict.ok:
+        return verdict
+    got = fn(np.sin, xs.copy())
+    verdict = diagnose(got, np.cos(xs), [], "make it work for arrays: use numpy operations "
+                       "on x as a whole, no Python loop or float()", atol=1e-8,
+                       what="sin at 5 points (an array): ")  # fmt: skip
+    if not verdict.ok:
+        return verdict
+    return Verdict(True, "12.0 for x^3 at 2 (eps=1e-3), cos(x) for sin on an array of 5 points")
+
+
+central_difference = Exercise(
+    "1.1", "the central difference", _grade_central_difference,
+    wrong=[
+        Wrong("the forward difference", lambda f, x, eps=1e-6: (f(x + eps) - f(x)) / eps,
+              "forward difference"),
+        Wrong("divided by eps", lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / eps,
+              "2 * eps apart"),
+        Wrong("'/ 2 * eps' (precedence)",
+              lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 * eps, "precedence"),
+    ],
+    fallback=_reference_central_difference,
+)  # fmt: skip
+
+
+# -- 1.2 a derivative by the chain rule -------------------------------------------------------
+def _h(x):
+    return np.exp(-(x**2) / 2) * np.tanh(x)
+
+
+def _grade_dh_dx(fn) -> Verdict:
+    points = np.array([-1.5, -0.3, 0.0, 0.7, 2.0])
+    got = fn(points.copy())
+    gauss, t = np.exp(-(points**2) / 2), np.tanh(points)
+    mistakes = [
+        (gauss * (1 - t**2), "product rule: both factors depend on x, so "
+         "(uv)' = u'v + uv'; you have only u v'"),
+        (-gauss * t + gauss * (1 - t**2), "chain rule: d/dx e^(-x²/2) = -x e^(-x²/2) (the "
+         "inner derivative -x is missing)"),
+        (-points * gauss * t + gauss * (1 - t), "tanh'(x) = 1 - tanh(x)², squared"),
+    ]  # fmt: skip
+    problem = None
+    if np.shape(got) == points.shape:
+        problem = gradient_mismatch(_h, [points], grads=[got])
+    verdict = diagnose(got, _h_prime(points), mistakes, "differentiate each factor and "
+                       "combine them with the product rule", atol=1e-7,
+                       what="at x = [-1.5, -0.3, 0, 0.7, 2]: ")  # fmt: skip
+    if verdict.ok and problem is None:
+        return Verdict(True, "matches central differences at 5 points")
+    return verdict
+
+
+def _h_prime(x):
+    gauss = np.exp(-(x**2) / 2)
+    return -x * gauss * np.tanh(x) + gauss * (1 - np.tanh(x) ** 2)
+
+
+dh_dx = Exercise(
+    "1.2", "a derivative by the chain rule", _grade_dh_dx,
+    wrong=[
+        Wrong("only one term of the product rule",
+              lambda x: np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2), "product rule"),
+        Wrong("the inner derivative forgotten",
+              lambda x: -np.exp(-(x**2) / 2) * np.tanh(x)
+              + np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2), "inner derivative"),
+        Wrong("tanh' as 1 - tanh", lambda x: -x * np.exp(-(x**2) / 2) * np.tanh(x)
+              + np.exp(-(x**2) / 2) * (1 - np.tanh(x)), "squared"),
+    ],
+)  # fmt: skip
+
+
+# -- 1.3 one neuron ---------------------------------------------------------------------------
+def _neuron_autograd(x, w, b, t):
+    import tinygrad_edu as tg  # noqa: PLC0415
+
+    wt = tg.tensor(w, requires_grad=True, dtype="float64")
+    bt = tg.tensor(b, requires_grad=True, dtype="float64")
+    (((wt * x + bt).sigmoid() - t) ** 2).backward()
+    return wt.grad.item(), bt.grad.item()
+
+
+def _grade_neuron(fn) -> Verdict:
+    for x, w, b, t in [(1.5, -0.4, 0.2, 1.0), (-0.7, 1.3, -0.5, 0.0)]:
+        got = fn(x, w, b, t)
+        if not (isinstance(got, (tuple, list)) and len(got) == 2):
+            return Verdict(False, f"returned {got!r}", "return a pair: (dL_dw, dL_db)")
+        got = tuple(float(np.asarray(v)) for v in got)
+        s = 1 / (1 + np.exp(-(w * x + b)))
+        dldy, dydz = 2 * (s - t), s * (1 - s)
+        mistakes = [
+            ((dldy * dydz, dldy * dydz * x), "the pair is (dL/dw, dL/db), in that order"),
+            ((dldy / 2 * dydz * x, dldy / 2 * dydz), "d(y - t)²/dy = 2 (y - t): the factor 2 "
+             "is missing"),
+            ((dldy * x, dldy), "the sigmoid's derivative σ'(z) = σ(z)(1 - σ(z)) is missing"),
+            ((dldy * dydz, dldy * dydz), "∂z/∂w = x: multiply dL/dz by x for dL/dw"),
+        ]  # fmt: skip
+        verdict = diagnose(got, _neuron_autograd(x, w, b, t), mistakes,
+                           "chain rule: dL/dw = 2(y - t) · σ'(z) · x and dL/db = 2(y - t) · σ'(z)",
+                           atol=1e-10, what=f"at x={x}, w={w}, b={b}, t={t}: ")  # fmt: skip
+        if not verdict.ok:
+            return verdict
+    return Verdict(True, "matches backward() at two points")
+
+
+def _neuron(scale_dl=1.0, sigmoid=True, times_x=True, swap=False):
+    def answer(x, w, b, t):
+        s = 1 / (1 + np.exp(-(w * x + b)))
+        dz = scale_dl * (s - t) * (s * (1 - s) if sigmoid else 1.0)
+        pair = (dz * (x if times_x else 1.0), dz)
+        return pair[::-1] if swap else pair
+
+    return answer
+
+
+neuron_gradients = Exercise(
+    "1.3", "one neuron, by hand", _grade_neuron,
+    wrong=[
+        Wrong("the factor 2 of the square forgotten", _neuron(scale_dl=1.0), "factor 2"),
+        Wrong("the sigmoid's derivative forgotten", _neuron(2.0, sigmoid=False), "σ'(z)"),
+        Wrong("dL/dw and dL/db swapped", _neuron(2.0, swap=True), "in that order"),
+        Wrong("the x of dL/dw forgotten", _neuron(2.0, times_x=False), "multiply dL/dz by x"),
+    ],
+)  # fmt: skip
+
+EXERCISES = (central_difference, dh_dx, neuron_gradients)

@@ -1,0 +1,175 @@
+"""Lesson 4's exercises: one function in two engines, a data-dependent loop, which form.
+
+>>> [ex.number for ex in EXERCISES]
+['4.1', '4.2', '4.3']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import gradient_mismatch
+from .exercise import Exercise, Verdict, Wrong, diagnose
+
+__all__ = ["EXERCISES", "model", "halve_until_small", "which_form"]
+
+_DETOUR = ("stay with tensor ops (*, +, /, .tanh(), .sum()): going through numpy (.numpy(), "
+           "np.*, tg.tensor(...)) cuts the graph, and backward() cannot reach x")  # fmt: skip
+
+
+# -- 4.1 one function, two engines ------------------------------------------------------------
+def _grade_model(fn) -> Verdict:
+    import tinygrad_edu as tg  # noqa: PLC0415
+    from tinygrad_edu import symbolic as sym  # noqa: PLC0415
+
+    x_val, w_val = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.3, -0.7])
+    xv, wv = sym.Variable("x"), sym.Variable("w")
+    node = fn(xv, wv)
+    if not isinstance(node, sym.Node):
+        return Verdict(
+            False,
+            f"with Variables it returned a {type(node).__name__}",
+            "use only operators and methods, so Variables give a graph node",
+        )
+    (value,) = sym.Executor([node]).run({xv: x_val, wv: w_val})
+    t = np.tanh(x_val * w_val)
+    mistakes = [
+        (np.sum(t * x_val), "the w_i² term is missing"),
+        (t * x_val + w_val**2, "m is a number: end with .sum()"),
+        (np.sum(t + w_val**2), "tanh(x_i w_i) is multiplied by x_i"),
+    ]
+    verdict = diagnose(
+        value,
+        np.sum(t * x_val + w_val**2),
+        mistakes,
+        "m = sum(tanh(x * w) * x + w ** 2)",
+        atol=1e-9,
+        what="m = ",
+    )
+    if not verdict.ok:
+        return verdict
+    gx, gw = sym.Executor(sym.gradients(node, [xv, wv])).run({xv: x_val, wv: w_val})
+    xt, wt = tg.tensor(x_val, requires_grad=True), tg.tensor(w_val, requires_grad=True)
+    fn(xt, wt).backward()
+    ok = np.allclose(gx, xt.grad.numpy(), atol=1e-10) and np.allclose(gw, wt.grad.numpy(),
+                                                                      atol=1e-10)  # fmt: skip
+    if not ok:
+        return Verdict(False, "the symbolic and eager gradients differ", _DETOUR)
+    problem = gradient_mismatch(fn, [x_val, w_val])
+    if problem:
+        return Verdict(False, problem, _DETOUR)
+    return Verdict(True, f"m = {value:.6g}; symbolic = eager = central differences")
+
+
+model = Exercise(
+    "4.1", "one function, two engines", _grade_model,
+    wrong=[
+        Wrong("numpy's tanh", lambda x, w: (np.tanh(x * w) * x + w**2).sum(), "numpy functions"),
+        Wrong("the w² term left out", lambda x, w: ((x * w).tanh() * x).sum(), "w_i² term"),
+        Wrong("not summed", lambda x, w: (x * w).tanh() * x + w**2, "end with .sum()"),
+    ],
+)  # fmt: skip
+
+
+# -- 4.2 a data-dependent loop ----------------------------------------------------------------
+def _grade_halve(fn) -> Verdict:
+    import tinygrad_edu as tg  # noqa: PLC0415
+
+    for x_val, halvings in [(np.array([3.0, -4.0]), 3), (np.array([0.3, 0.4]), 0),
+                            (np.array([0.5, 2.0, -1.0]), 2)]:  # fmt: skip
+        x = tg.tensor(x_val, requires_grad=True)
+        y = fn(x)
+        if not isinstance(y, tg.Tensor) or (y is not x and y.grad_fn is None):
+            return Verdict(False, f"for x = {x_val}: the result has no grad_fn", _DETOUR)
+        y.sum().backward()
+        got = np.zeros_like(x_val) if x.grad is None else x.grad.numpy()
+        mistakes = [
+            (np.full(x_val.shape, 2.0 ** -(halvings > 0)), "repeat while the condition holds: a "
+             "while loop, not an if"),
+        ]  # fmt: skip
+        verdict = diagnose(
+            got,
+            np.full(x_val.shape, 2.0**-halvings),
+            mistakes,
+            "the condition is on the sum of squares, Σ y² ≥ 1: while (y * y).sum().item() >= 1",
+            what=f"d(Σy)/dx at x = {x_val}: ",
+        )
+        if not verdict.ok:
+            return verdict
+    return Verdict(True, "the gradient is 2^-n with the right n for three inputs")
+
+
+def _halve(condition, loop=True):
+    def answer(x):
+        y = x
+        while condition(y):
+            y = y / 2
+            if not loop:
+                break
+        return y
+
+    return answer
+
+
+def _halve_via_numpy(x):
+    import tinygrad_edu as tg  # noqa: PLC0415
+
+    y = x
+    while (y * y).sum().item() >= 1.0:
+        y = tg.tensor(y.numpy() / 2)
+    return y
+
+
+halve_until_small = Exercise(
+    "4.2", "a data-dependent loop, eagerly", _grade_halve,
+    wrong=[
+        Wrong("the condition on Σ y instead of Σ y²", _halve(lambda y: y.sum().item() >= 1.0),
+              "sum of squares"),
+        Wrong("if instead of while", _halve(lambda y: (y * y).sum().item() >= 1.0, loop=False),
+              "not an if"),
+        Wrong("halving through numpy", _halve_via_numpy, "cuts the graph"),
+    ],
+)  # fmt: skip
+
+
+# -- 4.3 which form? --------------------------------------------------------------------------
+_FORMS = {
+    "beam_search": ("eager", "how many steps run depends on the values (when each sentence "
+                    "ends): only eager runs such data-dependent control flow directly"),
+    "export_onnx": ("symbolic", "another runtime needs the computation as data, a graph it can "
+                    "load without Python: that is the symbolic form"),
+    "debug_print": ("eager", "only eager has the values while the forward pass runs"),
+    "plan_memory": ("symbolic", "planning before running needs the whole graph in advance"),
+}  # fmt: skip
+
+
+def _grade_forms(fn) -> Verdict:
+    answers = fn()
+    if not isinstance(answers, dict):
+        return Verdict(
+            False,
+            f"returned a {type(answers).__name__}",
+            'return a dict such as {"beam_search": "eager", ...}',
+        )
+    for key, (form, reason) in _FORMS.items():
+        got = answers.get(key)
+        if got not in ("eager", "symbolic"):
+            return Verdict(False, f"{key}: {got!r}", 'answer "eager" or "symbolic" for every '
+                           "situation")  # fmt: skip
+        if got != form:
+            return Verdict(False, f"{key}: {got!r} is not the form that handles it directly",
+                           reason)  # fmt: skip
+    return Verdict(True, "all four situations matched to their form")
+
+
+which_form = Exercise(
+    "4.3", "which form?", _grade_forms,
+    wrong=[
+        Wrong("everything eager", lambda: dict.fromkeys(_FORMS, "eager"), "as data"),
+        Wrong("everything symbolic", lambda: dict.fromkeys(_FORMS, "symbolic"),
+              "data-dependent control flow"),
+        Wrong("a list", lambda: ["eager", "symbolic", "eager", "symbolic"], "return a dict"),
+    ],
+)  # fmt: skip
+
+EXERCISES = (model, halve_until_small, which_form)

@@ -1,0 +1,167 @@
+"""The lesson notebooks as files: the exercise convention, and ``.py`` / ``.ipynb`` pairs.
+
+An exercise in a lesson is two cells. The first holds the learner's code, a function whose
+body is the reference solution between marker comments; the student edition (``tinygrad-edu
+make-student``) replaces everything between the markers with ``raise NotImplementedError``::
+
+    def derivative_of_square(x):
+        # BEGIN SOLUTION
+        return 2 * x
+        # END SOLUTION
+
+The second cell, *after* the solution cell and never inside it, checks the answer with the
+exercise's check (``ex.derivative_of_square.check(derivative_of_square)``).
+
+Each lesson is a jupytext percent-format ``NN_name.py`` (the source of truth) paired with the
+executed ``NN_name.ipynb``.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = [
+    "SOLUTION_BEGIN",
+    "SOLUTION_END",
+    "lint_notebook",
+    "pair_problems",
+    "student_edition",
+    "execute_notebook",
+]
+
+SOLUTION_BEGIN = "# BEGIN SOLUTION"
+SOLUTION_END = "# END SOLUTION"
+
+
+def _is_marker(line: str, marker: str) -> bool:
+    """``# BEGIN SOLUTION``, optionally followed by a label (``# BEGIN SOLUTION A1.3``)."""
+    return line == marker or line.startswith(marker + " ")
+
+
+def lint_notebook(notebook) -> list[str]:
+    """Problems with a lesson notebook's exercises (an empty list when there are none).
+
+    Checks the convention: markers come in ``# BEGIN SOLUTION`` / ``# END SOLUTION`` pairs in
+    code cells, no solution cell calls ``check*`` itself (the student edition would lose the
+    check), and each solution cell is followed, later in the notebook, by a cell that does.
+
+    Args:
+        notebook: a path to an ``.ipynb`` file, or the notebook as a dict.
+    """
+    if not isinstance(notebook, dict):
+        with open(notebook, encoding="utf-8") as fh:
+            notebook = json.load(fh)
+    cells = notebook.get("cells", [])
+    problems = []
+    pending = None
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        lines = [line.strip() for line in source.splitlines()]
+        begins = sum(_is_marker(line, SOLUTION_BEGIN) for line in lines)
+        ends = sum(_is_marker(line, SOLUTION_END) for line in lines)
+        calls_check = "check(" in source or "check_gradient(" in source or "check_true(" in source
+        if begins != ends:
+            problems.append(f"cell {index}: {begins} '{SOLUTION_BEGIN}' but {ends} "
+                            f"'{SOLUTION_END}' markers")  # fmt: skip
+        if begins:
+            if calls_check:
+                problems.append(f"cell {index}: a solution cell also calls a check; move the "
+                                "check into its own cell after it")  # fmt: skip
+            if pending is not None:
+                problems.append(f"cell {pending}: solution cell has no check cell after it")
+            pending = index
+        elif calls_check:
+            pending = None
+    if pending is not None:
+        problems.append(f"cell {pending}: solution cell has no check cell after it")
+    return problems
+
+
+def _cell_texts(cells) -> list[tuple[str, str]]:
+    return [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list)
+             else c["source"]) for c in cells]  # fmt: skip
+
+
+def pair_problems(source) -> list[str]:
+    """Differences between a lesson's ``.py`` source and its paired ``.ipynb`` (empty: in sync).
+
+    A lesson is a jupytext percent-format ``.py`` file, the source of truth, paired with an
+    ``.ipynb`` that keeps the executed outputs. After editing the ``.py``, run
+    ``jupytext --sync notebooks/NN_name.py`` and execute the notebook in place
+    (``jupyter nbconvert --to notebook --execute --inplace notebooks/NN_name.ipynb``).
+
+    Args:
+        source: the path of the ``.py`` file (the notebook is the same path with ``.ipynb``).
+    """
+    import pathlib  # noqa: PLC0415
+
+    import jupytext  # noqa: PLC0415  (the notebooks extra)
+
+    source = pathlib.Path(source)
+    notebook = source.with_suffix(".ipynb")
+    if not notebook.is_file():
+        return [f"{notebook.name} is missing: run `jupytext --sync {source}`"]
+    with open(notebook, encoding="utf-8") as fh:
+        nb = json.load(fh)
+    problems = []
+    formats = nb.get("metadata", {}).get("jupytext", {}).get("formats")
+    if formats != "ipynb,py:percent":
+        problems.append(f"{notebook.name} is not paired (jupytext formats {formats!r}); run "
+                        f"`jupytext --set-formats ipynb,py:percent {notebook}`")  # fmt: skip
+    want, got = _cell_texts(jupytext.read(source).cells), _cell_texts(nb.get("cells", []))
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w != g:
+            first = w[1].splitlines()[0] if w[1] else "(empty)"
+            problems.append(f"cell {i} ({w[0]}, starting {first!r}) differs in {notebook.name}")
+    if len(want) != len(got):
+        problems.append(f"{source.name} has {len(want)} cells, {notebook.name} has {len(got)}")
+    if problems:
+        problems.append(f"run `jupytext --sync {source}`, then execute the notebook in place")
+    return problems
+
+
+def student_edition(notebook) -> dict:
+    """The student edition of a lesson notebook, as a dict: every solution region replaced
+    by ``raise NotImplementedError`` (``tinygrad-edu make-student``'s rule), outputs cleared.
+
+    Args:
+        notebook: the path of the reference ``.ipynb``.
+    """
+    import pathlib  # noqa: PLC0415
+
+    from ..grading.student import strip_notebook  # noqa: PLC0415
+
+    path = pathlib.Path(notebook)
+    text = path.read_text(encoding="utf-8")
+    stripped = strip_notebook(text, path.name)
+    return json.loads(stripped if stripped is not None else text)
+
+
+def execute_notebook(
+    nb: dict, cwd, strict: bool = False, timeout: int = 300, env: dict | None = None
+) -> dict:
+    """Run a notebook (a dict) top to bottom in a fresh kernel and return it with outputs.
+
+    A cell that raises stops the run (``nbclient``'s ``CellExecutionError``), so a notebook
+    that comes back has run every cell. The kernel gets ``TINYGRAD_EDU_STRICT=1`` or ``0``
+    from ``strict`` (a student edition runs with its exercises unsolved: not strict), and
+    sees the same ``tinygrad_edu`` as this process.
+    """
+    import os  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+
+    import nbformat  # noqa: PLC0415
+    from nbclient import NotebookClient  # noqa: PLC0415
+
+    root = str(pathlib.Path(__file__).resolve().parents[2])
+    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    kernel_env = dict(os.environ, **(env or {}))
+    kernel_env["TINYGRAD_EDU_STRICT"] = "1" if strict else "0"
+    kernel_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    node = nbformat.reads(json.dumps(nb), as_version=4)
+    client = NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False)
+    client.execute(cwd=str(cwd), env=kernel_env)
+    return json.loads(nbformat.writes(node))

@@ -1,0 +1,71 @@
+r"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` (PyTorch's arguments).
+
+>>> import tinygrad_edu as tg
+>>> pool = tg.nn.MaxPool2d(2)
+>>> pool
+MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+>>> pool(tg.randn(4, 16, 28, 28)).shape
+(4, 16, 14, 14)
+"""
+
+from __future__ import annotations
+
+from ..eager.tensor import Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+
+
+class MaxPool2d(Module):
+    """The maximum of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):  # fmt: skip
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+        self.return_indices = return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+
+
+class AvgPool2d(Module):
+    """The mean of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):  # fmt: skip
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average-pool to a fixed ``output_size`` (whole windows only: see
+    :func:`~tinygrad_edu.nn.functional.adaptive_avg_pool2d`)."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

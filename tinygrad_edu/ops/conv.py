@@ -1,0 +1,320 @@
+r"""2-D convolution (NCHW) as **im2col** and one matrix product, and its derivative as
+**col2im**.
+
+``conv2d(x, w, b)`` with ``x`` of shape $(N, C, H, W)$ and ``w`` of shape
+$(O, C/G, k_h, k_w)$ ($G$ groups) computes
+
+$$y_{n,o,p,q} = b_o + \sum_{c,i,j} w_{o,c,i,j}\;
+  x_{n,\,c,\; p s_h + i d_h - p_h,\; q s_w + j d_w - p_w}$$
+
+(stride $s$, dilation $d$, zero padding $p$). *im2col* lays every receptive field out as a
+column: ``cols`` has shape $(C k_h k_w,\; N \cdot OH \cdot OW)$, built from a sliding-window
+*view* of the padded input (:func:`~tinygrad_edu.backend.windows.sliding_windows`) by one copy.
+The convolution is then one matrix product ``w.reshape(O, -1) @ cols``.
+
+The derivative splits into two ops, each again an im2col product, so it can itself be
+differentiated (second derivatives, in both engines):
+
+* ``conv2d_weight_grad(x, g)``: $\partial L/\partial w = g \cdot \mathrm{cols}^\top$;
+* ``conv2d_input_grad(g, w)``: $\partial L/\partial x = \mathrm{col2im}(w^\top g)$, where
+  *col2im* adds each column back onto the pixels it was copied from (a loop over the
+  $k_h k_w$ kernel offsets, each one strided add over the whole batch).
+
+The three ops are closed under differentiation: for $y = \mathrm{conv}(x, w)$,
+$\langle \mathrm{conv}(x, w), g\rangle = \langle x, \mathrm{input\_grad}(g, w)\rangle =
+\langle w, \mathrm{weight\_grad}(x, g)\rangle$, so each op's derivative is one of the other two.
+
+>>> import numpy as np
+>>> from tinygrad_edu.ops import get_op
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> w = np.ones((1, 1, 2, 2))
+>>> get_op("conv2d").forward(np, x, w, stride=2)
+array([[[[10., 18.],
+         [42., 50.]]]])
+"""
+
+from __future__ import annotations
+
+from ..backend.windows import sliding_windows, window_count
+from .base import Op, ShapeError, register
+
+__all__ = [
+    "Conv2d",
+    "Conv2dInputGrad",
+    "Conv2dWeightGrad",
+    "pair",
+    "conv_output_hw",
+    "im2col",
+    "col2im",
+    "contiguous",
+    "pad_hw",
+]
+
+
+def pair(opname: str, what: str, value, minimum: int = 1) -> tuple[int, int]:
+    """``3`` -> ``(3, 3)``; ``(2, 1)`` stays; anything else (or below ``minimum``) is an error
+    naming the op and the argument."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value, value)
+    try:
+        a, b = (int(v) for v in value)
+        ok = all(int(v) == v for v in value)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or a < minimum or b < minimum:
+        raise ValueError(
+            f"{opname}: {what} must be an int or a pair of ints >= {minimum}, got {value!r}"
+        )
+    return a, b
+
+
+def _params(opname, kernel, stride, padding, dilation):
+    return (
+        pair(opname, "kernel_size", kernel),
+        pair(opname, "stride", stride),
+        pair(opname, "padding", padding, minimum=0),
+        pair(opname, "dilation", dilation),
+    )
+
+
+def conv_output_hw(opname, xshape, kernel, stride, padding, dilation, what="") -> tuple[int, int]:
+    """Output height and width of a sliding window over ``xshape``'s last two axes; a
+    :class:`ShapeError` naming the op and the shapes when the (dilated) kernel is bigger than the
+    padded input."""
+    H, W = xshape[-2], xshape[-1]
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    if eh > H + 2 * ph or ew > W + 2 * pw:
+        dil = f", dilated to {eh}×{ew}" if (dh, dw) != (1, 1) else ""
+        raise ShapeError(
+            f"{opname}: the kernel {kh}×{kw}{dil}{what} is bigger than the padded input "
+            f"{H + 2 * ph}×{W + 2 * pw} (input {tuple(xshape)}, padding {(ph, pw)}); use a "
+            "smaller kernel, more padding, or a bigger input"
+        )
+    return window_count(H + 2 * ph, kh, sh, dh), window_count(W + 2 * pw, kw, sw, dw)
+
+
+def _check(opname, xshape, wshape, stride, padding, dilation, groups):
+    """Validate a convolution's shapes; returns ``(N, O, OH, OW)``."""
+    if len(xshape) != 4 or len(wshape) != 4:
+        raise ShapeError(
+            f"{opname}: expects an input (N, C, H, W) and a weight (O, C/groups, kH, kW), got "
+            f"shapes {tuple(xshape)} and {tuple(wshape)}; add a batch axis with "
+            "x.reshape(1, *x.shape) for a single image"
+        )
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{opname}: groups must be a positive int, got {groups!r}")
+    N, C = xshape[0], xshape[1]
+    O, Cg = wshape[0], wshape[1]
+    if C != Cg * groups or O % groups:
+        raise ShapeError(
+            f"{opname}: input {tuple(xshape)} has {C} channels but the weight "
+            f"{tuple(wshape)} with groups={groups} expects {Cg * groups} (C/groups = {Cg}), "
+            f"and {O} output channels must divide into {groups} groups"
+        )
+    k = (wshape[2], wshape[3])
+    what = f" (weight {tuple(wshape)})"
+    oh, ow = conv_output_hw(opname, xshape, k, stride, padding, dilation, what)
+    return N, O, oh, ow
+
+
+def contiguous(xp, a):
+    """``a`` as a C-contiguous array (a copy only when it is not one already)."""
+    fn = getattr(xp, "ascontiguousarray", None)
+    if fn is not None:
+        return fn(a)
+    return xp.reshape(xp.reshape(a, (-1,)), a.shape)  # strict namespaces: a row-major copy
+
+
+def pad_hw(xp, x, padding, value=0.0):
+    """``x`` with ``padding = (ph, pw)`` rows/columns of ``value`` on each side of the last two
+    axes (no copy when there is no padding)."""
+    ph, pw = padding
+    if not ph and not pw:
+        return x
+    H, W = x.shape[-2], x.shape[-1]
+    out = xp.full(tuple(x.shape[:-2]) + (H + 2 * ph, W + 2 * pw), value, dtype=x.dtype)
+    out[..., ph : ph + H, pw : pw + W] = x
+    return out
+
+
+def im2col(xp, x, kernel, stride, padding, dilation):
+    """Columns ``(C, kh, kw, N, OH, OW)`` of the padded ``x`` (N, C, H, W): every receptive
+    field as one column, in one copy from a sliding-window view."""
+    win = sliding_windows(xp, pad_hw(xp, x, padding), kernel, stride, dilation)  # N C OH OW kh kw
+    # NOTE [im2col layout]: channels and kernel offsets first, then batch and pixels. With this
+    # order the product w(O, C*kh*kw) @ cols is one plain matrix product, and col2im adds back
+    # whole (N, OH, OW) blocks, one per (c, i, j).
+    return contiguous(xp, xp.permute_dims(win, (1, 4, 5, 0, 2, 3)))
+
+
+def col2im(xp, cols, xshape, stride, padding, dilation):
+    """The adjoint of :func:`im2col`: ``cols`` of shape (C, kh, kw, N, OH, OW) added back onto
+    the pixels each entry was copied from, giving an array of ``xshape`` (N, C, H, W).
+
+    One strided add per kernel offset ``(i, j)`` (``kh * kw`` adds, each over the whole batch):
+    overlapping windows add up, as the chain rule requires.
+    """
+    C, kh, kw, N, oh, ow = cols.shape
+    H, W = xshape[-2], xshape[-1]
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    out = xp.zeros((C, N, H + 2 * ph, W + 2 * pw), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            r, c = i * dh, j * dw
+            rows, columns = slice(r, r + sh * (oh - 1) + 1, sh), slice(c, c + sw * (ow - 1) + 1, sw)
+            out[:, :, rows, columns] += cols[:, i, j, ...]
+    out = out[:, :, ph : ph + H, pw : pw + W]
+    return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
+
+
+def _grouped(xp, a, groups):
+    """(G*R, K) -> (G, R, K): the leading axis split into groups (a view)."""
+    return xp.reshape(a, (groups, a.shape[0] // groups, a.shape[1]))
+
+
+def _g_rows(xp, g):
+    """The gradient (N, O, OH, OW) as a matrix (O, N*OH*OW), matching the im2col layout."""
+    N, O, oh, ow = g.shape
+    return xp.reshape(contiguous(xp, xp.permute_dims(g, (1, 0, 2, 3))), (O, N * oh * ow))
+
+
+def _shaped(F, opname, args, shape, **attrs):
+    """Call ``F.<opname>`` with a target shape given as a tuple (attribute) or, in the symbolic
+    engine before shapes are known, as a node whose run-time shape to take (an extra input)."""
+    fn = getattr(F, opname)
+    if isinstance(shape, tuple):
+        return fn(*args, shape=shape, **attrs)
+    return fn(*args, shape, **attrs)
+
+
+def _target(like, shape):
+    return tuple(like.shape) if shape is None else tuple(shape)
+
+
+class _ConvOp(Op):
+    def _p(self, w_or_k, stride, padding, dilation):
+        return _params(self.name, w_or_k, stride, padding, dilation)
+
+
+@register
+class Conv2d(_ConvOp):
+    r"""``conv2d(x, w[, b], stride=1, padding=0, dilation=1, groups=1)``: im2col, then one
+    matrix product (per group), plus the bias.
+
+    $\partial L/\partial x$ = ``conv2d_input_grad(g, w)``,
+    $\partial L/\partial w$ = ``conv2d_weight_grad(x, g)``,
+    $\partial L/\partial b = \sum_{n,p,q} g_{n,o,p,q}$.
+    """
+
+    name, arity, saves = "conv2d", 2, (0, 1)
+
+    def forward(self, xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)
+        N, O, oh, ow = _check(self.name, x.shape, w.shape, s, p, d, groups)
+        cols = im2col(xp, x, k, s, p, d)  # (C, kh, kw, N, OH, OW)
+        cols = _grouped(xp, xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1)), groups)
+        y = xp.matmul(_grouped(xp, xp.reshape(w, (O, -1)), groups), cols)  # (G, O/G, N*OH*OW)
+        y = xp.reshape(y, (O, N * oh * ow))
+        if b is not None:
+            y += xp.reshape(b, (O, 1))
+        return contiguous(xp, xp.permute_dims(xp.reshape(y, (O, N, oh, ow)), (1, 0, 2, 3)))
+
+    def shape(self, xshape, wshape, bshape=None, stride=1, padding=0, dilation=1, groups=1):
+        _, s, p, d = self._p(1, stride, padding, dilation)
+        N, O, oh, ow = _check(self.name, xshape, wshape, s, p, d, groups)
+        if bshape is not None and tuple(bshape) != (O,):
+            raise ShapeError(
+                f"conv2d: the bias has shape {tuple(bshape)}, but the weight {tuple(wshape)} "
+                f"makes {O} output channels, so the bias must have shape ({O},)"
+            )
+        return (N, O, oh, ow)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
+        x, w = inputs[0], inputs[1]
+        gx = _shaped(F, "conv2d_input_grad", (g, w), shapes[0], **attrs) if needs[0] else None
+        gw = _shaped(F, "conv2d_weight_grad", (x, g), shapes[1], **attrs) if needs[1] else None
+        if len(inputs) < 3:
+            return gx, gw
+        gb = F.sum(g, axis=(0, 2, 3)) if needs[2] else None
+        return gx, gw, gb
+
+
+@register
+class Conv2dInputGrad(_ConvOp):
+    r"""``conv2d_input_grad(g, w, shape=x_shape)``: $\partial L/\partial x$ of ``conv2d`` for
+    the output gradient ``g``: the columns $w^\top g$ added back by col2im (a *transposed
+    convolution*).
+
+    It is linear in ``g`` and in ``w``: its derivative for ``g`` is ``conv2d(gg, w)`` and for
+    ``w`` is ``conv2d_weight_grad(gg, g)``.
+    """
+
+    name, arity, saves = "conv2d_input_grad", 2, (0, 1)
+
+    def forward(self, xp, g, w, like=None, shape=None, stride=1, padding=0, dilation=1, groups=1):
+        xshape = _target(like, shape)
+        k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)
+        N, O, oh, ow = _check(self.name, xshape, w.shape, s, p, d, groups)
+        C = xshape[1]
+        wg = _grouped(xp, xp.reshape(w, (O, -1)), groups)  # (G, O/G, C/G*kh*kw)
+        cols = xp.matmul(xp.matrix_transpose(wg), _grouped(xp, _g_rows(xp, g), groups))
+        cols = xp.reshape(cols, (C, k[0], k[1], N, oh, ow))
+        return col2im(xp, cols, xshape, s, p, d)
+
+    def shape(self, gshape, wshape, like=None, shape=None, stride=1, padding=0, dilation=1,
+              groups=1):  # fmt: skip
+        xshape = tuple(like if shape is None else shape)
+        _, s, p, d = self._p(1, stride, padding, dilation)
+        want = _check(self.name, xshape, wshape, s, p, d, groups)
+        if tuple(gshape) != want:
+            raise ShapeError(
+                f"conv2d_input_grad: the gradient has shape {tuple(gshape)}, but conv2d of an "
+                f"input {xshape} with weight {tuple(wshape)} gives {want}"
+            )
+        return xshape
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, like=None, shape=None, **attrs):
+        g, w = inputs[0], inputs[1]
+        dg = F.conv2d(gg, w, **attrs) if needs[0] else None
+        dw = _shaped(F, "conv2d_weight_grad", (gg, g), shapes[1], **attrs) if needs[1] else None
+        return (dg, dw) + (None,) * (len(inputs) - 2)
+
+
+@register
+class Conv2dWeightGrad(_ConvOp):
+    r"""``conv2d_weight_grad(x, g, shape=w_shape)``: $\partial L/\partial w$ of ``conv2d``,
+    $g \cdot \mathrm{cols}(x)^\top$ (one matrix product per group).
+
+    It is linear in ``x`` and in ``g``: its derivative for ``x`` is
+    ``conv2d_input_grad(g, v)`` and for ``g`` is ``conv2d(x, v)``.
+    """
+
+    name, arity, saves = "conv2d_weight_grad", 2, (0, 1)
+
+    def forward(self, xp, x, g, like=None, shape=None, stride=1, padding=0, dilation=1, groups=1):
+        wshape = _target(like, shape)
+        k, s, p, d = self._p((wshape[2], wshape[3]), stride, padding, dilation)
+        _check(self.name, x.shape, wshape, s, p, d, groups)
+        cols = im2col(xp, x, k, s, p, d)
+        cols = _grouped(xp, xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1)), groups)
+        gw = xp.matmul(_grouped(xp, _g_rows(xp, g), groups), xp.matrix_transpose(cols))
+        return xp.reshape(gw, wshape)
+
+    def shape(self, xshape, gshape, like=None, shape=None, stride=1, padding=0, dilation=1,
+              groups=1):  # fmt: skip
+        wshape = tuple(like if shape is None else shape)
+        _, s, p, d = self._p(1, stride, padding, dilation)
+        want = _check(self.name, xshape, wshape, s, p, d, groups)
+        if tuple(gshape) != want:
+            raise ShapeError(
+                f"conv2d_weight_grad: the gradient has shape {tuple(gshape)}, but conv2d of an "
+                f"input {tuple(xshape)} with weight {wshape} gives {want}"
+            )
+        return wshape
+
+    def vjp(self, F, v, inputs, out, shapes, needs, like=None, shape=None, **attrs):
+        x, g = inputs[0], inputs[1]
+        dx = _shaped(F, "conv2d_input_grad", (g, v), shapes[0], **attrs) if needs[0] else None
+        dg = F.conv2d(x, v, **attrs) if needs[1] else None
+        return (dx, dg) + (None,) * (len(inputs) - 2)

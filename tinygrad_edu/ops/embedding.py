@@ -1,0 +1,113 @@
+r"""``embedding(indices, weight)``: rows of a table picked by integer indices, and its
+derivative ``embedding_grad`` (the rows' gradients added back into a table of zeros).
+
+For ``weight`` of shape $(V, D)$ and integer ``indices`` of any shape $S$, the result has shape
+$S + (D,)$: $y_{s} = w_{\mathrm{idx}_s}$. A row picked several times gets the sum of its
+gradients (a scatter-add). ``padding_idx``, when given, names a row that never gets a
+gradient (PyTorch's convention for a padding token).
+
+>>> import numpy as np
+>>> from tinygrad_edu.ops import get_op
+>>> w = np.arange(6.0).reshape(3, 2)
+>>> get_op("embedding").forward(np, np.array([2, 0, 2]), w)
+array([[4., 5.],
+       [0., 1.],
+       [4., 5.]])
+>>> get_op("embedding_grad").forward(np, np.array([2, 0, 2]), np.ones((3, 2)), shape=(3, 2))
+array([[1., 1.],
+       [0., 0.],
+       [2., 2.]])
+"""
+
+from __future__ import annotations
+
+from .base import REGISTRY, Op, ShapeError, register
+
+__all__ = ["Embedding", "EmbeddingGrad"]
+
+
+def _check_indices(xp, opname, idx, rows):
+    if "int" not in str(idx.dtype):
+        raise TypeError(
+            f"{opname}: indices must be integers, got dtype {idx.dtype}; convert them, e.g. "
+            "idx.long() or idx.astype('int64')"
+        )
+    if idx.size:
+        lo, hi = int(xp.min(idx)), int(xp.max(idx))
+        if lo < 0 or hi >= rows:
+            raise IndexError(
+                f"{opname}: index {lo if lo < 0 else hi} is out of range for a table of "
+                f"{rows} rows (valid: 0..{rows - 1})"
+            )
+
+
+@register
+class Embedding(Op):
+    r"""``embedding(indices, weight, padding_idx=None)``: ``weight[indices]``.
+
+    $\partial L/\partial w$ = ``embedding_grad(indices, g)``; the indices get no gradient.
+    """
+
+    name, arity, saves = "embedding", 2, (0,)
+
+    def forward(self, xp, idx, weight, padding_idx=None):
+        _check_indices(xp, self.name, idx, weight.shape[0])
+        rows = xp.take(weight, xp.reshape(idx, (-1,)), axis=0)
+        return xp.reshape(rows, tuple(idx.shape) + tuple(weight.shape[1:]))
+
+    def shape(self, ishape, wshape, padding_idx=None):
+        if len(wshape) != 2:
+            raise ShapeError(
+                f"embedding: the weight must be a (num_embeddings, embedding_dim) table, got "
+                f"shape {tuple(wshape)} (indices {tuple(ishape)})"
+            )
+        return tuple(ishape) + (wshape[1],)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, padding_idx=None):
+        if not needs[1]:
+            return (None, None)
+        idx, wshape = inputs[0], shapes[1]
+        if isinstance(wshape, tuple):
+            return (None, F.embedding_grad(idx, g, shape=wshape, padding_idx=padding_idx))
+        return (None, F.embedding_grad(idx, g, wshape, padding_idx=padding_idx))
+
+
+@register
+class EmbeddingGrad(Op):
+    r"""``embedding_grad(indices, g, shape=(V, D), padding_idx=None)``: zeros of ``shape`` with
+    each row ``g[s]`` added at row ``indices[s]`` (row ``padding_idx`` stays zero).
+
+    Linear in ``g``: its derivative is ``embedding(indices, gg)`` (zero where the index is
+    ``padding_idx``).
+    """
+
+    name, arity, saves = "embedding_grad", 2, (0,)
+
+    def forward(self, xp, idx, g, like=None, shape=None, padding_idx=None):
+        shape = tuple(like.shape) if shape is None else tuple(shape)
+        _check_indices(xp, self.name, idx, shape[0])
+        flat = xp.reshape(idx, (-1,))
+        rows = xp.reshape(g, (flat.shape[0], shape[1]))
+        out = REGISTRY["getitem_grad"].forward(xp, rows, shape=shape, index=flat)
+        if padding_idx is not None:
+            out[padding_idx, ...] = 0
+        return out
+
+    def shape(self, ishape, gshape, like=None, shape=None, padding_idx=None):
+        target = tuple(like if shape is None else shape)
+        if len(target) != 2 or tuple(gshape) != tuple(ishape) + (target[1],):
+            raise ShapeError(
+                f"embedding_grad: a gradient of shape {tuple(gshape)} does not fit indices "
+                f"{tuple(ishape)} into a table of shape {target}"
+            )
+        return target
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, like=None, shape=None, padding_idx=None):
+        idx = inputs[0]
+        dg = None
+        if needs[1]:
+            dg = F.embedding(idx, gg)
+            if padding_idx is not None:
+                keep = F.expand_dims(F.not_equal(idx, padding_idx), axis=-1)
+                dg = F.where(keep, dg, F.zeros_like(dg))
+        return (None, dg) + (None,) * (len(inputs) - 2)

@@ -1,0 +1,220 @@
+r"""Normalisation layers: ``batch_norm`` and ``layer_norm``.
+
+Both compute $\hat x = (x - \mu)/\sqrt{\sigma^2 + \epsilon}$ and then $y = \gamma\hat x + \beta$;
+they differ in which axes $\mu$ and $\sigma^2$ (the biased variance) are taken over:
+
+* ``layer_norm``: the last ``normalized_ndim`` axes of each example;
+* ``batch_norm``: every axis but the channels (axis 1), i.e. over the batch and the pixels. In
+  training it uses the batch's statistics; in evaluation the running mean and variance given
+  as inputs. (Updating the running statistics is a side effect, done by
+  ``nn.functional.batch_norm``, not by the op.)
+
+The derivative through batch statistics, with $n$ the number of values averaged and
+$\hat g = g\gamma$, is the classic
+
+$$\frac{\partial L}{\partial x} = \frac{1}{\sqrt{\sigma^2+\epsilon}}\Big(\hat g
+  - \mathrm{mean}(\hat g) - \hat x\,\mathrm{mean}(\hat g\,\hat x)\Big).$$
+
+The rules recompute $\mu, \sigma^2, \hat x$ from the saved input with ``F`` ops (``mean``,
+``pow``, ...), so under ``create_graph`` or in the symbolic engine the derivative is an ordinary
+graph and can be differentiated again.
+
+>>> import numpy as np
+>>> from tinygrad_edu.ops import get_op
+>>> get_op("layer_norm").forward(np, np.array([[1.0, 3.0]]), normalized_ndim=1, eps=0.0)
+array([[-1.,  1.]])
+"""
+
+from __future__ import annotations
+
+import math
+
+from .base import Op, ShapeError, fmt_shapes, register
+
+__all__ = ["BatchNorm", "LayerNorm"]
+
+
+def _normalize(xp, x, axes, eps):
+    mu = xp.mean(x, axis=axes, keepdims=True)
+    xc = x - mu
+    var = xp.mean(xc * xc, axis=axes, keepdims=True)
+    return xc * (1.0 / xp.sqrt(var + eps))
+
+
+def _stats_f(F, x, axes, eps):
+    """$\\hat x$ and $1/\\sqrt{\\sigma^2+\\epsilon}$ as ``F`` ops (differentiable)."""
+    xc = x - F.mean(x, axis=axes, keepdims=True)
+    rstd = (F.mean(xc * xc, axis=axes, keepdims=True) + eps) ** -0.5
+    return xc * rstd, rstd
+
+
+def _through_stats(F, gh, xhat, rstd, axes):
+    """$\\partial L/\\partial x$ through batch statistics, from $\\hat g$ and $\\hat x$."""
+    return rstd * (
+        gh
+        - F.mean(gh, axis=axes, keepdims=True)
+        - xhat * F.mean(gh * xhat, axis=axes, keepdims=True)
+    )
+
+
+@register
+class LayerNorm(Op):
+    r"""``layer_norm(x[, weight[, bias]], normalized_ndim=1, eps=1e-5)``: normalise over the
+    last ``normalized_ndim`` axes, then scale by ``weight`` and shift by ``bias`` (both shaped
+    like those axes).
+
+    $\partial L/\partial x$ as in the module docstring (over the normalised axes),
+    $\partial L/\partial\gamma = \sum g\hat x$, $\partial L/\partial\beta = \sum g$ (over the
+    other axes).
+    """
+
+    name, arity, saves = "layer_norm", 1, (0, 1)
+
+    def forward(self, xp, x, weight=None, bias=None, normalized_ndim=1, eps=1e-5):
+        axes = tuple(range(-normalized_ndim, 0))
+        y = _normalize(xp, x, axes, eps)
+        if weight is not None:
+            y = y * weight
+        if bias is not None:
+            y = y + bias
+        return y
+
+    def shape(self, xshape, wshape=None, bshape=None, normalized_ndim=1, eps=1e-5):
+        k = normalized_ndim
+        norm = tuple(xshape[len(xshape) - k :])
+        if not isinstance(k, int) or k < 1 or k > len(xshape):
+            raise ShapeError(
+                f"layer_norm: cannot normalise the last {k} axes of an input of shape "
+                f"{tuple(xshape)}"
+            )
+        for what, s in (("weight", wshape), ("bias", bshape)):
+            if s is not None and tuple(s) != norm:
+                raise ShapeError(
+                    f"layer_norm: the {what} has shape {tuple(s)}, but the normalised axes of "
+                    f"the input {tuple(xshape)} have shape {norm}; normalized_shape, weight and "
+                    "bias must all equal the input's last axes"
+                )
+        return tuple(xshape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, normalized_ndim=1, eps=1e-5):
+        axes = tuple(range(-normalized_ndim, 0))
+        x = inputs[0]
+        xhat, rstd = _stats_f(F, x, axes, eps)
+        gh = g * inputs[1] if len(inputs) > 1 else g
+        grads = [_through_stats(F, gh, xhat, rstd, axes) if needs[0] else None]
+        if len(inputs) > 1:
+            grads.append(F.sum_to(g * xhat, shapes[1]) if needs[1] else None)
+        if len(inputs) > 2:
+            grads.append(F.sum_to(g, shapes[2]) if needs[2] else None)
+        return tuple(grads)
+
+
+def _bn_inputs(inputs, training, affine):
+    """``(x, weight, bias, mean, var)`` from the op's inputs (None where absent)."""
+    x, rest = inputs[0], list(inputs[1:])
+    w = b = mean = var = None
+    if affine:
+        w, b = rest[0], rest[1]
+        rest = rest[2:]
+    if not training:
+        mean, var = rest[0], rest[1]
+    return x, w, b, mean, var
+
+
+@register
+class BatchNorm(Op):
+    r"""``batch_norm(x, [weight, bias,] [running_mean, running_var,] training, affine, eps,
+    ndim)``: normalise each channel (axis 1) of ``x`` (``(N, C)``, ``(N, C, L)`` or
+    ``(N, C, H, W)``, ``ndim`` axes).
+
+    The inputs are ``x``, then ``weight, bias`` when ``affine``, then ``running_mean,
+    running_var`` when not ``training`` (evaluation uses them instead of the batch's
+    statistics). Every parameter has shape ``(C,)``.
+    """
+
+    name, arity, saves = "batch_norm", 1, (0, 1, 2, 3, 4)
+
+    @staticmethod
+    def _axes(ndim):
+        return (0,) + tuple(range(2, ndim))
+
+    @staticmethod
+    def _per_channel(op, v, ndim):
+        """A (C,) parameter shaped to broadcast against (N, C, ...)."""
+        return op(v, tuple(range(1, ndim - 1))) if ndim > 2 else v
+
+    def forward(self, xp, x, *params, training=True, affine=True, eps=1e-5, ndim=None):
+        nd = x.ndim
+
+        def expand(v, axes):
+            return xp.reshape(v, (v.shape[0],) + (1,) * len(axes))
+
+        _, w, b, mean, var = _bn_inputs((x, *params), training, affine)
+        axes = self._axes(nd)
+        if training and x.shape[1] and math.prod(x.shape) // x.shape[1] == 1:
+            self.shape(tuple(x.shape), *(tuple(p.shape) for p in params), training=training,
+                       affine=affine)  # fmt: skip  (raises: one value per channel)
+        if training:
+            y = _normalize(xp, x, axes, eps)
+        else:
+            m, v = self._per_channel(expand, mean, nd), self._per_channel(expand, var, nd)
+            y = (x - m) * (1.0 / xp.sqrt(v + eps))
+        if affine:
+            y = y * self._per_channel(expand, w, nd) + self._per_channel(expand, b, nd)
+        return y
+
+    def shape(self, xshape, *pshapes, training=True, affine=True, eps=1e-5, ndim=None):
+        if len(xshape) < 2 or (ndim is not None and len(xshape) != ndim):
+            raise ShapeError(
+                f"batch_norm: expects an input (N, C), (N, C, L) or (N, C, H, W), got shape "
+                f"{tuple(xshape)}" + (f" (declared with {ndim} axes)" if ndim else "")
+            )
+        want = 2 * affine + 2 * (not training)
+        if len(pshapes) != want:
+            raise ValueError(
+                f"batch_norm: with training={training}, affine={affine} it takes {want} "
+                f"parameter inputs after x, got {len(pshapes)}"
+            )
+        C = xshape[1]
+        for s in pshapes:
+            if tuple(s) != (C,):
+                raise ShapeError(
+                    f"batch_norm: input {tuple(xshape)} has {C} channels (axis 1), so every "
+                    f"parameter and running statistic must have shape ({C},); got "
+                    f"{fmt_shapes(pshapes)}"
+                )
+        if training and xshape[0] * math.prod(xshape[2:]) == 1:
+            raise ValueError(
+                f"batch_norm: expected more than 1 value per channel when training, got input "
+                f"of shape {tuple(xshape)}; use a batch of 2 or more (or eval mode)"
+            )
+        return tuple(xshape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, training=True, affine=True, eps=1e-5,
+            ndim=None):  # fmt: skip
+        nd = ndim if ndim is not None else len(shapes[0])
+        axes = self._axes(nd)
+        x, w, b, mean, var = _bn_inputs(inputs, training, affine)
+
+        def expand(v, axes_):
+            return F.expand_dims(v, axis=axes_)
+
+        gh = g * self._per_channel(expand, w, nd) if affine else g
+        if training:
+            xhat, rstd = _stats_f(F, x, axes, eps)
+            gx = _through_stats(F, gh, xhat, rstd, axes) if needs[0] else None
+        else:
+            rstd = (self._per_channel(expand, var, nd) + eps) ** -0.5
+            xhat = (x - self._per_channel(expand, mean, nd)) * rstd
+            gx = gh * rstd if needs[0] else None
+        grads = [gx]
+        k = 1
+        if affine:
+            grads.append(F.sum(g * xhat, axis=axes) if needs[1] else None)
+            grads.append(F.sum(g, axis=axes) if needs[2] else None)
+            k = 3
+        if not training:
+            grads.append(-F.sum(gh * rstd, axis=axes) if needs[k] else None)
+            gv = F.sum(gh * xhat, axis=axes) * -0.5 / (var + eps) if needs[k + 1] else None
+            grads.append(gv)
+        return tuple(grads)

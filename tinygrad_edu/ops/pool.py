@@ -1,0 +1,341 @@
+r"""Pooling over the last two axes (``(N, C, H, W)`` or ``(C, H, W)``): ``max_pool2d`` and
+``avg_pool2d``, with the ops their derivatives are made of.
+
+Each output pixel looks at a $k_h \times k_w$ window (stride $s$, padding $p$, dilation $d$
+for max pooling). The kernels loop over the $k_h k_w$ window *offsets*, never over pixels:
+offset $(i, j)$ of every window at once is one strided slice of the padded input.
+
+* ``max_pool2d``: $y = \max$ over the window. The gradient goes to the window's maximum, the
+  first one in row-major order on ties (as PyTorch): ``max_pool2d_grad(x, g)``. That op is
+  linear in ``g`` (and flat in ``x``); its derivative picks the gradient at each window's
+  maximum, ``max_pool2d_select(x, v)``, whose derivative is ``max_pool2d_grad`` again.
+* ``avg_pool2d``: $y = \frac1{n}\sum$ over the window, where $n$ counts the padding or not
+  (``count_include_pad``). Its derivative ``avg_pool2d_grad(g)`` spreads each $g/n$ back over
+  the window; the two ops are each other's adjoints.
+
+>>> import numpy as np
+>>> from tinygrad_edu.ops import get_op
+>>> x = np.array([[[[1., 2.], [3., 4.]]]])
+>>> get_op("max_pool2d").forward(np, x, kernel_size=2), get_op("avg_pool2d").forward(np, x, 2)
+(array([[[[4.]]]]), array([[[[2.5]]]]))
+"""
+
+from __future__ import annotations
+
+from .base import Op, ShapeError, register
+from .conv import pad_hw, pair
+
+__all__ = [
+    "MaxPool2d",
+    "MaxPool2dGrad",
+    "MaxPool2dSelect",
+    "AvgPool2d",
+    "AvgPool2dGrad",
+    "pool_output_hw",
+]
+
+
+def _pool_size(opname, size, k, s, p, d, ceil_mode) -> int:
+    """PyTorch's pooling output size along one axis (with ``ceil_mode``'s last partial window,
+    which must start inside the input or its left padding)."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _params(opname, kernel_size, stride, padding, dilation):
+    k = pair(opname, "kernel_size", kernel_size)
+    s = k if stride is None or stride == () or stride == [] else pair(opname, "stride", stride)
+    p = pair(opname, "padding", padding, minimum=0)
+    d = pair(opname, "dilation", dilation)
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        raise ValueError(
+            f"{opname}: padding {p} must be at most half the kernel size {k} (PyTorch's rule: "
+            "a window may never lie entirely in the padding); use less padding"
+        )
+    return k, s, p, d
+
+
+def pool_output_hw(opname, xshape, k, s, p, d, ceil_mode=False) -> tuple[int, int]:
+    """``(OH, OW)`` of a pooling window over ``xshape``; a :class:`ShapeError` naming the op and
+    the shapes when the (dilated) window is bigger than the padded input."""
+    if len(xshape) not in (3, 4):
+        raise ShapeError(
+            f"{opname}: expects an input (N, C, H, W) or (C, H, W), got shape {tuple(xshape)}"
+        )
+    H, W = xshape[-2], xshape[-1]
+    eh, ew = d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1
+    if eh > H + 2 * p[0] or ew > W + 2 * p[1]:
+        dil = f", dilated to {eh}×{ew}" if d != (1, 1) else ""
+        raise ShapeError(
+            f"{opname}: the window {k[0]}×{k[1]}{dil} is bigger than the padded input "
+            f"{H + 2 * p[0]}×{W + 2 * p[1]} (input {tuple(xshape)}, padding {p}); use a smaller "
+            "kernel_size, more padding, or a bigger input"
+        )
+    return (
+        _pool_size(opname, H, k[0], s[0], p[0], d[0], ceil_mode),
+        _pool_size(opname, W, k[1], s[1], p[1], d[1], ceil_mode),
+    )
+
+
+def _padded(xp, x, k, s, p, d, oh, ow, value):
+    """``x`` padded by ``p`` on each side, and on the bottom/right as far as the last
+    (``ceil_mode``) window reaches."""
+    H, W = x.shape[-2], x.shape[-1]
+    need_h = (oh - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (ow - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    extra_h = max(0, need_h - (H + 2 * p[0]))
+    extra_w = max(0, need_w - (W + 2 * p[1]))
+    if not (extra_h or extra_w):
+        return pad_hw(xp, x, p, value)
+    out = xp.full(
+        tuple(x.shape[:-2]) + (H + 2 * p[0] + extra_h, W + 2 * p[1] + extra_w), value, dtype=x.dtype
+    )
+    out[..., p[0] : p[0] + H, p[1] : p[1] + W] = x
+    return out
+
+
+def _offsets(k, s, d, oh, ow):
+    """For each window offset (i, j), in row-major order, the index of that offset in every
+    window at once: a pair of strided slices of the padded input."""
+    for i in range(k[0]):
+        for j in range(k[1]):
+            r, c = i * d[0], j * d[1]
+            yield (
+                Ellipsis,
+                slice(r, r + s[0] * (oh - 1) + 1, s[0]),
+                slice(c, c + s[1] * (ow - 1) + 1, s[1]),
+            )
+
+
+def _crop(a, p, H, W):
+    return a[..., p[0] : p[0] + H, p[1] : p[1] + W]
+
+
+def _neg_inf(xp, dtype):
+    return -float("inf") if "float" in str(dtype) else xp.iinfo(dtype).min
+
+
+class _Pool(Op):
+    def _geometry(self, xshape, kernel_size, stride, padding, dilation, ceil_mode):
+        k, s, p, d = _params(self.name, kernel_size, stride, padding, dilation)
+        return (k, s, p, d) + pool_output_hw(self.name, xshape, k, s, p, d, ceil_mode)
+
+
+class _MaxPool(_Pool):
+    def _windows(self, xp, x, kernel_size, stride, padding, dilation, ceil_mode):
+        """The padded input, its window maxima and the offset slices."""
+        k, s, p, d, oh, ow = self._geometry(
+            x.shape, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        xpad = _padded(xp, x, k, s, p, d, oh, ow, _neg_inf(xp, x.dtype))
+        idx = list(_offsets(k, s, d, oh, ow))
+        out = xpad[idx[0]]
+        for ix in idx[1:]:
+            out = xp.maximum(out, xpad[ix])
+        return xpad, out, idx, (k, s, p, d, oh, ow)
+
+
+@register
+class MaxPool2d(_MaxPool):
+    r"""``max_pool2d(x, kernel_size, stride=kernel_size, padding=0, dilation=1,
+    ceil_mode=False)``: the maximum of each window (padding counts as $-\infty$).
+
+    $\partial L/\partial x$ = ``max_pool2d_grad(x, g)``: each window's gradient goes to its
+    (first) maximum.
+    """
+
+    name, saves = "max_pool2d", (0,)
+
+    def forward(self, xp, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        return self._windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode)[1]
+
+    def shape(self, xshape, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        oh, ow = self._geometry(xshape, kernel_size, stride, padding, dilation, ceil_mode)[4:]
+        return tuple(xshape[:-2]) + (oh, ow)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
+        return (F.max_pool2d_grad(inputs[0], g, **attrs),)
+
+
+@register
+class MaxPool2dGrad(_MaxPool):
+    r"""``max_pool2d_grad(x, g, ...)``: zeros shaped like ``x`` with each window's gradient
+    ``g`` added at the window's first maximum (a scatter-add; windows may overlap).
+
+    Linear in ``g``, flat in ``x``: its derivative for ``g`` is ``max_pool2d_select(x, gg)``.
+    """
+
+    name, arity, saves = "max_pool2d_grad", 2, (0,)
+
+    def forward(self, xp, x, g, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        xpad, out, idx, (k, s, p, d, oh, ow) = self._windows(
+            xp, x, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        gpad = xp.zeros(xpad.shape, dtype=g.dtype)
+        rest = g  # the part of g not yet given to an earlier maximum of its window
+        zero = xp.zeros((), dtype=g.dtype)
+        for n, ix in enumerate(idx):
+            hit = xpad[ix] == out
+            gpad[ix] += xp.where(hit, rest, zero)
+            if n + 1 < len(idx):
+                rest = xp.where(hit, zero, rest)
+        return _crop(gpad, p, x.shape[-2], x.shape[-1])
+
+    def shape(self, xshape, gshape, kernel_size, stride=None, padding=0, dilation=1,
+              ceil_mode=False):  # fmt: skip
+        oh, ow = self._geometry(xshape, kernel_size, stride, padding, dilation, ceil_mode)[4:]
+        want = tuple(xshape[:-2]) + (oh, ow)
+        if tuple(gshape) != want:
+            raise ShapeError(
+                f"max_pool2d_grad: the gradient has shape {tuple(gshape)}, but max_pool2d of "
+                f"an input {tuple(xshape)} gives {want}"
+            )
+        return tuple(xshape)
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, **attrs):
+        return (None, F.max_pool2d_select(inputs[0], gg, **attrs) if needs[1] else None)
+
+
+@register
+class MaxPool2dSelect(_MaxPool):
+    r"""``max_pool2d_select(x, v, ...)``: for each window of ``x``, the value of ``v`` (shaped
+    like ``x``) at the window's first maximum. ``max_pool2d(x)`` is ``max_pool2d_select(x, x)``.
+
+    Linear in ``v``, flat in ``x``: its derivative for ``v`` is ``max_pool2d_grad(x, g)``.
+    """
+
+    name, arity, saves = "max_pool2d_select", 2, (0,)
+
+    def forward(self, xp, x, v, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        xpad, out, idx, (k, s, p, d, oh, ow) = self._windows(
+            xp, x, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        vpad = _padded(xp, v, k, s, p, d, oh, ow, 0)
+        picked = xp.zeros(out.shape, dtype=v.dtype)
+        found = xp.zeros(out.shape, dtype=xp.bool)
+        for ix in idx:
+            hit = (xpad[ix] == out) & ~found
+            picked = xp.where(hit, vpad[ix], picked)
+            found = found | hit
+        return picked
+
+    def shape(self, xshape, vshape, kernel_size, stride=None, padding=0, dilation=1,
+              ceil_mode=False):  # fmt: skip
+        if tuple(vshape) != tuple(xshape):
+            raise ShapeError(
+                f"max_pool2d_select: x and v must have one shape, got {tuple(xshape)} and "
+                f"{tuple(vshape)}"
+            )
+        oh, ow = self._geometry(xshape, kernel_size, stride, padding, dilation, ceil_mode)[4:]
+        return tuple(xshape[:-2]) + (oh, ow)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
+        return (None, F.max_pool2d_grad(inputs[0], g, **attrs) if needs[1] else None)
+
+
+def _divisor(xp, dtype, H, W, k, s, p, oh, ow, count_include_pad, divisor_override):
+    """What each window's sum is divided by: a number, or an (OH, OW) array where windows
+    differ (padding not counted, or a ``ceil_mode`` window cut by the edge), as PyTorch does."""
+    if divisor_override:
+        return float(divisor_override)
+
+    def counts(size, k_, s_, p_, n):
+        full, inside = [], []
+        for o in range(n):
+            start = o * s_ - p_
+            end = min(start + k_, size + p_)
+            full.append(end - start)
+            inside.append(min(end, size) - max(start, 0))
+        return full if count_include_pad else inside
+
+    rows, cols = counts(H, k[0], s[0], p[0], oh), counts(W, k[1], s[1], p[1], ow)
+    if len(set(rows)) == 1 and len(set(cols)) == 1:
+        return float(rows[0] * cols[0])
+    return xp.asarray([[r * c for c in cols] for r in rows], dtype=dtype)
+
+
+class _AvgPool(_Pool):
+    def _setup(self, xp, xshape, dtype, kernel_size, stride, padding, ceil_mode,
+               count_include_pad, divisor_override):  # fmt: skip
+        k, s, p, d, oh, ow = self._geometry(xshape, kernel_size, stride, padding, 1, ceil_mode)
+        div = _divisor(xp, dtype, xshape[-2], xshape[-1], k, s, p, oh, ow, count_include_pad,
+                       divisor_override)  # fmt: skip
+        return k, s, p, d, oh, ow, div
+
+    def _out_shape(self, xshape, kernel_size, stride, padding, ceil_mode):
+        oh, ow = self._geometry(xshape, kernel_size, stride, padding, 1, ceil_mode)[4:]
+        return tuple(xshape[:-2]) + (oh, ow)
+
+
+@register
+class AvgPool2d(_AvgPool):
+    r"""``avg_pool2d(x, kernel_size, stride=kernel_size, padding=0, ceil_mode=False,
+    count_include_pad=True, divisor_override=None)``: each window's mean (zero padding).
+
+    $\partial L/\partial x$ = ``avg_pool2d_grad(g)``: $g/n$ spread over each window.
+    """
+
+    name = "avg_pool2d"
+
+    def forward(self, xp, x, kernel_size, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):  # fmt: skip
+        k, s, p, d, oh, ow, div = self._setup(
+            xp, x.shape, x.dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
+        xpad = _padded(xp, x, k, s, p, d, oh, ow, 0)
+        idx = list(_offsets(k, s, d, oh, ow))
+        total = xpad[idx[0]]
+        for ix in idx[1:]:
+            total = total + xpad[ix]
+        return total / div
+
+    def shape(self, xshape, kernel_size, stride=None, padding=0, ceil_mode=False,
+              count_include_pad=True, divisor_override=None):  # fmt: skip
+        return self._out_shape(xshape, kernel_size, stride, padding, ceil_mode)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
+        shape = shapes[0]
+        if isinstance(shape, tuple):
+            return (F.avg_pool2d_grad(g, shape=shape, **attrs),)
+        return (F.avg_pool2d_grad(g, shape, **attrs),)
+
+
+@register
+class AvgPool2dGrad(_AvgPool):
+    r"""``avg_pool2d_grad(g, shape=x_shape, ...)``: each window's ``g / n`` added back onto the
+    window's pixels. It is the adjoint of ``avg_pool2d`` (and its derivative is
+    ``avg_pool2d``)."""
+
+    name = "avg_pool2d_grad"
+
+    def forward(self, xp, g, like=None, shape=None, kernel_size=1, stride=None, padding=0,
+                ceil_mode=False, count_include_pad=True, divisor_override=None):  # fmt: skip
+        xshape = tuple(like.shape) if shape is None else tuple(shape)
+        k, s, p, d, oh, ow, div = self._setup(
+            xp, xshape, g.dtype, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
+        share = g / div
+        H, W = xshape[-2], xshape[-1]
+        gpad = _padded(xp, xp.zeros(xshape, dtype=g.dtype), k, s, p, d, oh, ow, 0)
+        for ix in _offsets(k, s, d, oh, ow):
+            gpad[ix] += share
+        return _crop(gpad, p, H, W)
+
+    def shape(self, gshape, like=None, shape=None, kernel_size=1, stride=None, padding=0,
+              ceil_mode=False, count_include_pad=True, divisor_override=None):  # fmt: skip
+        xshape = tuple(like if shape is None else shape)
+        want = self._out_shape(xshape, kernel_size, stride, padding, ceil_mode)
+        if tuple(gshape) != want:
+            raise ShapeError(
+                f"avg_pool2d_grad: the gradient has shape {tuple(gshape)}, but avg_pool2d of "
+                f"an input {xshape} gives {want}"
+            )
+        return xshape
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, like=None, shape=None, **attrs):
+        return (F.avg_pool2d(gg, **attrs),) + (None,) * (len(inputs) - 1)

@@ -1,0 +1,250 @@
+r"""``compile(outputs)``: a graph turned into straight-line Python source over ``xp``.
+
+The :class:`~tinygrad_edu.symbolic.Executor` *interprets* a graph: for every node of every
+run it looks up the op, gathers the inputs from a dict, calls the kernel, stores the result.
+A graph compiler does that work once. It walks the graph in execution order and **emits one
+line of code per node**, with each value in a local variable, each constant written in place
+and each simple op written as the expression a person would write (``v3 = xp.tanh(v2)``).
+Values are deleted right after their last use (the memory plan's liveness). What is left to
+do at run time is what hand-written numpy would do.
+
+>>> import numpy as np
+>>> from tinygrad_edu.symbolic import Variable, gradients
+>>> x = Variable("x", shape=(2,))
+>>> y = (x * 2).tanh()
+>>> fn = compile([y] + gradients(y, [x]))
+>>> print(fn.source)  # doctest: +ELLIPSIS
+def compiled(feed_dict):
+    _check(feed_dict)
+    xp = _namespace()
+    x = _feed(xp, _node_x, feed_dict)  # x
+    v2 = x * 2  # (x*2)
+    del x
+    v3 = xp.tanh(v2)  # tanh((x*2))
+    del v2
+    v4 = xp.ones_like(v3)  # ones_like(tanh((x*2)))
+    v6 = v3 * v3  # (tanh((x*2))*tanh((x*2)))
+    v7 = 1 - v6  # (1-(tanh((x*2))*tanh((x*2))))
+    del v6
+    v8 = v4 * v7  # mul#...
+    del v4, v7
+    v9 = v8 * 2  # (mul#...*2)
+    del v8
+    return [_out(v3), _out(v9)]
+>>> fn({x: np.array([0.0, 1.0])})[1]
+array([2.        , 0.14130165])
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import keyword
+import linecache
+import math
+import re
+
+from ..backend import get_namespace
+from ..ops.linalg import matrix_transpose
+from .executor import Executor, check_feed_keys, feed_hints, feed_value, to_numpy
+from .graph import topo_sort
+from .memory import UFUNCS, MemoryPlan, supports_out
+from .node import CONSTANT, PLACEHOLDER, Node
+
+__all__ = ["compile", "CompiledGraph", "TEMPLATES"]
+
+# ops written as an expression; {0}, {1} are the inputs, {name} an attribute
+TEMPLATES = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "div": "{0} / {1}",
+    "neg": "-{0}", "pow": "{0} ** {exponent!r}", "exp": "xp.exp({0})", "log": "xp.log({0})",
+    "tanh": "xp.tanh({0})", "relu": "xp.maximum({0}, 0.0)", "maximum": "xp.maximum({0}, {1})",
+    "ones_like": "xp.ones_like({0})", "zeros_like": "xp.zeros_like({0})",
+    "tuple_get": "{0}[{index!r}]",
+}  # fmt: skip
+_counter = itertools.count()
+
+
+class CompiledGraph:
+    """A compiled graph: call it with a feed_dict, as ``Executor.run``.
+
+    Attributes:
+        source: the generated Python function, as text.
+        nodes: the outputs; ``order``: the nodes in the order the code computes them.
+    """
+
+    def __init__(self, nodes, device: str, source: str, env: dict, feedable, variables):
+        self.nodes, self.device, self.source = nodes, device, source
+        self.order = topo_sort(nodes)
+        filename = f"<compiled graph {next(_counter)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        hints = feed_hints(self.order)
+        env.update(_check=lambda feed: check_feed_keys(feed, feedable, variables),
+                   _namespace=lambda: get_namespace(device),
+                   _feed=lambda xp, node, feed: feed_value(xp, node, feed, hints),
+                   _out=to_numpy, _mT=matrix_transpose)  # fmt: skip
+        exec(builtins.compile(source, filename, "exec"), env)  # noqa: S102 (our own source)
+        self._fn = env["compiled"]
+
+    def __call__(self, feed_dict=None) -> list:
+        """The outputs for ``feed_dict`` (Variable -> value), as numpy arrays."""
+        feed_dict = feed_dict or {}
+        try:
+            return self._fn(feed_dict)
+        except (TypeError, ValueError) as e:
+            if "feed_dict" in str(e) or "was not fed" in str(e) or "not used by" in str(e):
+                raise
+            self._explain(feed_dict, e)
+            raise
+        except Exception as e:
+            self._explain(feed_dict, e)
+            raise
+
+    run = __call__
+
+    def _explain(self, feed_dict, error) -> None:
+        """Re-run with the interpreter, whose errors name the failing node and shapes."""
+        try:
+            Executor(self.nodes, self.device).run(feed_dict)
+        except Exception as better:
+            raise better from error
+
+
+def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
+            example=None) -> CompiledGraph:  # fmt: skip
+    """Compile ``outputs`` (a node or a list of nodes) into a Python function.
+
+    Args:
+        outputs: the nodes the function returns.
+        device: the device to compute on (its namespace is ``xp`` in the source).
+        free_dead: ``del`` each value after its last use (keeps peak memory low).
+        example: a feed_dict. When given, the memory plan for its shapes is compiled in (see
+            :mod:`~tinygrad_edu.symbolic.memory`): the code follows the plan's order and
+            writes results into planned buffers with ``out=``; a call with other shapes (or
+            on a namespace without ``out=``) runs the plain version, also in ``fn.source``.
+
+    Returns:
+        a :class:`CompiledGraph`: ``fn(feed_dict)`` returns the outputs as numpy arrays;
+        ``fn.source`` is the code.
+    """
+    nodes = [outputs] if isinstance(outputs, Node) else list(outputs)
+    order = topo_sort(nodes)
+    variables = tuple(n for n in order if n.op is PLACEHOLDER)
+    zero_grads = {n.grad_of for n in order if n.grad_of is not None}
+    feedable = set(variables) | {v for v in zero_grads if v.op is PLACEHOLDER}
+    env: dict = {}
+    frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
+    source = _function("compiled", nodes, order, frees, env, device)
+    if example is not None:
+        executor = Executor(nodes, device, plan_memory=True)
+        executor.run(example)  # profiles the example's shapes; the plan is made
+        (signature, replay), *_ = executor.memory_plan.replays.items()
+        generic = source.replace("def compiled(", "def generic(", 1)
+        env.update(_signature=signature, _supports_out=supports_out)
+        planned = _function("compiled", nodes, replay.order, replay.frees, env, device,
+                            replay=replay, variables=variables)  # fmt: skip
+        source = planned + "\n\n\n" + generic
+    return CompiledGraph(nodes, device, source, env, feedable, variables)
+
+
+def _function(fname, nodes, order, frees, env, device, replay=None, variables=()) -> str:
+    """The source of one function computing ``nodes`` in ``order``, freeing ``frees``; with a
+    ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ..."""
+    names: dict = {}
+    taken = {"xp", "feed_dict", "compiled", "generic"}
+    lines = [f"def {fname}(feed_dict):", "    _check(feed_dict)", "    xp = _namespace()"]
+    if replay is not None:  # every feed first: the plan holds only for the example's shapes
+        for node in variables:
+            names[node] = name = _variable_name(node, len(names), taken, prefix="in")
+            env[f"_node_{name}"] = node
+            lines.append(f"    {name} = _feed(xp, _node_{name}, feed_dict)")
+        shapes = ", ".join(f"({names[v]}.shape, str({names[v]}.dtype))" for v in variables)
+        lines += [
+            f"    if not _supports_out(xp) or ({shapes},) != _signature:",
+            "        return generic(feed_dict)  # other shapes: the plain version",
+        ]
+    allocated: set = set()
+    for k, node in enumerate(order):
+        value = node.attrs.get("value") if node.op is CONSTANT else None
+        if isinstance(value, int | float) and math.isfinite(value):
+            names[node] = repr(value) if value >= 0 else f"({value!r})"  # written in place
+            continue
+        if node not in names:  # (with a plan, the feeds were read at the top)
+            names[node] = name = _variable_name(node, k, taken)
+            args = [names[i] for i in node.inputs]
+            b = replay.buffer[k] if replay is not None else None
+            if node.op is PLACEHOLDER:
+                env[f"_node_{name}"] = node
+                expr = f"_feed(xp, _node_{name}, feed_dict)"
+            elif node.op is CONSTANT:
+                env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)
+                expr = f"_const_{name}"
+            elif b is not None:
+                if b not in allocated:
+                    allocated.add(b)
+                    shape, dtype = replay.specs[b]
+                    lines.append(f"    b{b} = xp.empty({tuple(shape)}, dtype=xp.{dtype})")
+                expr = _out_expression(node, args, f"b{b}")
+            else:
+                expr = _expression(node, args, env, name)
+            lines.append(f"    {name} = {expr}  # {_comment(node)}")
+            if replay is not None and replay.adopt[k] is not None:  # its new array: a buffer
+                allocated.add(replay.adopt[k])
+                lines.append(f"    b{replay.adopt[k]} = {name}")
+        dead = [names[d] for d in frees[k] if not _is_literal(names[d])]
+        if replay is not None:
+            dead += [f"b{d}" for d in replay.drops[k]]
+        if dead:
+            lines.append(f"    del {', '.join(dead)}")
+    lines.append(f"    return [{', '.join(f'_out({names[n]})' for n in nodes)}]")
+    return "\n".join(lines)
+
+
+def _out_expression(node: Node, args, buffer: str) -> str:
+    """The call that computes ``node`` into ``buffer`` (as :func:`memory.write_out`)."""
+    name = node.op.name
+    if name == "relu":
+        return f"xp.maximum({args[0]}, 0.0, out={buffer})"
+    if name == "relu_grad":
+        return f"xp.multiply({args[1]}, {args[0]} > 0, out={buffer})"
+    return f"xp.{UFUNCS[name]}({', '.join(args)}, out={buffer})"
+
+
+def _expression(node: Node, args, env: dict, name: str) -> str:
+    template = TEMPLATES.get(node.op.name)
+    if template is not None and len(args) == node.op.arity:
+        return template.format(*args, **node.attrs)
+    if node.op.name == "matmul" and len(args) == 2:
+        a, b = args
+        a = f"_mT(xp, {a})" if node.attrs.get("trans_A") else a
+        b = f"_mT(xp, {b})" if node.attrs.get("trans_B") else b
+        return f"xp.matmul({a}, {b})"
+    kernel = f"_{node.op.name}_{name}"
+    env[kernel] = _bound(node)
+    return f"{kernel}(xp{''.join(', ' + a for a in args)})"
+
+
+def _bound(node: Node):
+    """The op's forward kernel with the node's attributes (read at each call, so a
+    ``while_loop`` sees the values a gradient built later asks it to save)."""
+    op, attrs = node.op, node.attrs
+    return lambda xp, *args: op.forward(xp, *args, **attrs)
+
+
+def _variable_name(node: Node, k: int, taken: set, prefix: str = "v") -> str:
+    """A Variable's own name when it is a free identifier, else ``v<k>`` (made unique)."""
+    name = node.name if node.op is PLACEHOLDER else ""
+    if not (name.isidentifier() and not keyword.iskeyword(name) and name not in taken):
+        name = f"{prefix}{k}"
+        while name in taken:
+            name += "_"
+    taken.add(name)
+    return name
+
+
+def _is_literal(name: str) -> bool:
+    return not name.isidentifier()  # a number written in place: nothing to delete
+
+
+def _comment(node: Node) -> str:
+    text = re.sub(r"\s+", " ", node.name)
+    return text if len(text) <= 60 else text[:57] + "..."

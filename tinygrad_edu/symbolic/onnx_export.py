@@ -1,0 +1,560 @@
+r"""``to_onnx(outputs, path, feed_dict)``: a symbolic graph as an ONNX model.
+
+ONNX is the industry's file format for static graphs, and it is tensor-as-node like this
+engine: a ``GraphProto`` lists ``NodeProto`` s in topological order, each naming the tensors
+it reads and writes; ``initializer`` s hold constants; subgraphs hold the branches of ``If``
+and the body of ``Loop``. So the export is a walk in execution order, one (or a few) ONNX
+nodes per node: ``add`` is ``Add``, ``softmax_cross_entropy`` becomes ``LogSoftmax``,
+``Mul``, ``ReduceSum``, ``Neg`` and ``Div``; ``cond`` is ``If`` and ``while_loop`` is ``Loop``.
+Gradient graphs export too: they are graphs of the same ops.
+
+``feed_dict`` gives example inputs. The graph is run once on them, which fixes every input's
+shape and dtype in the model and gives the shapes some conversions need (the axes that
+``sum_to`` sums over). The model is checked with ``onnx.checker`` before it is written.
+
+Needs the ``onnx`` package: ``pip install "tinygrad_edu[onnx]"`` (``onnxruntime`` too, to
+run the file).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as _np  # initializers are numpy arrays
+
+from .control_flow import block_order
+from .executor import Executor
+from .graph import topo_sort
+from .node import CONSTANT, PLACEHOLDER, Node
+
+__all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT"]
+
+OPSET = 17
+ONNX_INSTALL_HINT = 'pip install "tinygrad_edu[onnx]"'
+_SIMPLE = {  # op -> ONNX op, for ops whose inputs map one to one
+    "add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "neg": "Neg", "exp": "Exp",
+    "log": "Log", "tanh": "Tanh", "sigmoid": "Sigmoid", "relu": "Relu", "maximum": "Max",
+    "greater": "Greater", "greater_equal": "GreaterOrEqual", "less": "Less",
+    "less_equal": "LessOrEqual", "equal": "Equal", "clone": "Identity", "where": "Where",
+}  # fmt: skip
+_UNIFY = {"add", "sub", "mul", "div", "maximum", "greater", "greater_equal", "less",
+          "less_equal", "equal", "not_equal", "where"}  # inputs must share one dtype  # fmt: skip
+ONNX_OPS = sorted(set(_SIMPLE) | {
+    "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "softmax", "log_softmax",
+    "softmax_cross_entropy", "transpose", "reshape", "broadcast_to", "sum_to", "expand_dims",
+    "ones_like", "zeros_like", "fill", "fill_constant", "astype", "numel", "getitem",
+    "cond", "while", "tuple_get",
+})  # fmt: skip
+
+
+def _onnx():
+    try:
+        import onnx  # noqa: PLC0415
+    except ImportError:
+        raise ImportError(f"to_onnx needs the onnx package: {ONNX_INSTALL_HINT}") from None
+    return onnx
+
+
+def to_onnx(outputs, path, feed_dict, name: str = "tinygrad_edu") -> str:
+    """Write ``outputs`` (a node or a list) and everything they need as an ONNX model.
+
+    Args:
+        outputs: the graph's outputs (the model's outputs, in order).
+        path: where to write the ``.onnx`` file.
+        feed_dict: an example value for every Variable (fixes the inputs' shapes and dtypes).
+        name: the graph's name in the model.
+
+    Returns:
+        ``path``. The model's inputs are named after the Variables, its outputs ``output_k``.
+
+    Raises:
+        ImportError: without the ``onnx`` package (the message names the extra to install).
+        NotImplementedError: for an op ONNX cannot express here (the message names it).
+    """
+    onnx = _onnx()
+    nodes = [outputs] if isinstance(outputs, Node) else list(outputs)
+    values = Executor(nodes).run(feed_dict, return_all=True)
+    ex = _Export(onnx, values)
+    graph_inputs = []
+    for node in topo_sort(nodes):
+        if node.op is PLACEHOLDER:
+            ex.names[node] = ex.fresh(node.name)
+            graph_inputs.append(ex.value_info(ex.names[node], values[node]))
+    body = ex.emit_all([n for n in topo_sort(nodes) if n.op is not PLACEHOLDER])
+    graph_outputs = []
+    for k, out in enumerate(nodes):
+        out_name = f"output_{k}"
+        body.append(onnx.helper.make_node("Identity", [ex.ref(out)], [out_name]))
+        graph_outputs.append(ex.value_info(out_name, values[out]))
+    graph = onnx.helper.make_graph(body, name, graph_inputs, graph_outputs, ex.initializers)
+    model = onnx.helper.make_model(
+        graph, producer_name="tinygrad_edu", opset_imports=[onnx.helper.make_opsetid("", OPSET)]
+    )
+    model.ir_version = min(model.ir_version, 8)  # readable by older runtimes too
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(path))
+    return str(path)
+
+
+class _Export:
+    """The state of one export: tensor names, initializers, and known example values."""
+
+    def __init__(self, onnx, values: dict):
+        self.onnx, self.values = onnx, values
+        self.names: dict = {}  # node -> its tensor name in the current (sub)graph scope
+        self.initializers: list = []
+        self._counter = itertools.count()
+        self._taken: set = set()
+        self._pending: list = []  # nodes args() needed before the op's own
+
+    # -- names and constants -----------------------------------------------------------------
+    def fresh(self, hint: str) -> str:
+        base = "".join(c if c.isalnum() or c in "_." else "_" for c in hint)[:40] or "t"
+        name = base
+        while name in self._taken:
+            name = f"{base}_{next(self._counter)}"
+        self._taken.add(name)
+        return name
+
+    def const(self, value, hint="c", dtype=None) -> str:
+        array = _np.asarray(value, dtype=dtype)
+        name = self.fresh(hint)
+        self.initializers.append(self.onnx.numpy_helper.from_array(array, name))
+        return name
+
+    def ref(self, node: Node) -> str:
+        if _is_weak(node) and node not in self.names:  # a number used as a tensor
+            dtype = self.dtype(node) or _np.asarray(node.attrs["value"]).dtype
+            self.names[node] = self.const(node.attrs["value"], node.name, dtype)
+        if node not in self.names:
+            raise NotImplementedError(
+                f"to_onnx: {node.name!r} ({node.op.name}) is used where it was not computed "
+                "(a value of another block); this graph cannot be exported"
+            )
+        return self.names[node]
+
+    def value_info(self, name: str, value):
+        array = _np.asarray(value)
+        elem = self.onnx.helper.np_dtype_to_tensor_dtype(array.dtype)
+        return self.onnx.helper.make_tensor_value_info(name, elem, array.shape)
+
+    # -- what is known about a node ----------------------------------------------------------
+    def shape(self, node: Node):
+        if node in self.values and hasattr(self.values[node], "shape"):
+            return tuple(self.values[node].shape)
+        return node.shape
+
+    def dtype(self, node: Node):
+        if node in self.values and hasattr(self.values[node], "dtype"):
+            return _np.dtype(self.values[node].dtype)
+        return None if node.dtype is None else _np.dtype(node.dtype)
+
+    def need_shape(self, node: Node, why: str):
+        shape = self.shape(node)
+        if shape is None:
+            raise NotImplementedError(
+                f"to_onnx: {why} needs the shape of {node.name!r}, which is not known here "
+                "(inside control flow only static shapes are); declare the Variables' shapes"
+            )
+        return shape
+
+    # -- emitting -------------------------------------------------------------------------------
+    def emit_all(self, order) -> list:
+        out: list = []
+        for node in order:
+            if node.op is CONSTANT:
+                if not _is_weak(node):
+                    self.names[node] = self.const(node.attrs["value"], node.name)
+                continue
+            if node.op.name == "tuple_get":
+                name = self.ref(node.inputs[0])[node.attrs["index"]]
+                if name is None:
+                    raise NotImplementedError(
+                        f"to_onnx: {node.name!r} is the stack a while_loop keeps for its "
+                        "gradient; gradients through while_loop have no ONNX form (export "
+                        "the forward loop, or gradients of graphs without loops)"
+                    )
+                self.names[node] = name
+                continue
+            out.extend(self.emit(node))
+        return out
+
+    def node(self, op_type, inputs, hint, **attrs):
+        name = self.fresh(hint)
+        return name, self.onnx.helper.make_node(op_type, inputs, [name], **attrs)
+
+    def args(self, node: Node) -> list:
+        """Input names; weak Python numbers become constants of their partner's dtype."""
+        partner = next((i for i in node.inputs if not _is_weak(i)), None)
+        out, extra = [], []
+        for inp in node.inputs:
+            if _is_weak(inp):
+                dtype = self.dtype(partner) if partner is not None else None
+                if dtype is None and partner is None:
+                    dtype = _np.asarray(inp.attrs["value"]).dtype
+                if dtype is not None:
+                    out.append(self.const(inp.attrs["value"], "c", dtype))
+                else:  # a dtype known only at run time: cast like the partner
+                    c = self.const(inp.attrs["value"], "c", _np.float64)
+                    name, cast = self.node("CastLike", [c, self.ref(partner)], "c_like")
+                    extra.append(cast)
+                    out.append(name)
+            else:
+                out.append(self.ref(inp))
+        self._pending = extra
+        return out
+
+    def emit(self, node: Node) -> list:
+        name = node.op.name
+        if name == "cond":
+            return self.emit_cond(node)
+        if name == "while":
+            return self.emit_while(node)
+        if name not in ONNX_OPS:
+            raise NotImplementedError(
+                f"to_onnx: op {name!r} (node {node.name!r}) has no ONNX form here; ops that "
+                f"export: {', '.join(ONNX_OPS)}"
+            )
+        args = self.args(node)
+        pre, self._pending = self._pending, []
+        pre += self._unify(node, args)
+        nodes, result = getattr(self, f"_op_{name}", self._simple)(node, args)
+        self.names[node] = result
+        return pre + nodes
+
+    def _unify(self, node: Node, args: list) -> list:
+        """Cast inputs to the dtype numpy would compute in (ONNX does not promote types)."""
+        if node.op.name not in _UNIFY:
+            return []
+        first = 1 if node.op.name == "where" else 0
+        target = self.dtype(node) if node.op.name not in _COMPARE else None
+        if target is None:
+            known = [self.dtype(i) for i in node.inputs[first:] if not _is_weak(i)]
+            known = [d for d in known if d is not None]
+            target = _np.result_type(*known) if known else None
+        casts = []
+        for k in range(first, len(args)):
+            inp = node.inputs[k]
+            if target is not None and not _is_weak(inp) and self.dtype(inp) not in (None, target):
+                to = self.onnx.helper.np_dtype_to_tensor_dtype(target)
+                args[k], cast = self.node("Cast", [args[k]], "cast", to=to)
+                casts.append(cast)
+        return casts
+
+    def _simple(self, node, args):
+        name, n = self.node(_SIMPLE[node.op.name], args, node.op.name)
+        return [n], name
+
+    def _op_not_equal(self, node, args):
+        eq, n1 = self.node("Equal", args, "eq")
+        name, n2 = self.node("Not", [eq], "ne")
+        return [n1, n2], name
+
+    def _op_pow(self, node, args):
+        e = self.const(node.attrs["exponent"], "exponent", self.dtype(node) or _np.float32)
+        name, n = self.node("Pow", [args[0], e], "pow")
+        return [n], name
+
+    def _op_relu_grad(self, node, args):
+        y, g = args
+        zero = self.const(0, "zero", self.dtype(node.inputs[0]) or _np.float32)
+        pos, n1 = self.node("Greater", [y, zero], "positive")
+        mask, n2 = self.node("CastLike", [pos, g], "mask")
+        name, n3 = self.node("Mul", [g, mask], "relu_grad")
+        return [n1, n2, n3], name
+
+    def _op_matmul(self, node, args):
+        a, b = args
+        pre = []
+        for k, flag in enumerate(("trans_A", "trans_B")):
+            if node.attrs.get(flag):
+                rank = len(self.need_shape(node.inputs[k], "a transposed matmul"))
+                perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+                t, n = self.node("Transpose", [args[k]], "t", perm=perm)
+                pre.append(n)
+                a, b = (t, b) if k == 0 else (a, t)
+        name, n = self.node("MatMul", [a, b], "matmul")
+        return pre + [n], name
+
+    def _reduce(self, node, args, op_type):
+        axis, keep = node.attrs.get("axis"), int(bool(node.attrs.get("keepdims")))
+        rank = len(self.need_shape(node.inputs[0], op_type)) if axis is not None else 0
+        axes = None if axis is None else [a % max(rank, 1) for a in _as_tuple(axis)]
+        if op_type == "ReduceSum":
+            inputs = args + ([self.const(axes, "axes", _np.int64)] if axes is not None else [])
+            name, n = self.node(op_type, inputs, "sum", keepdims=keep)
+        else:
+            extra = {"axes": axes} if axes is not None else {}
+            name, n = self.node(op_type, args, op_type.lower(), keepdims=keep, **extra)
+        return [n], name
+
+    def _op_sum(self, node, args):
+        return self._reduce(node, args, "ReduceSum")
+
+    def _op_mean(self, node, args):
+        return self._reduce(node, args, "ReduceMean")
+
+    def _op_max(self, node, args):
+        return self._reduce(node, args, "ReduceMax")
+
+    def _op_softmax(self, node, args):
+        name, n = self.node("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
+        return [n], name
+
+    def _op_log_softmax(self, node, args):
+        name, n = self.node("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
+        return [n], name
+
+    def _op_softmax_cross_entropy(self, node, args):
+        logits, labels = args
+        shape = self.need_shape(node.inputs[0], "softmax_cross_entropy")
+        rows = int(_np.prod(shape[:-1])) if len(shape) > 1 else 1
+        ls, n1 = self.node("LogSoftmax", [logits], "log_softmax", axis=-1)
+        prod, n2 = self.node("Mul", [labels, ls], "y_log_p")
+        total, n3 = self.node("ReduceSum", [prod], "total", keepdims=0)
+        neg, n4 = self.node("Neg", [total], "neg_total")
+        rows_c = self.const(max(rows, 1), "rows", self.dtype(node) or _np.float32)
+        name, n5 = self.node("Div", [neg, rows_c], "cross_entropy")
+        return [n1, n2, n3, n4, n5], name
+
+    def _op_transpose(self, node, args):
+        axes = node.attrs.get("axes")
+        if axes is None:
+            axes = list(reversed(range(len(self.need_shape(node.inputs[0], "transpose")))))
+        name, n = self.node("Transpose", args[:1], "transpose", perm=list(axes))
+        return [n], name
+
+    def _target(self, node, args, what):
+        """The target shape of reshape/broadcast_to/sum_to: an int64 constant or Shape(like)."""
+        if node.attrs.get("shape") is not None:
+            return [], self.const(list(node.attrs["shape"]), "shape", _np.int64)
+        name, n = self.node("Shape", [args[1]], f"{what}_shape")
+        return [n], name
+
+    def _op_reshape(self, node, args):
+        pre, shape = self._target(node, args, "reshape")
+        name, n = self.node("Reshape", [args[0], shape], "reshape")
+        return pre + [n], name
+
+    def _op_broadcast_to(self, node, args):
+        pre, shape = self._target(node, args, "broadcast")
+        name, n = self.node("Expand", [args[0], shape], "broadcast_to")
+        return pre + [n], name
+
+    def _op_sum_to(self, node, args):
+        src = self.need_shape(node.inputs[0], "sum_to")
+        like = node.attrs.get("shape")
+        target = tuple(like) if like is not None else self.need_shape(node.inputs[1], "sum_to")
+        lead = len(src) - len(target)
+        axes = list(range(lead)) + [
+            lead + i for i, d in enumerate(target) if d == 1 and src[lead + i] != 1
+        ]
+        if not axes:
+            name, n = self.node("Identity", args[:1], "sum_to")
+            return [n], name
+        summed, n1 = self.node(
+            "ReduceSum", [args[0], self.const(axes, "axes", _np.int64)], "sum_to", keepdims=1
+        )
+        shape = self.const(list(target), "shape", _np.int64)
+        name, n2 = self.node("Reshape", [summed, shape], "sum_to")
+        return [n1, n2], name
+
+    def _op_expand_dims(self, node, args):
+        axis = node.attrs["axis"]
+        rank = len(self.need_shape(node, "expand_dims"))
+        axes = sorted(a % rank for a in _as_tuple(axis))
+        name, n = self.node("Unsqueeze", [args[0], self.const(axes, "axes", _np.int64)], "unsq")
+        return [n], name
+
+    def _filled(self, node, args, value):
+        c = self.const(value, "fill", _np.float64)
+        like, n1 = self.node("CastLike", [c, args[0]], "fill_like")
+        shape, n2 = self.node("Shape", [args[0]], "fill_shape")
+        name, n3 = self.node("Expand", [like, shape], node.op.name)
+        return [n1, n2, n3], name
+
+    def _op_ones_like(self, node, args):
+        return self._filled(node, args, 1)
+
+    def _op_zeros_like(self, node, args):
+        return self._filled(node, args, 0)
+
+    def _op_fill(self, node, args):
+        return self._filled(node, args, node.attrs["value"])
+
+    def _op_fill_constant(self, node, args):
+        a = node.attrs
+        value = _np.full(tuple(a["shape"]), a["value"], dtype=a.get("dtype") or "float32")
+        name, n = self.node("Identity", [self.const(value, "fill")], "fill_constant")
+        return [n], name
+
+    def _op_astype(self, node, args):
+        to = self.onnx.helper.np_dtype_to_tensor_dtype(_np.dtype(node.attrs["dtype"]))
+        name, n = self.node("Cast", args, "astype", to=to)
+        return [n], name
+
+    def _op_numel(self, node, args):
+        shape, n1 = self.node("Shape", args, "numel_shape")
+        axis, pre = node.attrs.get("axis"), [n1]
+        if axis is not None:
+            rank = len(self.need_shape(node.inputs[0], "numel"))
+            idx = self.const([a % rank for a in _as_tuple(axis)], "axes", _np.int64)
+            shape, n2 = self.node("Gather", [shape, idx], "numel_dims", axis=0)
+            pre.append(n2)
+        count, n3 = self.node("ReduceProd", [shape], "numel_count", keepdims=0)
+        name, n4 = self.node("CastLike", [count, args[0]], "numel")
+        return pre + [n3, n4], name
+
+    def _op_getitem(self, node, args):
+        index = node.attrs["index"]
+        parts = index if isinstance(index, tuple) else (index,)
+        rank = len(self.need_shape(node.inputs[0], "indexing"))
+        if any(not (p is None or p is Ellipsis or isinstance(p, int | slice)) for p in parts):
+            rows = parts[0]
+            if len(parts) == 1 and hasattr(rows, "dtype"):  # one integer array: rows
+                idx = self.const(_np.asarray(rows, _np.int64), "rows")
+                name, n = self.node("Gather", [args[0], idx], "gather", axis=0)
+                return [n], name
+            raise NotImplementedError(f"to_onnx: the index {index!r} of {node.name!r} has no "
+                                      "ONNX form here (slices, ints, None and one row array "
+                                      "export)")  # fmt: skip
+        if Ellipsis in parts:
+            k = parts.index(Ellipsis)
+            fill = rank - sum(p is not None for p in parts if p is not Ellipsis)
+            parts = parts[:k] + (slice(None),) * fill + parts[k + 1 :]
+        starts, ends, axes, steps, squeeze, unsqueeze = [], [], [], [], [], []
+        dim, out_dim = 0, 0
+        for p in parts:
+            if p is None:
+                unsqueeze.append(out_dim)
+                out_dim += 1
+                continue
+            if isinstance(p, int):
+                starts.append(p)
+                ends.append(p + 1 if p != -1 else _np.iinfo(_np.int64).max)
+                axes.append(dim)
+                steps.append(1)
+                squeeze.append(dim)
+            else:
+                step = p.step or 1
+                big = _np.iinfo(_np.int64).max
+                starts.append(p.start if p.start is not None else (0 if step > 0 else -1))
+                ends.append(p.stop if p.stop is not None else (big if step > 0 else -big))
+                axes.append(dim)
+                steps.append(step)
+                out_dim += 1
+            dim += 1
+        nodes, cur = [], args[0]
+        if axes:
+            ins = [cur] + [
+                self.const(v, k, _np.int64)
+                for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))
+            ]
+            cur, n = self.node("Slice", ins, "slice")  # fmt: skip
+            nodes.append(n)
+        if squeeze:
+            cur, n = self.node("Squeeze", [cur, self.const(squeeze, "axes", _np.int64)], "sq")
+            nodes.append(n)
+        if unsqueeze:
+            cur, n = self.node("Unsqueeze", [cur, self.const(unsqueeze, "axes", _np.int64)], "u")
+            nodes.append(n)
+        if not nodes:
+            cur, n = self.node("Identity", [cur], "getitem")
+            nodes.append(n)
+        return nodes, cur
+
+    # -- control flow ---------------------------------------------------------------------------
+    def subgraph(self, block, bindings: dict, inputs, name: str):
+        """A GraphProto computing ``block.outputs`` (outer names stay visible inside)."""
+        saved = dict(self.names)
+        self.names.update(bindings)
+        body = self.emit_all(block_order(block))
+        outs = []
+        for k, o in enumerate(block.outputs):
+            out_name = self.fresh(f"{name}_out{k}")
+            body.append(self.onnx.helper.make_node("Identity", [self.ref(o)], [out_name]))
+            outs.append(out_name)
+        self.names = saved
+        return body, outs
+
+    def _block_output_info(self, names, like_nodes):
+        infos = []
+        for name, like in zip(names, like_nodes):
+            dtype = self.dtype(like)
+            if dtype is None:
+                raise NotImplementedError(f"to_onnx: the dtype of {like.name!r} is not known")
+            elem = self.onnx.helper.np_dtype_to_tensor_dtype(dtype)
+            infos.append(self.onnx.helper.make_tensor_value_info(name, elem, None))
+        return infos
+
+    def emit_cond(self, node: Node) -> list:
+        h = self.onnx.helper
+        tb, fb = node.attrs["true_block"], node.attrs["false_block"]
+        outer = dict(zip(tb.captures, [self.ref(i) for i in node.inputs[1:]]))
+        likes = [n for n in self.values if n.op.name == "tuple_get" and n.inputs[0] is node]
+        likes = sorted(likes, key=lambda n: n.attrs["index"])
+        if len(likes) != len(tb.outputs):
+            likes = list(tb.outputs)
+        graphs = []
+        for block, tag in ((tb, "then"), (fb, "else")):
+            body, outs = self.subgraph(block, outer, [], tag)
+            graphs.append(h.make_graph(body, tag, [], self._block_output_info(outs, likes)))
+        pred = self.ref(node.inputs[0])
+        pred_b, cast = self.node("Cast", [pred], "pred", to=self.onnx.TensorProto.BOOL)
+        scalar, sq = self.node("Reshape", [pred_b, self.const([], "scalar", _np.int64)], "pred")
+        results = [self.fresh(f"cond_out{k}") for k in range(len(tb.outputs))]
+        n = h.make_node("If", [scalar], results, then_branch=graphs[0], else_branch=graphs[1])
+        self.names[node] = results
+        return [cast, sq, n]
+
+    def emit_while(self, node: Node) -> list:
+        h, tp = self.onnx.helper, self.onnx.TensorProto
+        cb, bb = node.attrs["cond_block"], node.attrs["body_block"]
+        m = len(bb.params)
+        init = [self.ref(i) for i in node.inputs[:m]]
+        outer = dict(zip(bb.captures, [self.ref(i) for i in node.inputs[m:]]))
+        pre = []
+        # the first test, on the initial values, in the outer graph
+        body0, (c0,) = self.subgraph(cb, {**outer, **dict(zip(cb.params, init))}, [], "cond0")
+        pre += body0
+        c0_b, n = self.node("Cast", [c0], "cond0", to=tp.BOOL)
+        c0_s, n2 = self.node("Reshape", [c0_b, self.const([], "scalar", _np.int64)], "cond0")
+        pre += [n, n2]
+        # the Loop body: (iteration, condition, *loop variables) -> (condition, *loop variables)
+        it, cond_in = self.fresh("iteration"), self.fresh("cond_in")
+        params = [self.fresh(f"loop_{p.name}") for p in bb.params]
+        likes = list(node.inputs[:m])
+        body, new = self.subgraph(bb, {**outer, **dict(zip(bb.params, params))}, [], "body")
+        saved = dict(self.names)
+        self.names.update(outer)
+        self.names.update(zip(cb.params, new))
+        cond_nodes = self.emit_all(block_order(cb))
+        c1 = self.ref(cb.outputs[0])
+        self.names = saved
+        c1_b, n3 = self.node("Cast", [c1], "cond", to=tp.BOOL)
+        c1_s, n4 = self.node("Reshape", [c1_b, self.const([], "scalar", _np.int64)], "cond")
+        graph_inputs = [h.make_tensor_value_info(it, tp.INT64, []),
+                        h.make_tensor_value_info(cond_in, tp.BOOL, [])]  # fmt: skip
+        graph_inputs += self._block_output_info(params, likes)
+        graph_outputs = [h.make_tensor_value_info(c1_s, tp.BOOL, [])]
+        graph_outputs += self._block_output_info(new, likes)
+        graph = h.make_graph(body + cond_nodes + [n3, n4], "loop_body", graph_inputs,
+                             graph_outputs)  # fmt: skip
+        limit = node.attrs.get("maximum_iterations")
+        trip = self.const(limit, "max_iterations", _np.int64) if limit is not None else ""
+        results = [self.fresh(f"loop_out{k}") for k in range(m)]
+        loop = h.make_node("Loop", [trip, c0_s, *init], results, body=graph)
+        self.names[node] = results + [None]  # the stack (for gradients) has no ONNX form
+        return pre + [loop]
+
+
+_COMPARE = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal"}
+
+
+def _is_weak(node: Node) -> bool:
+    """A constant that is a Python number (its dtype follows the other operand's)."""
+    return node.op is CONSTANT and isinstance(node.attrs["value"], bool | int | float)
+
+
+def _as_tuple(axis):
+    return (axis,) if isinstance(axis, int) else tuple(axis)

@@ -1,0 +1,49 @@
+r"""Graph passes: small pure functions, each taking a graph (its outputs) and returning a new
+one that computes the same values. One concept a file, each tested alone:
+
+- :func:`~.cse.cse`: common-subexpression elimination (one node per distinct computation);
+- :func:`~.simplify.simplify`: algebraic identities (``x * 1``, ``x + 0``, ``ones_like * g``,
+  ``sum_to`` to the same shape, double negation);
+- :func:`~.fold.fold`: constant folding, and static shapes folded into attributes;
+- :func:`~.dce.dce`: dead-code elimination (computations read only for their shape);
+
+and :func:`optimize`, which runs them in turn until the graph stops shrinking. The passes
+never modify the nodes they are given: draw the graph before and after.
+
+>>> from tinygrad_edu.symbolic import Variable, gradients, topo_sort
+>>> t = Variable("t")
+>>> f = t.tanh()
+>>> (d1,) = gradients(f, [t])
+>>> (d2,) = gradients(d1, [t])
+>>> len(topo_sort([d2])), len(topo_sort(optimize([d2])))
+(23, 8)
+"""
+
+from __future__ import annotations
+
+from ..node import Node
+from .cse import cse
+from .dce import dce
+from .fold import fold
+from .rewrite import node_count, rewrite
+from .simplify import simplify
+
+__all__ = ["optimize", "DEFAULT_PIPELINE", "cse", "simplify", "fold", "dce", "rewrite",
+           "node_count"]  # fmt: skip
+
+DEFAULT_PIPELINE = (cse, simplify, fold, dce)
+
+
+def optimize(outputs, passes=DEFAULT_PIPELINE, max_rounds: int = 10) -> list:
+    """Run ``passes`` over ``outputs`` in turn, again and again while the graph shrinks (at
+    most ``max_rounds`` rounds); returns the new outputs (a list, in the same order)."""
+    outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
+    size = node_count(outputs)
+    for _ in range(max_rounds):
+        for p in passes:
+            outputs = p(outputs)
+        new_size = node_count(outputs)
+        if new_size >= size:
+            break
+        size = new_size
+    return outputs
