@@ -224,8 +224,8 @@ class Grader:
     """The pytest plugin of an autograder run: sends probe calls to sandboxed children.
 
     Registered under :data:`tinygrad_edu.grading.pytest_plugin.GRADER`; the ``run`` fixture
-    hands it every call. One child at a time: when the tests move on to another set of tasks
-    (or from the visible to the hidden tests), the previous child is killed and swept away.
+    hands it every call. One child at a time: when the tests move on to another set of tasks,
+    the previous child is killed and everything it left is swept away.
     """
 
     def __init__(self, workspace: Workspace, config: SandboxConfig, runtime: Path,
@@ -246,14 +246,14 @@ class Grader:
         return (info["task"],) if info["task"] in self.workspace.regions else ()
 
     def key(self, info: dict) -> tuple:
-        return (0 if info["visibility"] == "visible" else 1, self.uses(info))
+        return self.uses(info)
 
     def sort_key(self, info):
+        """See NOTE [One working copy at a time] in the pytest plugin."""
         if info is None:
-            return (2, 0, 0)
-        key = self.key(info)
-        rank = self._order.setdefault(key, len(self._order))
-        return (key[0], rank, info["order"])
+            return (len(self._order) + 1, 0, 0)
+        rank = self._order.setdefault(self.key(info), len(self._order))
+        return (rank, info["visibility"] != "visible", info["order"])
 
     def pytest_collection_finish(self, session) -> None:
         keys = set()
@@ -269,7 +269,7 @@ class Grader:
     def _sandbox_for(self, key: tuple) -> Sandbox:
         if self.current != key:
             self.close()
-            self.workdir = self.workspace.workdir(key[1])
+            self.workdir = self.workspace.workdir(key)
             self.sandbox = Sandbox(self.config, self.workdir, self.runtime,
                                    self.workspace.root / "scratch",
                                    log=self.workspace.root / "child.log")  # fmt: skip

@@ -185,8 +185,10 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         infos.append(info)
     grader = config.pluginmanager.get_plugin(GRADER)
     if grader is not None:
-        # NOTE [Visible tests first]: every visible test runs before any hidden one, so
-        # nothing a hidden test hands the submission can reach a visible test's output.
+        # NOTE [One working copy at a time]: the grader runs the tests of one set of tasks
+        # after another, each set's visible tests before its hidden ones, so a hidden test's
+        # arguments reach a child only after every visible result of that child is recorded;
+        # between two sets, the sandbox is swept (nothing carries over).
         keys = {id(item): grader.sort_key(info) for item, info in zip(items, infos)}
         items.sort(key=lambda item: keys[id(item)])
 
