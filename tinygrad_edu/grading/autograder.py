@@ -47,6 +47,7 @@ from .sandbox import (
     SandboxConfig,
     SandboxDied,
     SandboxError,
+    kill_descendants,
     runtime_files,
     sandbox_config,
     sweep,
@@ -232,6 +233,7 @@ class Grader:
                  deadline: float, log=print):  # fmt: skip
         self.workspace, self.config, self.runtime = workspace, config, runtime
         self.deadline, self.log = deadline, log
+        self.reap = False  # kill every leftover process below this one (set by grade())
         self.current: tuple | None = None
         self.sandbox: Sandbox | None = None
         self.workdir: Path | None = None
@@ -283,6 +285,8 @@ class Grader:
             shutil.rmtree(self.workdir, ignore_errors=True)
         self.sandbox = self.workdir = self.current = None
         sweep(self.config)
+        if self.reap:
+            kill_descendants()
 
     def call(self, item, info: dict, probe, kwargs: dict):
         uses = self.uses(info)
@@ -406,6 +410,7 @@ def grade(source, submission, results, sandbox_python: str | None = None,
         _check_python(config, root)
         workspace = Workspace(source, manifest, mapping, config.python, root)
         grader = Grader(workspace, config, runtime, time.monotonic() + budget, log)
+        grader.reap = True
         args = ["-p", "no:cacheprovider", "-p", "no:tinygrad_edu_grading", "-p",
                 f"{__package__}.pytest_plugin", "-q", "-W",
                 "ignore::pytest.PytestAssertRewriteWarning", "--rootdir", str(source),
