@@ -37,7 +37,7 @@ from tinygrad_edu.symbolic import (
 
 from .cases import Case, _sync, _torch_device, torch
 
-__all__ = ["cnn_step", "conv2d_alone", "CASES", "peak_rss", "lenet", "torch_lenet"]
+__all__ = ["cnn_step", "conv2d_alone", "CASES", "REPS", "peak_rss", "lenet", "torch_lenet"]
 
 
 def _sizes(size):
@@ -152,7 +152,8 @@ def cnn_step(size: str = "full", device: str = "cpu") -> Case:
     ref = "torch" if torch is not None else "eager"
     targets = {"eager": (1.5, None), "symbolic": (1.5, None)} if ref == "torch" else {}
     return Case("cnn_step", f"LeNet-style CNN training step, batch {batch}, 1x{side}x{side}",
-                ref, impls, targets=targets, sync=_sync(device))  # fmt: skip
+                ref, impls, targets=targets, sync=_sync(device),
+                extra={"peak": _peak_extras})  # fmt: skip
 
 
 def _conv_data(size):
@@ -194,18 +195,29 @@ def conv2d_alone(size: str = "full", device: str = "cpu") -> Case:
     shape = "x".join(map(str, x.shape))
     return Case("conv2d", f"conv2d {shape}, {w.shape[0]} 3x3 filters, pad 1, forward + backward",
                 ref, impls, targets={"eager": (1.5, None)} if ref == "torch" else {},
-                sync=_sync(device))  # fmt: skip
+                sync=_sync(device), extra={"peak": _peak_extras})  # fmt: skip
 
 
 CASES = {"cnn_step": cnn_step, "conv2d": conv2d_alone}
+REPS = {"cnn_step": 30, "conv2d": 40}
+
+
+def _peak_extras(case) -> dict:
+    """``benchmarks.run``'s hook: each implementation's peak memory, as table text (CPU only:
+    on a GPU the arrays are not in the process's resident memory)."""
+    if case.sync is not None:
+        return {}
+    return {impl: f" (peak {peak_rss(impl, case.name):.1f} MiB)" for impl in case.impls}
 
 
 # -- peak memory ---------------------------------------------------------------------------------
 def peak_rss(impl: str, case: str = "cnn_step", size: str = "full", reps: int = 3) -> float:
     """Peak memory of ``reps`` steps of one implementation, in MiB, measured in a fresh
-    single-threaded process: how far the resident set's high-water mark (``ru_maxrss``) rises
-    above where it stood once the setup (imports, data, weights) was done. That is roughly
-    what the steps need at their peak, measured alike for numpy and PyTorch allocations."""
+    single-threaded process: how far the resident set's high-water mark rises above the
+    resident set once the setup (imports, data, weights) is done. Linux lets a process reset
+    its high-water mark (``/proc/self/clear_refs``), so the imports' own peak does not hide the
+    steps'. That is what the steps need at their peak, measured alike for numpy and PyTorch
+    allocations."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
@@ -217,18 +229,24 @@ def peak_rss(impl: str, case: str = "cnn_step", size: str = "full", reps: int = 
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_mib"]
 
 
-def _measure_peak(impl, case, size, reps) -> dict:
-    import resource  # noqa: PLC0415
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise OSError(f"/proc/self/status has no {field}")
 
+
+def _measure_peak(impl, case, size, reps) -> dict:
     if torch is not None:
         torch.set_num_threads(1)
-    built = CASES[case](size)
-    fn = built.impls[impl]
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    fn = CASES[case](size).impls[impl]
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the high-water mark (VmHWM) to the current resident set
+    base = _status_kib("VmRSS")
     for _ in range(reps):
         fn()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"impl": impl, "peak_mib": (peak - base) / 1024}
+    return {"impl": impl, "peak_mib": (_status_kib("VmHWM") - base) / 1024}
 
 
 if __name__ == "__main__":

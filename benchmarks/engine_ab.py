@@ -4,7 +4,9 @@ against ``tinygrad_edu/eager/engine.py`` as it was at git revision ``REV``, in o
 Both engines run the same graphs (built by the same library, so only the engine differs); each
 repetition runs both, in a rotating order, and the table gives medians and the ratio new/old.
 Backward is timed alone (the graph is built, untimed, before each run) and together with the
-forward, for the three CPU benchmarks of ``benchmarks.cases``.
+forward, for the three CPU benchmarks of ``benchmarks.cases``. The clock is the process's CPU
+time by default (``--clock cpu``: on a shared, loaded machine it counts our work, not the time
+spent waiting for a core), or the wall clock (``--clock wall``).
 """
 
 from __future__ import annotations
@@ -53,8 +55,7 @@ def _graphs(size: str):
     """name -> (build, run): ``build()`` makes the forward graph, ``run(g)`` its backward."""
     n_small, n_deep = (1000, 100_000) if size == "full" else (30, 2_000)
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
-    x, onehot = cases._mlp_data(size)[0], cases._mlp_data(size)[2]
-    w1, w2 = cases._mlp_data(size)[3:]
+    x, _, onehot, w1, w2 = cases._mlp_data(size)
     xt, yt = tg.tensor(x), tg.tensor(onehot)
     W1, W2 = tg.tensor(w1, requires_grad=True), tg.tensor(w2, requires_grad=True)
 
@@ -74,10 +75,13 @@ def _graphs(size: str):
     return {"small_ops": (small, seed), "deep_chain": (deep, seed), "mlp_step": (mlp, seed)}
 
 
-def _time(fn) -> float:
-    t0 = time.perf_counter()
+_CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def _time(fn, clock=time.process_time) -> float:
+    t0 = clock()
     fn()
-    return time.perf_counter() - t0
+    return clock() - t0
 
 
 def main(argv=None) -> None:
@@ -85,11 +89,14 @@ def main(argv=None) -> None:
     parser.add_argument("--old", default="HEAD~1", help="git revision of the old engine")
     parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="tiny graphs, 3 repetitions")
+    parser.add_argument("--clock", choices=sorted(_CLOCKS), default="cpu")
     args = parser.parse_args(argv)
+    clock = _CLOCKS[args.clock]
     new, old = sys.modules["tinygrad_edu.eager.engine"], load_engine(args.old)
     engines = {"new": new, "old": old}
     size, reps = ("quick", 3) if args.quick else ("full", args.reps)
-    print(f"engine A/B: this checkout (new) vs {args.old} (old); {reps} repetitions")
+    print(f"engine A/B: this checkout (new) vs {args.old} (old); {reps} repetitions, "
+          f"{args.clock} time")  # fmt: skip
     print(f"{'graph':<12} {'timed':<18} {'old ms':>9} {'new ms':>9} {'new/old':>8}")
     for name, (build, run) in _graphs(size).items():
         if name == "deep_chain" and not args.quick:
@@ -102,8 +109,8 @@ def main(argv=None) -> None:
             for e in order:
                 _use(engines[e])
                 y = build()
-                tb = _time(lambda y=y, run=run: run(y))
-                tf = _time(lambda run=run, build=build: run(build()))
+                tb = _time(lambda y=y, run=run: run(y), clock)
+                tf = _time(lambda run=run, build=build: run(build()), clock)
                 if rep:
                     times[(e, "backward")].append(tb)
                     times[(e, "forward+backward")].append(tf)

@@ -34,12 +34,13 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import cases, compiler  # noqa: E402
+from . import cases, cnn, compiler  # noqa: E402
 
 __all__ = ["main", "time_case", "check_agreement", "markdown"]
 
-REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7, **compiler.REPS}
-ALL_CASES = {**cases.CASES, **compiler.CASES}  # every module's cases, by name
+REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7, **compiler.REPS,
+        **cnn.REPS}  # fmt: skip
+ALL_CASES = {**cases.CASES, **compiler.CASES, **cnn.CASES}  # every module's cases, by name
 QUICK_REPS = 3
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "performance.md")  # fmt: skip
@@ -191,7 +192,10 @@ def main(argv=None) -> int:
         case = ALL_CASES[name]("full", device)
         reps = QUICK_REPS if args.quick else REPS[name]
         print(f"{name}: {case.title} ({reps} interleaved repetitions)", flush=True)
-        check_agreement(case, rtol=1e-3 if name in ("deep_chain", "digits") else 2e-4)
+        if name in cnn.CASES:  # float32 sums over 10^4 terms: compare at the results' scale
+            check_agreement(case, rtol=1e-3, atol=1e-3)
+        else:
+            check_agreement(case, rtol=1e-3 if name in ("deep_chain", "digits") else 2e-4)
         med = time_case(case, reps)
         extras = _digits_extras(case, device) if name == "digits" else {}
         if "peak" in case.extra:  # a case that measures its own peak memory

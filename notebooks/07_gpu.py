@@ -126,9 +126,10 @@ print(logsumexp(tg.randn(2, 5, device=DEVICE).data))
 # %% [markdown]
 # ## 3. Moving tensors, and the errors
 #
-# `t.to(device)` copies a **leaf** (data you made, a parameter) to a device; `model.to(device)`
-# moves every parameter of a module in place. Results of ops are not moved: move the leaves
-# and compute there. Asking for a GPU that is not there is an error that names the fix:
+# `t.to(device)` copies a tensor to a device; for a tensor that requires grad the copy is
+# recorded in the graph (`ToCopyBackward`), so its gradient flows back to where it came from.
+# `model.to(device)` moves every parameter of a module in place (they stay leaves). Asking for
+# a GPU that is not there is an error that names the fix:
 
 # %%
 def show_error(what, fn):
@@ -145,13 +146,15 @@ show_error("get_namespace('cuda:7')", lambda: backend.get_namespace("cuda:7").__
 
 # %% [markdown]
 # Without CuPy all three say how to install it; with CuPy on a one-GPU machine the last one
-# names the visible indices. Two more errors you will meet on a GPU machine — moving a computed
-# tensor, and mixing devices in one op:
+# names the visible indices. Mixing devices in one op is an error too. The simulated devices
+# `"sim:0"`, `"sim:1"` (numpy underneath, but devices of their own for every rule) show it on
+# any machine, along with a recorded move of a computed tensor:
 
 # %%
 w = tg.tensor([1.0, 2.0], requires_grad=True)
-y = w * 3
-show_error("y.to('cuda') for a computed y", lambda: y.to("cuda"))
+y = (w * 3).to("sim:0")
+print("y =", y)
+show_error("cpu tensor + sim:0 tensor", lambda: tg.tensor([1.0, 1.0]) + y)
 if HAS_GPU:
     show_error("cpu tensor + cuda tensor",
                lambda: tg.tensor([1.0]) + tg.tensor([1.0], device="cuda"))

@@ -1,5 +1,6 @@
 """`tinygrad-edu demo` end to end: drawings (when Graphviz is there), engines agree, the MLP
-reaches 95% on the digits, the plot is a real PNG, the saved model reloads."""
+reaches 95% on the digits and the CNN 98% in both engines, the plots are real PNGs, the saved
+models reload."""
 
 import argparse
 import json
@@ -49,6 +50,21 @@ def test_demo_end_to_end(tmp_path, capsys):
     net.load_state_dict(nn.load(out / "digits_mlp.npz"))
     acc = (net(tg.tensor(X)).numpy().argmax(1) == y).mean()
     assert acc == pytest.approx(summary["test_accuracy"])
+    # the CNN: both engines from the same weights reach 98%, and agree on the way
+    cnn = summary["cnn"]
+    assert cnn["test_accuracy"]["eager"] >= 0.98 and cnn["test_accuracy"]["symbolic"] >= 0.98
+    losses = [cnn["histories"][e]["epoch_loss"] for e in ("eager", "symbolic")]
+    np.testing.assert_allclose(losses[0], losses[1], rtol=2e-3, atol=2e-4)
+    assert "== 4. training a CNN" in printed.out and "CNN epoch 10/10" in printed.err
+    for name in ("training_cnn.png", "digits_cnn.npz"):
+        assert (out / name).is_file() and str(out / name) in printed.out
+    with Image.open(out / "training_cnn.png") as im:
+        assert im.format == "PNG" and im.size[0] > 600
+    cnn_net = demo.digits_cnn()
+    cnn_net.load_state_dict(nn.load(out / "digits_cnn.npz"))  # batch norm's statistics too
+    cnn_net.eval()
+    pred = cnn_net(tg.tensor(X.reshape(-1, 1, 8, 8))).numpy().argmax(1)
+    assert (pred == y).mean() == pytest.approx(cnn["test_accuracy"]["eager"])
 
 
 def test_engines_agree_on_other_inputs():
@@ -70,4 +86,5 @@ def test_demo_trains_on_cuda(tmp_path):
     assert demo.run(_args(tmp_path, device="cuda", no_render=True, epochs=10)) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["test_accuracy"] >= 0.95 and summary["device"] == "cuda"
+    assert min(summary["cnn"]["test_accuracy"].values()) >= 0.98
     assert np.isfinite(summary["history"]["epoch_loss"]).all()

@@ -6,7 +6,11 @@
 3. Trains an MLP (64-128-10, ReLU, Adam with a cosine schedule) on the bundled 8x8 digits
    with a text progress bar, saves a plot of the loss and the test accuracy, and saves the
    model as an ``.npz`` file.
-4. Prints where every file went (and writes ``summary.json`` with the numbers).
+4. Trains a small CNN (two conv/batch-norm/ReLU/max-pool blocks and a linear layer) on the same
+   digits in **both engines from the same weights** (eager modules; one symbolic training
+   graph with Adam and batch norm's running statistics as update nodes), and plots both
+   engines' curves beside the MLP's accuracy.
+5. Prints where every file went (and writes ``summary.json`` with the numbers).
 
 >>> import argparse
 >>> p = argparse.ArgumentParser()
@@ -25,7 +29,8 @@ import time
 
 import numpy as _np  # comparing results and bookkeeping, not the model's math
 
-__all__ = ["add_arguments", "run", "train_digits", "compare_engines_on_seed"]
+__all__ = ["add_arguments", "run", "train_digits", "train_digits_cnn", "digits_cnn",
+           "compare_engines_on_seed"]  # fmt: skip
 
 
 def add_arguments(parser) -> None:
@@ -40,6 +45,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--lr", type=float, default=0.01, help="Adam learning rate (default: 0.01)")
     parser.add_argument("--hidden", type=int, default=128, help="hidden units (default: 128)")
     parser.add_argument("--no-render", action="store_true", help="skip the graph drawings")
+    parser.add_argument("--cnn-epochs", type=int, default=10,
+                        help="CNN epochs in each engine (default: 10; 0 skips the CNN)")
 
 
 # -- 1. drawings ------------------------------------------------------------------------------
@@ -205,6 +212,193 @@ def _plot(history: dict, path: str, title: str = "") -> str | None:
     return path
 
 
+# -- 4. a CNN in both engines ------------------------------------------------------------------
+_CNN_LR, _BN_MOMENTUM = 0.005, 0.1
+
+
+def digits_cnn():
+    """The demo's CNN for 1x8x8 digits, as eager modules: two blocks of conv 3x3 (pad 1),
+    batch norm, ReLU and 2x2 max-pool (1 -> 32 -> 64 channels, 8x8 -> 4x4 -> 2x2), then a
+    linear layer 256 -> 10.
+
+    >>> import tinygrad_edu as tg
+    >>> digits_cnn()(tg.zeros(5, 1, 8, 8)).shape
+    (5, 10)
+    """
+    from tinygrad_edu import nn  # noqa: PLC0415
+
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(256, 10),
+    )  # fmt: skip
+
+
+def _symbolic_cnn(state: dict, device: str, lr_var):
+    """The same CNN as one symbolic training graph, its weights starting from ``state`` (the
+    eager model's ``state_dict``): returns ``(x, y, step, predict, scope)``.
+
+    The training step is forward (batch norm with the batch's statistics), ``gradients()``,
+    Adam's update nodes and, for each batch norm, two more update nodes that move the running
+    mean and (unbiased) variance as PyTorch does; ``predict`` runs the network with the running
+    statistics (evaluation)."""
+    from tinygrad_edu import symbolic as S  # noqa: PLC0415
+    from tinygrad_edu.symbolic import training as st  # noqa: PLC0415
+
+    scope = st.Scope(device=device)
+    P = {k: scope.parameter(k, v) for k, v in state.items() if "running" not in k and
+         "num_batches" not in k}  # fmt: skip
+    R = {k: scope.variable(k, v) for k, v in state.items() if "running" in k}
+    x, y = S.Variable("x", dtype="float32"), S.Variable("y", dtype="float32")
+    stat_updates = []
+
+    def block(h, conv, bn, training):
+        h = S.conv2d(h, P[f"{conv}.weight"], P[f"{conv}.bias"], padding=1)
+        rm, rv = R[f"{bn}.running_mean"], R[f"{bn}.running_var"]
+        if training:  # the running statistics follow the batch's, as update nodes
+            mean = S.reduce_mean(h, axis=(0, 2, 3))
+            centred = h - S.reshape(mean, (1, -1, 1, 1))
+            n = S.apply_op("numel", h, axis=(0, 2, 3))
+            var = S.reduce_mean(centred * centred, axis=(0, 2, 3)) * (n / (n - 1))
+            m = _BN_MOMENTUM
+            stat_updates.append(st.Update(rm, (1 - m) * rm + m * mean))
+            stat_updates.append(st.Update(rv, (1 - m) * rv + m * var))
+        stats = () if training else (rm, rv)
+        h = S.batch_norm(h, P[f"{bn}.weight"], P[f"{bn}.bias"], *stats, training=training,
+                         ndim=4)  # fmt: skip
+        return S.max_pool2d(S.relu(h), 2)
+
+    def net(training):
+        h = block(block(x, "0", "1", training), "4", "5", training)
+        h = S.reshape(h, (-1, 256))
+        return S.matmul(h, P["9.weight"], trans_B=True) + P["9.bias"]
+
+    loss = S.softmax_cross_entropy(net(True), y)
+    updates = st.Adam(lr=lr_var).minimize(loss, list(P.values())) + stat_updates
+    step = st.TrainingExecutor([loss], updates)
+    predict = st.TrainingExecutor([net(False)], scope=scope)
+    return x, y, step, predict, scope
+
+
+def train_digits_cnn(
+    epochs: int = 10, device: str = "cpu", seed: int = 0, batch_size: int = 64,
+    lr: float = _CNN_LR, progress: bool = True,
+) -> dict:
+    """Train :func:`digits_cnn` on the digits in both engines, in lockstep: the same initial
+    weights, the same batches, Adam with the same cosine schedule.
+
+    Returns:
+        dict with ``model`` (the eager network), ``test_accuracy`` (eager, final),
+        ``histories`` (``{"eager": ..., "symbolic": ...}``, each with ``epoch_loss`` and
+        ``test_accuracy`` per epoch), ``max_weight_diff`` (largest difference between the two
+        engines' final weights) and ``seconds`` (per engine).
+    """
+    import tinygrad_edu as tg  # noqa: PLC0415
+    from tinygrad_edu import backend, optim  # noqa: PLC0415
+    from tinygrad_edu.data import DataLoader, load_digits  # noqa: PLC0415
+    from tinygrad_edu.nn.functional import cross_entropy  # noqa: PLC0415
+    from tinygrad_edu.symbolic import Variable  # noqa: PLC0415
+
+    Xtr, ytr = load_digits("train", seed=seed)
+    Xte, yte = load_digits("test", seed=seed)
+    Xtr, Xte = Xtr.reshape(-1, 1, 8, 8), Xte.reshape(-1, 1, 8, 8)
+    tg.manual_seed(seed)
+    model = digits_cnn().to(device)
+    lr_var = Variable("lr", shape=(), dtype="float32")
+    x, y, step, predict, scope = _symbolic_cnn(model.state_dict(), device, lr_var)
+    opt = optim.Adam(model.parameters(), lr=lr)
+    loader = DataLoader(Xtr, ytr, batch_size=batch_size, seed=seed, device=device)
+    xp = backend.get_namespace(device)
+    onehot, x_test = xp.eye(10, dtype=xp.float32), xp.asarray(Xte)
+    histories = {e: {"epoch_loss": [], "test_accuracy": []} for e in ("eager", "symbolic")}
+    seconds = {"eager": 0.0, "symbolic": 0.0}
+    bar = _Progress(epochs * len(loader)) if progress else None
+    for epoch in range(epochs):
+        rate = lr * 0.5 * (1 + math.cos(math.pi * epoch / epochs))
+        opt.param_groups[0]["lr"] = rate
+        losses = {"eager": [], "symbolic": []}
+        model.train()
+        for i, (xb, yb) in enumerate(loader):
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            losses["eager"].append(loss.item())
+            t1 = time.perf_counter()
+            feed = {x: xb.data, y: onehot[yb.data], lr_var: _np.float32(rate)}
+            losses["symbolic"].append(float(step.run(feed)[0]))
+            seconds["eager"] += t1 - t0
+            seconds["symbolic"] += time.perf_counter() - t1
+            if bar is not None and i % 4 == 0:
+                text = f"CNN epoch {epoch + 1}/{epochs} loss {losses['eager'][-1]:.3f}"
+                bar.update(epoch * len(loader) + i + 1, text)
+        model.eval()
+        with tg.no_grad():
+            eager_pred = backend.to_numpy(model(tg.tensor(x_test)).data).argmax(1)
+        sym_pred = predict.run({x: x_test})[0].argmax(1)
+        for engine, pred in (("eager", eager_pred), ("symbolic", sym_pred)):
+            histories[engine]["epoch_loss"].append(float(_np.mean(losses[engine])))
+            histories[engine]["test_accuracy"].append(float((pred == yte).mean()))
+        if bar is not None:
+            accs = " ".join(f"{e} {histories[e]['test_accuracy'][-1]:.3f}" for e in histories)
+            bar.update((epoch + 1) * len(loader), f"CNN epoch {epoch + 1}/{epochs} test acc "
+                                                  f"{accs}", final=True)  # fmt: skip
+    state = model.state_dict()
+    diff = max(float(_np.max(_np.abs(state[k] - scope[k]))) for k in scope.variables
+               if k in state)  # fmt: skip
+    return {"model": model, "test_accuracy": histories["eager"]["test_accuracy"][-1],
+            "histories": histories, "max_weight_diff": diff, "seconds": seconds}  # fmt: skip
+
+
+def _plot_cnn(cnn: dict, mlp_history: dict | None, path: str) -> str | None:
+    """The CNN's loss and test accuracy per epoch in both engines, the MLP's accuracy beside."""
+    try:
+        import matplotlib  # noqa: PLC0415
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+        from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
+    except ImportError:
+        print("   no plot: matplotlib is not installed (pip install matplotlib)")
+        return None
+    hist = cnn["histories"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    styles = {"eager": ("tab:purple", "o-", 6), "symbolic": ("tab:orange", "x--", 7)}
+    for engine, (color, fmt, ms) in styles.items():
+        epochs = _np.arange(1, len(hist[engine]["epoch_loss"]) + 1)
+        ax1.plot(epochs, hist[engine]["epoch_loss"], fmt, color=color, ms=ms,
+                 label=f"CNN, {engine} engine")  # fmt: skip
+        ax2.plot(epochs, _np.array(hist[engine]["test_accuracy"]) * 100, fmt, color=color,
+                 ms=ms, label=f"CNN, {engine} engine")  # fmt: skip
+    if mlp_history is not None:
+        acc = _np.array(mlp_history["test_accuracy"]) * 100
+        ax2.plot(_np.arange(1, len(acc) + 1), acc, "s-", color="tab:green", ms=3, alpha=0.6,
+                 label="MLP (eager)")  # fmt: skip
+    ax1.set_yscale("log")
+    ax1.set_xlabel("epoch")
+    ax1.set_ylabel("mean training loss (log scale)")
+    ax1.set_title("CNN training loss: the two engines agree")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    ax2.axhline(98, color="gray", ls="--", lw=1, label="98% target")
+    final = 100 * cnn["test_accuracy"]
+    ax2.set_title(f"Test accuracy (CNN final {final:.1f}%)")
+    ax2.set_xlabel("epoch")
+    ax2.set_ylabel("accuracy (%)")
+    ax2.set_ylim(85, 100.5)
+    for ax in (ax1, ax2):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2.legend(loc="lower right")
+    ax2.grid(alpha=0.3)
+    fig.suptitle("CNN (2 x conv-BN-ReLU-pool, linear) on the 8x8 digits, eager and symbolic "
+                 "from the same weights")  # fmt: skip
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 # -- the subcommand ----------------------------------------------------------------------------
 def run(args) -> int:
     """Run the demo; returns 0 on success, 1 when the engines disagree or the device is
@@ -243,12 +437,30 @@ def run(args) -> int:
         "device": device,
         "history": result["history"],
     }
+    cnn_epochs = getattr(args, "cnn_epochs", 10)
+    if cnn_epochs > 0:
+        print(f"== 4. training a CNN on the 8x8 digits in both engines from the same weights "
+              f"({cnn_epochs} epochs, Adam lr={_CNN_LR} cosine, batch {args.batch_size})")
+        cnn = train_digits_cnn(cnn_epochs, device, args.seed, args.batch_size)
+        accs = {e: h["test_accuracy"][-1] for e, h in cnn["histories"].items()}
+        print(f"   test accuracy: eager {100 * accs['eager']:.1f}%, symbolic "
+              f"{100 * accs['symbolic']:.1f}% (MLP {100 * acc:.1f}%); largest weight "
+              f"difference between the engines {cnn['max_weight_diff']:.1e}; "
+              f"{cnn['seconds']['eager']:.1f} s eager, {cnn['seconds']['symbolic']:.1f} s "
+              "symbolic" + ("" if accs["eager"] >= 0.98 else "  (below 98%: try more "
+                                                               "--cnn-epochs)"))  # fmt: skip
+        cnn_plot = _plot_cnn(cnn, result["history"], os.path.join(out, "training_cnn.png"))
+        cnn_path = cnn["model"].save(os.path.join(out, "digits_cnn.npz"))
+        files += [p for p in (cnn_plot, cnn_path) if p]
+        summary["cnn"] = {"test_accuracy": accs, "histories": cnn["histories"],
+                          "max_weight_diff": cnn["max_weight_diff"], "epochs": cnn_epochs,
+                          "train_seconds": cnn["seconds"]}  # fmt: skip
     summary_path = os.path.join(out, "summary.json")
     with open(summary_path, "w") as f:
         json.dump(summary, f, indent=1)
     files.append(summary_path)
 
-    print("== 4. files")
+    print("== 5. files")
     for p in files:
         print(f"   {p}")
     print("   reload the model: net.load_state_dict(tinygrad_edu.nn.load("

@@ -3,9 +3,10 @@ r"""Assignment A2: the eager engine (backward ops are the nodes, PyTorch's desig
 Tasks (the functions to write, in the library):
 
 - A2.1 ``eager/engine.py``: ``_count_dependencies`` (the edges into each node, iteratively).
-- A2.2 ``eager/engine.py``: the delivery step of ``_evaluate``: put each gradient a node
-  returns into the next node's input buffer (summing gradients that fan in), count down its
-  dependencies, push it on the ready queue when the count reaches zero.
+- A2.2 ``eager/engine.py``: the gradient delivery in ``_evaluate`` (which every ready queue
+  runs): put each gradient a node returns into the next node's input buffer (summing
+  gradients that fan in), count down its dependencies, push it on the ready queue when the
+  count reaches zero.
 - A2.3 ``eager/node.py`` ``AccumulateGrad.apply`` and ``eager/tensor.py``
   ``Tensor._accumulate``: add a leaf's gradient into ``.grad``.
 - A2.4 ``eager/tensor.py`` ``Tensor.register_hook`` and the tensor-hook loop of

@@ -132,6 +132,23 @@ def test_leaf_on_a_device_gets_its_grad_there():
     np.testing.assert_allclose(w.grad.numpy(), [2.0, -4.0])
 
 
+def test_hooks_and_retained_grads_see_their_device():
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = x.to("sim:0") * 2
+    y.retain_grad()
+    seen = []
+    y.grad_fn.register_prehook(lambda gs: seen.append(("pre", gs[0].device)))
+    y.grad_fn.register_hook(lambda gins, gouts: seen.append(("post", gins[0].device)))
+    y.grad_fn.next_functions[0][0].register_hook(
+        lambda gins, gouts: seen.append(("copy back", gins[0].device, gouts[0].device))
+    )
+    _within(lambda: (y.cpu() * 3).sum().backward())
+    assert y.grad.device == "sim:0" and x.grad.device == "cpu"
+    assert seen == [("pre", "sim:0"), ("post", "sim:0"), ("copy back", "cpu", "sim:0")]
+    np.testing.assert_allclose(y.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+
+
 def test_backward_gradient_on_the_wrong_device_is_an_error():
     y = tg.tensor([1.0, 2.0], requires_grad=True, device="sim:0") * 2
     with pytest.raises(RuntimeError, match="gradient is on cpu but the output is on sim:0"):
@@ -198,6 +215,32 @@ def test_workers_start_once_per_device_and_are_reused():
     assert all(after[d] is before[d] and after[d].is_alive() for d in before)
     names = [t.name for t in threading.enumerate() if t.name.startswith("autograd ")]
     assert len(names) == len(set(names)), f"a device got two workers: {names}"
+
+
+def _child_backward(conn):
+    loss, params = _cross_device()
+    loss.backward()
+    conn.send([p.grad.numpy() for p in params])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_workers():
+    import multiprocessing
+
+    _within(_cross_device()[0].backward)  # the parent's workers exist before the fork
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_child_backward, args=(there,))
+    child.start()
+    child.join(TIMEOUT)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("a cross-device backward in a forked child hung")
+    assert child.exitcode == 0 and here.poll(1)
+    loss, params = _cross_device()
+    loss.backward()
+    for got, p in zip(here.recv(), params):
+        np.testing.assert_allclose(got, p.grad.numpy())
 
 
 def test_a_cpu_only_graph_stays_on_the_calling_thread():

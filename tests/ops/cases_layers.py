@@ -230,7 +230,9 @@ _idx = np.array([[1, 0, 1], [3, 3, 2]])
 
 LAYER_EXAMPLES = {
     "conv2d": ((_x, _w, _r.standard_normal(6)), _conv_kw),
-    "conv2d_input_grad": ((_g, _w), {**_conv_kw, "shape": _x.shape}),
+    # stride 1 here (col2im on the padded grid); conv2d's own rule above runs the strided path
+    "conv2d_input_grad": ((_r.standard_normal((2, 6, 5, 6)), _w),
+                          {**_conv_kw, "stride": (1, 1), "shape": _x.shape}),
     "conv2d_weight_grad": ((_x, _g), {**_conv_kw, "shape": _w.shape}),
     "max_pool2d": ((_px,), {**_pool_kw, "dilation": (1, 1)}),
     "max_pool2d_grad": ((_px, _pg), {**_pool_kw, "dilation": (1, 1)}),

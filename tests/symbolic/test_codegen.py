@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from tinygrad_edu.backend import cuda_available
 from tinygrad_edu.ops import ShapeError, get_op
 from tinygrad_edu.symbolic import (
     Executor,
@@ -18,10 +19,12 @@ from tinygrad_edu.symbolic import (
 )
 from tinygrad_edu.symbolic.codegen import TEMPLATES
 
+needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(not cuda_available(), reason="needs a GPU")]
+
 
 def _agree(outs, feed, **kw):
     fn = compile(outs, **kw)
-    for g, w in zip(fn(feed), Executor(outs).run(feed)):
+    for g, w in zip(fn(feed), Executor(outs, kw.get("device", "cpu")).run(feed)):
         np.testing.assert_array_equal(g, w)
         assert np.asarray(g).dtype == np.asarray(w).dtype
     return fn
@@ -54,7 +57,8 @@ def test_source_is_straight_line_code_with_dead_values_deleted():
     assert "del " not in no_del.source
 
 
-def test_mlp_loss_and_gradients_match_the_executor():
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+def test_mlp_loss_and_gradients_match_the_executor(device):
     rng = np.random.default_rng(1)
     X, Y = Variable("x"), Variable("y")
     W1, W2 = Variable("W1"), Variable("W2")
@@ -64,7 +68,7 @@ def test_mlp_loss_and_gradients_match_the_executor():
             Y: np.eye(3, dtype=np.float32)[rng.integers(0, 3, 6)],
             W1: rng.normal(size=(5, 4)).astype(np.float32),
             W2: rng.normal(size=(3, 4)).astype(np.float32)}  # fmt: skip
-    fn = _agree(outs, feed)
+    fn = _agree(outs, feed, device=device)
     assert "_mT(xp, " in fn.source  # the transposed operand
 
 

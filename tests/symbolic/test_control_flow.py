@@ -239,6 +239,10 @@ def test_while_loop_errors_and_limits():
         while_loop(lambda a, b: a.sum() < 3, lambda a, b: a, (x, x))
     with pytest.raises(ValueError, match="at least one loop variable"):
         while_loop(lambda: True, lambda: (), ())
+    with pytest.raises(ValueError, match="does not depend on the loop variables"):
+        while_loop(lambda v: True, lambda v: v + 1.0, x)  # would never stop
+    with pytest.raises(ValueError, match="does not depend on the loop variables"):
+        while_loop(lambda v: x.sum() < 3, lambda v: v + 1.0, x)
     v = while_loop(lambda v: v.sum() > -1.0, lambda v: v + 1.0, x, maximum_iterations=4)
     np.testing.assert_allclose(Executor([v]).run({x: np.zeros(2)})[0], [4.0, 4.0])
     (dx,) = gradients(v.sum(), [x])

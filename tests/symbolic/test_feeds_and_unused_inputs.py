@@ -86,3 +86,11 @@ def test_unused_input_without_static_shape_needs_its_feed_and_says_why():
         Executor([dx, dw]).run({x: np.ones(2)})
     (got,) = Executor([dw]).run({w: np.ones((2, 5))})
     np.testing.assert_array_equal(got, np.zeros((2, 5)))
+
+
+def test_gradients_of_non_nodes_is_a_clear_error():
+    x = Variable("x")
+    with pytest.raises(TypeError, match="xs must be symbolic nodes, got ndarray"):
+        gradients(x * 2, [np.ones(2)])
+    with pytest.raises(TypeError, match="y must be symbolic nodes, got float"):
+        gradients([3.0], [x])

@@ -6,6 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from tinygrad_edu.backend import cuda_available
 from tinygrad_edu.symbolic import (
     Executor,
     Variable,
@@ -18,10 +19,12 @@ from tinygrad_edu.symbolic import (
 from tinygrad_edu.symbolic import training as st
 from tinygrad_edu.symbolic.memory import liveness
 
+needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(not cuda_available(), reason="needs a GPU")]
 
-def _same(outs, feed, runs=3):
-    want = Executor(outs).run(feed)
-    ex = Executor(outs, plan_memory=True)
+
+def _same(outs, feed, runs=3, device="cpu"):
+    want = Executor(outs, device).run(feed)
+    ex = Executor(outs, device, plan_memory=True)
     results = [ex.run(feed) for _ in range(runs)]
     for got in results:  # earlier results are not overwritten by later runs either
         for g, w in zip(got, want):
@@ -81,10 +84,11 @@ def test_mlp_peak_memory_at_most_60_percent_of_the_unplanned_executor():
     assert names[-1] == "matmul" and plan.order[-1] is outs[1]
 
 
-def test_values_equal_with_planning_and_buffers_written_in_place():
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
+def test_values_equal_with_planning_and_buffers_written_in_place(device):
     x = Variable("x")
     y = ((x * 2).exp() + 1).tanh() * 3 - x
-    ex = _same([y], {x: np.linspace(-1, 1, 10)})
+    ex = _same([y], {x: np.linspace(-1, 1, 10)}, device=device)
     assert ex.memory_plan.n_buffers == 1 and len(ex.memory_plan.buffers) == 6
 
 

@@ -13,6 +13,7 @@ from tinygrad_edu.symbolic import (
     cond,
     constant,
     gradients,
+    layers,
     softmax_cross_entropy,
     while_loop,
 )
@@ -91,8 +92,34 @@ def test_each_op_exports(opname, tmp_path):
     assert model.graph.node, "an empty graph"
 
 
+def test_a_small_cnn_exports(tmp_path):
+    rng = np.random.default_rng(3)
+    x = Variable("x", shape=(2, 3, 9, 9), dtype="float32")
+    w1 = Variable("w1", shape=(4, 3, 3, 3), dtype="float32")
+    b1 = Variable("b1", shape=(4,), dtype="float32")
+    w2 = Variable("w2", shape=(6, 2, 3, 3), dtype="float32")
+    table = Variable("table", shape=(7, 5), dtype="float32")
+    ids = Variable("ids", shape=(2, 3), dtype="int64")
+    h = api.relu(layers.conv2d(x, w1, b1, stride=2, padding=1))
+    h = layers.pad(h, (1, 0, 0, 2), value=0.5)
+    h = layers.conv2d(h, w2, groups=2, dilation=1)
+    out = [layers.max_pool2d(h, 2, ceil_mode=True),
+           layers.avg_pool2d(h, 3, stride=1, padding=1, count_include_pad=False),
+           layers.max_pool2d(x, 3, stride=2, padding=1, dilation=2),
+           layers.embedding(ids, table)]  # fmt: skip
+    feed = {x: rng.normal(size=(2, 3, 9, 9)), w1: rng.normal(size=(4, 3, 3, 3)),
+            b1: rng.normal(size=(4,)), w2: rng.normal(size=(6, 2, 3, 3)),
+            table: rng.normal(size=(7, 5)), ids: rng.integers(0, 7, (2, 3))}  # fmt: skip
+    feed = {v: a.astype(np.float32) if v is not ids else a for v, a in feed.items()}
+    model = _roundtrip(out, feed, tmp_path, rtol=1e-4, atol=1e-5)
+    assert {"Conv", "MaxPool", "AveragePool", "Pad", "Gather"} <= {
+        n.op_type for n in model.graph.node
+    }
+
+
 def test_the_table_covers_every_exported_op():
     done = set(CASES) | {"cond", "while", "tuple_get"}
+    done |= {"conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding"}  # the CNN test
     assert set(ONNX_OPS) == done
 
 
@@ -132,6 +159,44 @@ def test_cond_and_while_become_if_and_loop(tmp_path):
     for xv in ([0.5, -1.0, 2.0], [-0.5, -1.0, -2.0], [9.0, 9.0, 9.0]):
         model = _roundtrip(outs, {x: np.array(xv), w: np.array([0.7, -0.4, 0.9])}, tmp_path)
     assert {n.op_type for n in model.graph.node} >= {"If", "Loop"}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_graphs_with_broadcasting_and_python_numbers(seed, tmp_path):
+    """Numpy's dtype rules (a Python number takes its partner's dtype; float32 with float64
+    gives float64) and broadcasting, reproduced in ONNX, where nothing is implicit."""
+    rng = np.random.default_rng(seed)
+    a, b, c = Variable("a"), Variable("b"), Variable("c")
+    pool = [a, b, c, constant(1.0), constant(0.0), constant(2.0)]
+    unary = [
+        lambda u: -u,
+        lambda u: u.tanh(),
+        lambda u: u.exp() * 0.1,
+        api.ones_like,
+        api.zeros_like,
+        lambda u: u.sum(axis=0, keepdims=True),
+        lambda u: u.sigmoid(),
+    ]
+    binary = [lambda u, v: u + v, lambda u, v: u - v, lambda u, v: u * v, api.sum_to,
+              api.broadcast_to, api.maximum]  # fmt: skip
+    feed = {a: rng.normal(size=(3, 4)).astype(np.float32),
+            b: rng.normal(size=(3, 1)).astype(np.float32), c: rng.normal(size=(4,))}  # fmt: skip
+    while len(pool) < 22:
+        try:
+            if rng.random() < 0.4:
+                node = unary[rng.integers(len(unary))](pool[rng.integers(len(pool))])
+            else:
+                u, v = (pool[k] for k in rng.integers(len(pool), size=2))
+                node = binary[rng.integers(len(binary))](u, v)
+            Executor([node]).run({k: v for k, v in feed.items() if k in
+                                  Executor([node]).variables})  # fmt: skip
+        except Exception:
+            continue  # shapes that do not fit: draw again
+        pool.append(node)
+    y = pool[-1] * a + pool[-2]
+    outs = [y, *gradients(y.sum(), [a, b, c])]
+    used = set(Executor(outs).variables)
+    _roundtrip(outs, {k: v for k, v in feed.items() if k in used}, tmp_path, rtol=1e-4)
 
 
 def test_clear_errors(tmp_path, monkeypatch):

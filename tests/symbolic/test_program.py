@@ -233,3 +233,25 @@ def test_numpy_initializer_and_fluid_feed_errors():
         exe.run(main, feed={"nope": np.ones(2)}, fetch_list=[y], scope=scope)
     with pytest.raises(ValueError, match="exists already"), program_guard(main, startup):
         create_parameter((2,), name="w")
+
+
+def test_json_keeps_every_kind_of_attribute():
+    main = Program()
+    with program_guard(main, Program()):
+        x = Variable("x", shape=(4, 6), dtype="float32")
+        parts = [
+            x[1:3, ::2], x[None, ..., -1], x[np.array([3, 0, 3])], x.transpose(1, 0),
+            x.reshape(-1, 3), x.astype("float64").sum(axis=(0, 1), keepdims=True),
+            x.softmax(axis=0), (x @ x.T).max(axis=-1), x * np.arange(6, dtype=np.float32),
+        ]
+        y = sum((p.sum() for p in parts[1:]), parts[0].sum())
+        y.name = "y"
+        (dx,) = gradients(y, [x])
+        dx.name = "dx"
+    loaded = Program.from_json(main.to_json())
+    xv = np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32)
+    run = fluid.Executor().run
+    want = run(main, feed={"x": xv}, fetch_list=["y", "dx"], scope=Scope())
+    got = run(loaded, feed={"x": xv}, fetch_list=["y", "dx"], scope=Scope())
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)

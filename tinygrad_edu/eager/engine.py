@@ -35,6 +35,7 @@ import contextlib
 import functools
 import heapq
 import itertools
+import os
 import threading
 
 from ..backend import get_namespace, namespace_of
@@ -400,6 +401,19 @@ def _device_queue(device):
                 queue.thread.start()
                 _workers[device] = queue
     return queue
+
+
+def _forget_workers_after_fork() -> None:
+    """A forked child has none of its parent's threads: start its own workers when needed
+    (PyTorch instead refuses backward in such a child)."""
+    global _workers_lock
+    _workers.clear()
+    _workers_lock = threading.Lock()
+    _local.__dict__.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_workers_after_fork)
 
 
 def _worker_main(queue):

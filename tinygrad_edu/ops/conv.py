@@ -168,9 +168,58 @@ def col2im(xp, cols, xshape, stride, padding, dilation):
     return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
 
 
+def _input_grad_unit_stride(xp, g, w, xshape, padding, dilation, groups):
+    """``conv2d_input_grad`` for stride 1, with col2im done on the flattened padded grid.
+
+    NOTE [col2im on the padded grid]: with stride 1, output pixel ``(n, p, q)`` reads padded
+    input pixel ``(n, p + i*dh, q + j*dw)`` for kernel offset ``(i, j)``. Number the pixels of
+    the padded input ``(N, Hp, Wp)`` row by row, and put the output pixels on the same grid
+    (``g`` zero-padded to ``(N, Hp, Wp)``): then offset ``(i, j)`` is one constant shift
+    ``i*dh*Wp + j*dw`` of the flat index, and col2im is ``kh*kw`` adds of whole contiguous rows
+    instead of strided blocks (measured about 30% faster for LeNet's second layer, although the
+    product covers the padding too). Positions outside the valid outputs carry zeros, so what
+    they add (even across a row's end) is nothing.
+    """
+    N, C, H, W = xshape
+    O, _, kh, kw = w.shape
+    (ph, pw), (dh, dw) = padding, dilation
+    Hp, Wp = H + 2 * ph, W + 2 * pw
+    oh, ow = Hp - dh * (kh - 1), Wp - dw * (kw - 1)
+    L = N * Hp * Wp
+    gp = xp.zeros((O, N, Hp, Wp), dtype=g.dtype)
+    gp[:, :, :oh, :ow] = xp.permute_dims(g, (1, 0, 2, 3))
+    cols = _group_matmul(xp, xp.reshape(w, (O, -1)), xp.reshape(gp, (O, L)), groups,
+                         trans_a=True)  # fmt: skip  (C*kh*kw, L)
+    cols = xp.reshape(cols, (C, kh * kw, L))
+    out = xp.zeros((C, L + dh * (kh - 1) * Wp + dw * (kw - 1)), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            shift = i * dh * Wp + j * dw
+            out[:, shift : shift + L] += cols[:, i * kw + j, :]
+    out = xp.reshape(out[:, :L], (C, N, Hp, Wp))[:, :, ph : ph + H, pw : pw + W]
+    return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
+
+
 def _grouped(xp, a, groups):
     """(G*R, K) -> (G, R, K): the leading axis split into groups (a view)."""
     return xp.reshape(a, (groups, a.shape[0] // groups, a.shape[1]))
+
+
+def _group_matmul(xp, a, b, groups, trans_a=False, trans_b=False):
+    """Per group ``op(a_g) @ op(b_g)`` for matrices whose leading axis holds the groups one
+    after another, stacked back the same way: (G*R, ...) results.
+
+    One plain 2-D product when ``groups == 1`` (numpy hands a transposed operand to BLAS as is;
+    a batched product of one would copy it), a batched product otherwise."""
+    if groups == 1:
+        a = a.T if trans_a else a
+        b = b.T if trans_b else b
+        return xp.matmul(a, b)
+    a, b = _grouped(xp, a, groups), _grouped(xp, b, groups)
+    a = xp.matrix_transpose(a) if trans_a else a
+    b = xp.matrix_transpose(b) if trans_b else b
+    out = xp.matmul(a, b)
+    return xp.reshape(out, (out.shape[0] * out.shape[1], out.shape[2]))
 
 
 def _g_rows(xp, g):
@@ -213,9 +262,8 @@ class Conv2d(_ConvOp):
         k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)
         N, O, oh, ow = _check(self.name, x.shape, w.shape, s, p, d, groups)
         cols = im2col(xp, x, k, s, p, d)  # (C, kh, kw, N, OH, OW)
-        cols = _grouped(xp, xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1)), groups)
-        y = xp.matmul(_grouped(xp, xp.reshape(w, (O, -1)), groups), cols)  # (G, O/G, N*OH*OW)
-        y = xp.reshape(y, (O, N * oh * ow))
+        cols = xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1))
+        y = _group_matmul(xp, xp.reshape(w, (O, -1)), cols, groups)  # (O, N*OH*OW)
         if b is not None:
             y += xp.reshape(b, (O, 1))
         return contiguous(xp, xp.permute_dims(xp.reshape(y, (O, N, oh, ow)), (1, 0, 2, 3)))
@@ -256,9 +304,10 @@ class Conv2dInputGrad(_ConvOp):
         xshape = _target(like, shape)
         k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)
         N, O, oh, ow = _check(self.name, xshape, w.shape, s, p, d, groups)
+        if s == (1, 1):
+            return _input_grad_unit_stride(xp, g, w, xshape, p, d, groups)
         C = xshape[1]
-        wg = _grouped(xp, xp.reshape(w, (O, -1)), groups)  # (G, O/G, C/G*kh*kw)
-        cols = xp.matmul(xp.matrix_transpose(wg), _grouped(xp, _g_rows(xp, g), groups))
+        cols = _group_matmul(xp, xp.reshape(w, (O, -1)), _g_rows(xp, g), groups, trans_a=True)
         cols = xp.reshape(cols, (C, k[0], k[1], N, oh, ow))
         return col2im(xp, cols, xshape, s, p, d)
 
@@ -297,8 +346,11 @@ class Conv2dWeightGrad(_ConvOp):
         k, s, p, d = self._p((wshape[2], wshape[3]), stride, padding, dilation)
         _check(self.name, x.shape, wshape, s, p, d, groups)
         cols = im2col(xp, x, k, s, p, d)
-        cols = _grouped(xp, xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1)), groups)
-        gw = xp.matmul(_grouped(xp, _g_rows(xp, g), groups), xp.matrix_transpose(cols))
+        cols = xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1))
+        if groups == 1:  # cols @ g^T, the faster orientation for OpenBLAS here (measured)
+            gt = xp.reshape(contiguous(xp, xp.permute_dims(g, (0, 2, 3, 1))), (-1, g.shape[1]))
+            return xp.reshape(contiguous(xp, xp.matmul(cols, gt).T), wshape)
+        gw = _group_matmul(xp, _g_rows(xp, g), cols, groups, trans_b=True)  # (O, C/G*kh*kw)
         return xp.reshape(gw, wshape)
 
     def shape(self, xshape, gshape, like=None, shape=None, stride=1, padding=0, dilation=1,

@@ -22,8 +22,9 @@ offset $(i, j)$ of every window at once is one strided slice of the padded input
 
 from __future__ import annotations
 
+from ..backend.windows import sliding_windows
 from .base import Op, ShapeError, register
-from .conv import pad_hw, pair
+from .conv import contiguous, pad_hw, pair
 
 __all__ = [
     "MaxPool2d",
@@ -124,6 +125,34 @@ class _Pool(Op):
         return (k, s, p, d) + pool_output_hw(self.name, xshape, k, s, p, d, ceil_mode)
 
 
+def _window_columns(xp, a, k, s, d):
+    """The windows of ``a`` (..., H, W) laid out offset-major, ``(kh*kw, ..., OH, OW)``: one
+    copy from the sliding-window view, after which every step works on whole contiguous
+    blocks (one per window offset)."""
+    win = sliding_windows(xp, a, k, s, d)  # (..., OH, OW, kh, kw), a view
+    n = win.ndim
+    cols = contiguous(xp, xp.permute_dims(win, (n - 2, n - 1) + tuple(range(n - 2))))
+    return xp.reshape(cols, (k[0] * k[1],) + tuple(cols.shape[2:]))
+
+
+def _scatter(xp, gcols, shape, k, s, d, oh, ow):
+    """The adjoint of :func:`_window_columns`: ``gcols`` (kh*kw, ..., OH, OW) added back onto
+    an array of ``shape`` (the padded input's), one strided write per window offset. Windows
+    that do not overlap (stride >= the dilated kernel) write disjoint places, so each offset
+    is a plain assignment, and when they tile the whole array nothing needs zeroing first
+    (measured: faster than one transposing copy, whose innermost run would be kw elements)."""
+    eh, ew = d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1
+    disjoint = s[0] >= eh and s[1] >= ew
+    tiles = disjoint and (oh * s[0], ow * s[1]) == tuple(shape[-2:]) and tuple(s) == tuple(k)
+    out = xp.empty(shape, dtype=gcols.dtype) if tiles else xp.zeros(shape, dtype=gcols.dtype)
+    for n, ix in enumerate(_offsets(k, s, d, oh, ow)):
+        if disjoint:
+            out[ix] = gcols[n, ...]
+        else:
+            out[ix] += gcols[n, ...]
+    return out
+
+
 class _MaxPool(_Pool):
     def _windows(self, xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         """The padded input, its window maxima and the offset slices."""
@@ -136,6 +165,24 @@ class _MaxPool(_Pool):
         for ix in idx[1:]:
             out = xp.maximum(out, xpad[ix])
         return xpad, out, idx, (k, s, p, d, oh, ow)
+
+    def _first_max(self, xp, x, kernel_size, stride, padding, dilation, ceil_mode):
+        """The padded input, its window columns and a boolean mask of the same shape marking
+        each window's first maximum (row-major order within the window, as PyTorch)."""
+        k, s, p, d, oh, ow = self._geometry(
+            x.shape, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        xpad = _padded(xp, x, k, s, p, d, oh, ow, _neg_inf(xp, x.dtype))
+        cols = _window_columns(xp, xpad, k, s, d)
+        hits = cols == xp.max(cols, axis=0)
+        # NOTE [First maximum]: after a ReLU whole windows are 0, a tie; the gradient must go to
+        # one element only, the first, or the pooled gradient would be counted several times
+        seen = hits[0, ...]
+        for n in range(1, hits.shape[0]):
+            hit = hits[n, ...]
+            hits[n, ...] = hit & ~seen
+            seen = seen | hit
+        return xpad, cols, hits, (k, s, p, d, oh, ow)
 
 
 @register
@@ -171,18 +218,11 @@ class MaxPool2dGrad(_MaxPool):
     name, arity, saves = "max_pool2d_grad", 2, (0,)
 
     def forward(self, xp, x, g, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-        xpad, out, idx, (k, s, p, d, oh, ow) = self._windows(
+        xpad, cols, first, (k, s, p, d, oh, ow) = self._first_max(
             xp, x, kernel_size, stride, padding, dilation, ceil_mode
         )
-        gpad = xp.zeros(xpad.shape, dtype=g.dtype)
-        rest = g  # the part of g not yet given to an earlier maximum of its window
-        zero = xp.zeros((), dtype=g.dtype)
-        for n, ix in enumerate(idx):
-            hit = xpad[ix] == out
-            gpad[ix] += xp.where(hit, rest, zero)
-            if n + 1 < len(idx):
-                rest = xp.where(hit, zero, rest)
-        return _crop(gpad, p, x.shape[-2], x.shape[-1])
+        gcols = xp.astype(first, g.dtype) * g  # (kh*kw, ..., OH, OW): g at each first maximum
+        return _crop(_scatter(xp, gcols, xpad.shape, k, s, d, oh, ow), p, *x.shape[-2:])
 
     def shape(self, xshape, gshape, kernel_size, stride=None, padding=0, dilation=1,
               ceil_mode=False):  # fmt: skip
@@ -210,17 +250,11 @@ class MaxPool2dSelect(_MaxPool):
     name, arity, saves = "max_pool2d_select", 2, (0,)
 
     def forward(self, xp, x, v, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-        xpad, out, idx, (k, s, p, d, oh, ow) = self._windows(
+        xpad, cols, first, (k, s, p, d, oh, ow) = self._first_max(
             xp, x, kernel_size, stride, padding, dilation, ceil_mode
         )
-        vpad = _padded(xp, v, k, s, p, d, oh, ow, 0)
-        picked = xp.zeros(out.shape, dtype=v.dtype)
-        found = xp.zeros(out.shape, dtype=xp.bool)
-        for ix in idx:
-            hit = (xpad[ix] == out) & ~found
-            picked = xp.where(hit, vpad[ix], picked)
-            found = found | hit
-        return picked
+        vcols = _window_columns(xp, _padded(xp, v, k, s, p, d, oh, ow, 0), k, s, d)
+        return xp.sum(xp.astype(first, v.dtype) * vcols, axis=0)
 
     def shape(self, xshape, vshape, kernel_size, stride=None, padding=0, dilation=1,
               ceil_mode=False):  # fmt: skip

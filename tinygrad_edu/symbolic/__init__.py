@@ -4,6 +4,13 @@ Build a graph from :func:`Variable` nodes with operators, methods and the functi
 :mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with an
 :class:`Executor`. :mod:`~tinygrad_edu.symbolic.cse599w` offers CSE599W's assignment names.
 
+The engine is also a small static-graph compiler (``docs/concepts/compiler.md``):
+:class:`Program` / :class:`Block` / :class:`Scope` and ``program_guard`` in Paddle Fluid's
+terms (:mod:`~tinygrad_edu.symbolic.fluid` has Fluid's own names), :func:`cond` and
+:func:`while_loop` as differentiable sub-blocks, graph passes and :func:`optimize`, memory
+plans (``Executor(..., plan_memory=True)``), :func:`compile` to Python source, and
+:func:`to_onnx`.
+
 >>> import numpy as np
 >>> from tinygrad_edu.symbolic import Executor, Variable, gradients
 >>> A, B, C = Variable("A"), Variable("B"), Variable("C")

@@ -136,7 +136,11 @@ class _While(Op):
         saved = [c for c in grad_body.captures if c.block is body]
         outer = [c for c in grad_body.captures if c.block is not body]
         grad_body.captures = tuple(saved + outer)
-        # NOTE [Saved values]: the forward loop pushes these every iteration from now on
+        # NOTE [Saved values]: the gradient decides what the forward loop must keep, after the
+        # forward node exists (TensorFlow 1 inserts its stack pushes into the forward body the
+        # same way). So this mutates the forward node's ``saves``: from now on every run of
+        # the loop pushes these values. Executors and compiled code read a node's attributes
+        # at each run (codegen binds the attrs dict itself), so they see the change.
         out.attrs["saves"] = tuple(dict.fromkeys(tuple(saves) + tuple(saved)))
         stack = _tuple_get(out, m, "stack")
         start = [g[i] if i in g else apply_op("zeros_like", _tuple_get(out, i)) for i in range(m)]
@@ -258,6 +262,10 @@ def while_loop(cond_fn, body_fn, loop_vars, maximum_iterations: int | None = Non
         raise ValueError(f"while_loop: cond_fn must return one boolean node, got "
                          f"{len(cond_block.outputs)} values")  # fmt: skip
     _check_pred(cond_block.outputs[0], "while_loop")
+    if maximum_iterations is None and not _reaches(cond_block.outputs[0], cond_block.params):
+        raise ValueError("while_loop: the condition does not depend on the loop variables, so "
+                         "the loop would run forever (or never); compute it from cond_fn's "
+                         "arguments, or pass maximum_iterations=")  # fmt: skip
     body_block, _ = _trace(body_fn, init, "while body")
     if len(body_block.outputs) != len(init):
         raise ValueError(f"while_loop: body_fn must return {len(init)} values (one per loop "
@@ -295,6 +303,19 @@ def _trace(fn, templates, what, visible=(), prefix=""):
     block.params, block.outputs = params, outputs
     block.captures = _free_nodes(block)
     return block, one
+
+
+def _reaches(node: Node, targets) -> bool:
+    """Does ``node`` depend on any of ``targets`` (walking back through its inputs)?"""
+    targets, seen, stack = set(targets), set(), [node]
+    while stack:
+        n = stack.pop()
+        if n in targets:
+            return True
+        if n not in seen:
+            seen.add(n)
+            stack.extend(n.inputs)
+    return False
 
 
 def _arg_names(fn, templates) -> list:

@@ -58,7 +58,14 @@ def gradients(y, xs, grad_ys=None, stop_gradients=()) -> list[Node]:
     settled adjoint records ``grad_of``.
     """
     ys = [y] if isinstance(y, Node) else list(y)
-    xs = list(xs)
+    xs = [xs] if isinstance(xs, Node) else list(xs)
+    for what, nodes in (("y", ys), ("xs", xs)):
+        bad = [v for v in nodes if not isinstance(v, Node)]
+        if bad:
+            raise TypeError(
+                f"gradients: {what} must be symbolic nodes, got "
+                f"{type(bad[0]).__name__}; pass the Variables (or nodes) themselves"
+            )
     seeds = [None] * len(ys) if grad_ys is None else list(grad_ys)
     if len(seeds) != len(ys):
         raise ValueError(f"gradients: {len(ys)} outputs but {len(seeds)} grad_ys")

@@ -5,8 +5,10 @@ engine: a ``GraphProto`` lists ``NodeProto`` s in topological order, each naming
 it reads and writes; ``initializer`` s hold constants; subgraphs hold the branches of ``If``
 and the body of ``Loop``. So the export is a walk in execution order, one (or a few) ONNX
 nodes per node: ``add`` is ``Add``, ``softmax_cross_entropy`` becomes ``LogSoftmax``,
-``Mul``, ``ReduceSum``, ``Neg`` and ``Div``; ``cond`` is ``If`` and ``while_loop`` is ``Loop``.
-Gradient graphs export too: they are graphs of the same ops.
+``Mul``, ``ReduceSum``, ``Neg`` and ``Div``; ``conv2d`` is ``Conv``; ``cond`` is ``If`` and
+``while_loop`` is ``Loop``. Gradient graphs export too: they are graphs of the same ops.
+ONNX converts no types implicitly, so the export reproduces numpy's rules: a Python number
+takes its partner's dtype, and mixed inputs are cast to the dtype numpy computed.
 
 ``feed_dict`` gives example inputs. The graph is run once on them, which fixes every input's
 shape and dtype in the model and gives the shapes some conversions need (the axes that
@@ -22,6 +24,8 @@ import itertools
 
 import numpy as _np  # initializers are numpy arrays
 
+from ..ops.conv import pair
+from ..ops.pad import pad_widths
 from .control_flow import block_order
 from .executor import Executor
 from .graph import topo_sort
@@ -43,7 +47,7 @@ ONNX_OPS = sorted(set(_SIMPLE) | {
     "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "softmax", "log_softmax",
     "softmax_cross_entropy", "transpose", "reshape", "broadcast_to", "sum_to", "expand_dims",
     "ones_like", "zeros_like", "fill", "fill_constant", "astype", "numel", "getitem",
-    "cond", "while", "tuple_get",
+    "cond", "while", "tuple_get", "conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding",
 })  # fmt: skip
 
 
@@ -184,23 +188,28 @@ class _Export:
         return name, self.onnx.helper.make_node(op_type, inputs, [name], **attrs)
 
     def args(self, node: Node) -> list:
-        """Input names; weak Python numbers become constants of their partner's dtype."""
-        partner = next((i for i in node.inputs if not _is_weak(i)), None)
+        """Input names. A Python number takes the dtype numpy would give it: in elementwise
+        math, the other operand's (the result's, when known); elsewhere numpy's default."""
+        operands = node.inputs[1:] if node.op.name == "where" else node.inputs
+        partner = next((i for i in operands if not _is_weak(i)), None)
+        elementwise = node.op.name in _UNIFY
         out, extra = [], []
         for inp in node.inputs:
-            if _is_weak(inp):
-                dtype = self.dtype(partner) if partner is not None else None
-                if dtype is None and partner is None:
-                    dtype = _np.asarray(inp.attrs["value"]).dtype
-                if dtype is not None:
-                    out.append(self.const(inp.attrs["value"], "c", dtype))
-                else:  # a dtype known only at run time: cast like the partner
-                    c = self.const(inp.attrs["value"], "c", _np.float64)
+            if not _is_weak(inp):
+                out.append(self.ref(inp))
+                continue
+            value = inp.attrs["value"]
+            dtype = _np.asarray(value).dtype
+            if elementwise and partner is not None:
+                known = None if node.op.name in _COMPARE else self.dtype(node)
+                dtype = known or self.dtype(partner)
+                if dtype is None:  # known only at run time: cast like the partner
+                    c = self.const(value, "c", _np.float64)
                     name, cast = self.node("CastLike", [c, self.ref(partner)], "c_like")
                     extra.append(cast)
                     out.append(name)
-            else:
-                out.append(self.ref(inp))
+                    continue
+            out.append(self.const(value, "c", dtype))
         self._pending = extra
         return out
 
@@ -235,7 +244,9 @@ class _Export:
         casts = []
         for k in range(first, len(args)):
             inp = node.inputs[k]
-            if target is not None and not _is_weak(inp) and self.dtype(inp) not in (None, target):
+            have = None if _is_weak(inp) else self.dtype(inp)
+            # NOTE: not `have not in (None, target)`: numpy's dtype('float64') == None holds
+            if target is not None and have is not None and have != target:
                 to = self.onnx.helper.np_dtype_to_tensor_dtype(target)
                 args[k], cast = self.node("Cast", [args[k]], "cast", to=to)
                 casts.append(cast)
@@ -279,6 +290,9 @@ class _Export:
     def _reduce(self, node, args, op_type):
         axis, keep = node.attrs.get("axis"), int(bool(node.attrs.get("keepdims")))
         rank = len(self.need_shape(node.inputs[0], op_type)) if axis is not None else 0
+        if axis is not None and rank == 0:  # numpy lets axis 0 reduce a 0-d array: a no-op
+            name, n = self.node("Identity", args, op_type.lower())
+            return [n], name
         axes = None if axis is None else [a % max(rank, 1) for a in _as_tuple(axis)]
         if op_type == "ReduceSum":
             inputs = args + ([self.const(axes, "axes", _np.int64)] if axes is not None else [])
@@ -462,6 +476,58 @@ class _Export:
             cur, n = self.node("Identity", [cur], "getitem")
             nodes.append(n)
         return nodes, cur
+
+    # -- layers (forward: what a trained network needs) ---------------------------------------
+    def _window(self, node, what, kernel):
+        """ONNX's kernel_shape/strides/pads/dilations for a 2-D window over N, C, H, W."""
+        if len(self.need_shape(node.inputs[0], what)) != 4:
+            raise NotImplementedError(f"to_onnx: {what} exports for 4-D inputs (N, C, H, W)")
+        a = node.attrs
+        stride = a.get("stride")
+        s = pair(what, "stride", kernel if stride in (None, (), []) else stride)
+        p = pair(what, "padding", a.get("padding", 0), minimum=0)
+        d = pair(what, "dilation", a.get("dilation", 1))
+        return {"strides": list(s), "pads": [p[0], p[1], p[0], p[1]], "dilations": list(d)}
+
+    def _op_conv2d(self, node, args):
+        kernel = self.need_shape(node.inputs[1], "conv2d")[2:]
+        win = self._window(node, "conv2d", kernel)
+        name, n = self.node("Conv", args, "conv", kernel_shape=list(kernel),
+                            group=node.attrs.get("groups", 1), **win)  # fmt: skip
+        return [n], name
+
+    def _op_max_pool2d(self, node, args):
+        kernel = pair("max_pool2d", "kernel_size", node.attrs["kernel_size"])
+        win = self._window(node, "max_pool2d", kernel)
+        name, n = self.node("MaxPool", args, "max_pool", kernel_shape=list(kernel),
+                            ceil_mode=int(bool(node.attrs.get("ceil_mode"))), **win)  # fmt: skip
+        return [n], name
+
+    def _op_avg_pool2d(self, node, args):
+        a = node.attrs
+        if a.get("divisor_override") is not None:
+            raise NotImplementedError("to_onnx: avg_pool2d's divisor_override has no ONNX form")
+        kernel = pair("avg_pool2d", "kernel_size", a["kernel_size"])
+        win = self._window(node, "avg_pool2d", kernel)
+        del win["dilations"]
+        name, n = self.node("AveragePool", args, "avg_pool", kernel_shape=list(kernel),
+                            ceil_mode=int(bool(a.get("ceil_mode"))),
+                            count_include_pad=int(bool(a.get("count_include_pad", True))),
+                            **win)  # fmt: skip
+        return [n], name
+
+    def _op_pad(self, node, args):
+        widths = pad_widths("pad", self.need_shape(node.inputs[0], "pad"), node.attrs["pad"])
+        pads = [b for b, _ in widths] + [a for _, a in widths]
+        value = self.const(node.attrs.get("value", 0.0), "pad_value",
+                           self.dtype(node.inputs[0]) or _np.float32)  # fmt: skip
+        name, n = self.node("Pad", [args[0], self.const(pads, "pads", _np.int64), value], "pad")
+        return [n], name
+
+    def _op_embedding(self, node, args):
+        idx, n1 = self.node("Cast", [args[0]], "indices", to=self.onnx.TensorProto.INT64)
+        name, n2 = self.node("Gather", [args[1], idx], "embedding", axis=0)
+        return [n1, n2], name
 
     # -- control flow ---------------------------------------------------------------------------
     def subgraph(self, block, bindings: dict, inputs, name: str):

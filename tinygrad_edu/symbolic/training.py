@@ -30,6 +30,12 @@ parameter's new value. One ``run`` is one step. Three pieces make that work:
 
 Everything above is ordinary graph: ``step.executor.order`` lists every node of the step, and a
 drawing of ``updates[0].value`` shows forward, gradient and update together.
+
+The same optimizers work on parameters made the Fluid way, with ``create_parameter`` inside a
+``program_guard``: then ``minimize(loss)`` (parameters default to the program's) puts the
+optimizer state's initialisers into the startup program and records the updates in the main
+program, and a :class:`~tinygrad_edu.symbolic.fluid.Executor` runs both against a scope
+(see :mod:`~tinygrad_edu.symbolic.fluid`).
 """
 
 from __future__ import annotations
