@@ -76,16 +76,19 @@ for name, value in inputs.items():
     print(f"{name} =\n{value}")
 
 # %% [markdown]
-# `viz.draw_both` runs it twice and draws both graphs side by side:
+# `viz.draw_both` runs it twice and draws both graphs, one above the other (side by side
+# when they fit next to each other):
 #
-# * **left, symbolic** (`tinygrad_edu.symbolic`): every box is a **tensor**, a value that will
+# * **top, symbolic** (`tinygrad_edu.symbolic`): every box is a **tensor**, a value that will
 #   exist; the ops are the arrows that meet in small circles. The orange dashed part is the
 #   **gradient graph** that `gradients()` built: more boxes, computing $\partial E/\partial A$,
 #   $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
 #   twice, so their two partial gradients meet in a gold **Σ** node.
-# * **right, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
+# * **bottom, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
 #   (`MatMulBackward`, `MulBackward`, `AddBackward`); arrows show where gradients flow next.
-#   Green `AccumulateGrad` boxes write into the leaves' `.grad`, shown in the blue boxes.
+#   There are two `AddBackward` nodes, told apart by a number in the order your code made
+#   them: `AddBackward #1` for `A + B`, `AddBackward #2` for `A + C`. The green
+#   `AccumulateGrad (A)` box writes into leaf `A`'s `.grad`, shown in the blue box below it.
 
 # %%
 viz.draw_both(viz.examples.seed, **inputs)
