@@ -57,12 +57,6 @@ from tinygrad_edu.symbolic import (
 from tinygrad_edu.symbolic.passes import node_count, rewrite
 
 
-def fit(dot, inches=9.2):
-    """Scale a drawing down to the lesson column (about 900 px) when it is wider."""
-    dot.attr(size=f"{inches},100")
-    return dot
-
-
 # %% [markdown]
 # ## 1. Programs, blocks and scopes
 #
@@ -155,7 +149,7 @@ for z0 in (3.0, -3.0):
 # node that has several.
 
 # %%
-fit(viz.draw([c, dc]))
+viz.draw([c, dc])
 
 # %% [markdown]
 # ### A loop whose length depends on the data
@@ -234,7 +228,7 @@ steps, grown = while_loop(lambda k, u: (u * u).sum() < 100.0, lambda k, u: (k + 
                           (0, v))
 steps.name, grown.name = "steps", "y"
 (dgrown,) = gradients(grown.sum(), [v])
-fit(viz.draw([steps, grown, dgrown], labels={dgrown: "∂sum(y)/∂v"}))
+viz.draw([steps, grown, dgrown], labels={dgrown: "∂sum(y)/∂v"})
 
 # %% [markdown]
 # ## 3. Graph passes
@@ -265,7 +259,7 @@ check("the optimised graph computes the same tanh''", after, before)
 # Before (23 nodes):
 
 # %%
-fit(viz.draw([d2], labels={d2: "f''"}, legend=False))
+viz.draw([d2], labels={d2: "f''"}, legend=False)
 
 # %% [markdown]
 # After (8 nodes): $f'' = -2 f (1 - f^2)$, read straight off the drawing, with $f = \tanh t$
@@ -367,7 +361,7 @@ print(f"{len(plan.order)} steps, {plan.n_buffers} buffers:", plan.buffer_bytes, 
 # planned buffers: the feeds, constants, and views of other values.
 
 # %%
-fit(viz.draw_memory_plan(planned))
+viz.draw_memory_plan(planned)
 
 # %% [markdown]
 # ### Exercise 9.3 — the peak memory of an execution order
