@@ -51,10 +51,10 @@ np.set_printoptions(precision=3, suppress=True)
 # %%
 inputs = viz.examples.seed_inputs()
 A, B, C = (tg.tensor(inputs[k], requires_grad=True) for k in "ABC")
-names = {"A": A, "B": B, "C": C}
 D = (A + B) * C
 E = D @ (A + C)
 L = E.sum()
+names = {"A": A, "B": B, "C": C, "D": D, "E": E, "L": L}  # names for the drawings
 
 for label, t in [("A", A), ("D", D), ("E", E), ("L", L)]:
     print(f"{label}: is_leaf={t.is_leaf!s:<5} grad_fn={t.grad_fn}")
@@ -70,8 +70,9 @@ for label, t in [("A", A), ("D", D), ("E", E), ("L", L)]:
 def describe(node):
     if node is None:
         return "None"
-    extra = f" -> fills {label_of(node.variable)}.grad" if hasattr(node, "variable") else ""
-    return f"{node.name()} #{node.sequence_nr}{extra}"
+    if hasattr(node, "variable"):
+        return f"{node.name()} -> fills {label_of(node.variable)}.grad"
+    return f"{node.name()} (sequence_nr {node.sequence_nr})"
 
 
 def label_of(tensor):
@@ -84,8 +85,8 @@ for node in [L.grad_fn, E.grad_fn, D.grad_fn]:
         print(f"   input {i} -> {describe(nxt)} (input_nr={input_nr})")
 
 # %% [markdown]
-# `#n` is the node's **`sequence_nr`**: a counter that grows as nodes are created. It matters
-# in one place only: when several nodes are ready to run, the engine runs the one created last
+# A node's **`sequence_nr`** is a counter that grows as nodes are created. It matters in one
+# place only: when several nodes are ready to run, the engine runs the one created last
 # (highest `sequence_nr`) first — reverse creation order, like a tape played backwards.
 # `AccumulateGrad` is the exception, as in PyTorch: every one of them carries the largest
 # number there is, $2^{64}-1$, so it runs as soon as its gradient is complete.
@@ -95,6 +96,11 @@ for node in [L.grad_fn, E.grad_fn, D.grad_fn]:
 # `viz.draw(loss, names=...)` draws it: backward ops are boxes, arrows follow
 # `next_functions`, green `AccumulateGrad` boxes fill the blue leaves. Compare with lesson 2:
 # there the boxes were tensors and the ops were arrows; here it is the other way round.
+#
+# Each box is named the way the rest of the course names it: `AccumulateGrad (A)` fills
+# `A.grad`; `MulBackward (D)` is the node of the tensor we called `D` (pass names in `names=`);
+# a node whose tensor has no name is told apart from others of its type by a number, in the
+# order the code made them: `AddBackward #1` is `A + B`, `AddBackward #2` is `A + C`.
 
 # %%
 L.name = "L"
@@ -193,21 +199,27 @@ display(Markdown(f"**Frame 0.** {stepper.caption(0)}"))
 stepper.draw(0)
 
 # %% [markdown]
-# Frame 3: `MatMulBackward` ran and sent two gradients; now two nodes are ready, and the queue
-# order is decided by `sequence_nr`.
+# The frame where `MatMulBackward (E)` runs: it sends two gradients, and now two nodes are
+# ready; the queue order is decided by `sequence_nr`.
 
 # %%
-display(Markdown(f"**Frame 3.** {stepper.caption(3)}"))
-stepper.draw(3)
+def frame_of(title):
+    return next(i for i, frame in enumerate(stepper.frames) if frame.title == title)
+
+
+k = frame_of("MatMulBackward (E)")
+display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
+stepper.draw(k)
 
 # %% [markdown]
-# Frame 5: `MulBackward` sends a gradient to `AccumulateGrad (C)`, which already holds one from
-# `AddBackward 1`: the two are **summed in the buffer** ($C$ is used twice), and only then does
-# that node become ready.
+# The frame where `MulBackward (D)` runs: it sends a gradient to `AccumulateGrad (C)`, which
+# already holds one from `AddBackward #2` (the node of `A + C`): the two are **summed in the
+# buffer** ($C$ is used twice), and only then does that node become ready.
 
 # %%
-display(Markdown(f"**Frame 5.** {stepper.caption(5)}"))
-stepper.draw(5)
+k = frame_of("MulBackward (D)")
+display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
+stepper.draw(k)
 
 # %% [markdown]
 # The slider shows every frame (drag it, or press play; it works on a static page too):
@@ -234,7 +246,7 @@ check("A.grad after the stepper's backward", A.grad.numpy(),
 # ready: put a counter between the number and the node, `(-node.sequence_nr, k, node)`.
 #
 # (Watch out: the order is *not* simply "sort by `sequence_nr`". `AccumulateGrad (C)` has a
-# larger number than `MulBackward`, yet it must wait for `MulBackward`'s gradient.)
+# larger number than `MulBackward (D)`, yet it must wait for that node's gradient.)
 
 # %%
 def engine_order(root):

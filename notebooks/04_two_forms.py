@@ -41,8 +41,8 @@ np.set_printoptions(precision=4, suppress=True)
 #
 # `viz.draw_both` runs $D = (A + B) \odot C$, $E = D\,(A + C)$ in both engines. With
 # `show_values=True` the symbolic boxes carry their values too; the eager leaves always show
-# their `.grad`. Check that the gold $\partial E/\partial A$ box on the left holds the same
-# numbers as `A.grad` on the right.
+# their `.grad`. Check that the gold $\partial E/\partial A$ box of the symbolic form (top)
+# holds the same numbers as `A.grad` in the eager form (bottom).
 
 # %%
 inputs = viz.examples.seed_inputs()
@@ -55,11 +55,11 @@ viz.draw_both(viz.examples.seed, show_values=True, **inputs)
 #
 # | forward op | symbolic: a **tensor** node | eager: a **backward** node |
 # |---|---|---|
-# | `A + B` | `(A+B)` (op `add`) | `AddBackward` |
+# | `A + B` | `(A+B)` (op `add`) | `AddBackward #1` |
 # | `(A + B) * C` | `D` (op `mul`) | `MulBackward` |
-# | `A + C` | `(A+C)` (op `add`) | `AddBackward` |
+# | `A + C` | `(A+C)` (op `add`) | `AddBackward #2` |
 # | `D @ (A + C)` | `E` (op `matmul`) | `MatMulBackward` |
-# | input `A` | `Variable("A")` | leaf `A` + `AccumulateGrad` |
+# | input `A` | `Variable("A")` | leaf `A` + `AccumulateGrad (A)` |
 # | $A$ used twice | gold **Σ `add`** node (gradient graph) | gradients **summed in a buffer** |
 #
 # The code below builds both and lines them up by creation order, to show the table is not

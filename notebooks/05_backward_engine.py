@@ -59,30 +59,30 @@ from tinygrad_edu.lessons import lesson05 as ex
 def make_graph():
     a = tg.tensor([1.0, 2.0], requires_grad=True)
     b = tg.tensor([3.0, 4.0], requires_grad=True)
-    a.name, b.name = "a", "b"
     c = a * b
     d = c + a
     loss = (d * c).sum()
+    a.name, b.name = "a", "b"
+    NAMES.update(viz.node_names(loss))  # what the drawings call each node (see below)
     return a, b, loss
 
 
+NAMES = {}
 a, b, loss = make_graph()
-viz.draw(loss, names={"a": a, "b": b})
+viz.draw(loss)
 
 
 # %% [markdown]
 # Every node knows where its gradients go (`next_functions`: one `(node, input_nr)` per forward
-# input) and when it was created (`sequence_nr`, a global counter). A readable name for each
-# node helps in what follows:
+# input) and when it was created (`sequence_nr`, a global counter). In what follows each node
+# goes by the name the drawings give it (`viz.node_names`): `AccumulateGrad (a)` fills
+# `a.grad`; two nodes of one type are told apart by a number in the order the code made them,
+# `MulBackward #1` for $c = a \odot b$ and `MulBackward #2` for $d \odot c$.
 
 # %%
 def label(node):
-    """A node's name, its sequence number, and for AccumulateGrad the leaf it feeds."""
-    if node is None:
-        return "None"
-    leaf = getattr(node, "variable", None)
-    tag = f"({leaf.name})" if leaf is not None else f"#{node.sequence_nr}"
-    return f"{node.name()}{tag}"
+    """The node's name in the drawings."""
+    return "None" if node is None else NAMES.get(node, node.name())
 
 
 def walk(node, depth=0, seen=None):
@@ -124,9 +124,9 @@ with observe(PrintCounts()):
     loss.backward()
 
 # %% [markdown]
-# The first `MulBackward` (the one for $c = a \odot b$, lowest sequence number) waits for two
-# gradients: $c$ feeds both the `add` and the final `mul`. `AccumulateGrad(a)` waits for two
-# as well: one from each op that used `a` directly.
+# `MulBackward #1` (the one for $c = a \odot b$) waits for two gradients: $c$ feeds both the
+# `add` and the final `mul`. `AccumulateGrad (a)` waits for two as well: one from each op that
+# used `a` directly.
 #
 # ### The stepper: watch the counts go down
 #
@@ -137,7 +137,7 @@ with observe(PrintCounts()):
 
 # %%
 a, b, loss = make_graph()
-stepper = viz.BackwardStepper.record(loss, names={"a": a, "b": b})
+stepper = viz.BackwardStepper.record(loss)
 for i, frame in enumerate(stepper.frames):
     print(f"{i}: {frame.title}")
 viz.stepper_frames(stepper)
@@ -149,9 +149,9 @@ viz.stepper_frames(stepper)
 stepper.draw(0)
 
 # %% [markdown]
-# and the step where `AddBackward` runs: the gradient it sends to the `MulBackward` of
-# $c = a \odot b$ (the first `MulBackward` made) lands in a buffer that already holds one, so
-# the two are **added** there, and that node's count drops to zero: it becomes ready.
+# and the step where `AddBackward` runs: the gradient it sends to `MulBackward #1` (the node of
+# $c = a \odot b$) lands in a buffer that already holds one, so the two are **added** there,
+# and that node's count drops to zero: it becomes ready.
 
 # %%
 step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward"))
@@ -200,6 +200,7 @@ u.name, v.name = "u", "v"
 p = (u.exp() * 2).sum()      # created first: lower sequence numbers
 q = (v.tanh() * 3).sum()     # created second
 total = p + q
+NAMES.update(viz.node_names(total, names={"p": p, "q": q}))
 with observe(RunOrder()):
     total.backward()
 
@@ -282,6 +283,7 @@ x = tg.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3
 h.name = "h"
 out = (h * h).sum()
+NAMES.update(viz.node_names(out, names={"h": h}))
 
 h.register_hook(lambda g: log.append(f"tensor hook on h: grad {g.numpy()}"))
 h.grad_fn.register_prehook(lambda gouts: log.append(f"pre-hook of {label(h.grad_fn)}"))

@@ -357,10 +357,32 @@ def test_kernel_bigger_than_padded_input_is_a_clear_error_in_both_engines():
      "index 5 is out of range for a table of 5 rows"),
     (lambda: F.embedding(tg.tensor([-1], dtype="int64"), tg.zeros(5, 2)), "index -1"),
     (lambda: F.embedding(tg.tensor([0.0]), tg.zeros(5, 2)), "indices must be integers"),
+    (lambda: F.conv2d(tg.zeros(1, 1, 3, 3), tg.zeros(1, 1, 0, 2)), "kernel_size must be"),
+    (lambda: F.conv2d(tg.zeros(1, 2, 3, 3), tg.zeros(1, 2, 2, 2), groups=0), "groups must be"),
+    (lambda: F.pad(tg.zeros(2, 3), (1.5, 1)), "tuple of ints"),
+    (lambda: F.conv2d([[[[1.0]]]], tg.ones(1, 1, 1, 1)), "input must be a tensor"),
 ])  # fmt: skip
 def test_bad_arguments_are_clear_errors(call, match):
     with pytest.raises((ValueError, TypeError, IndexError, ShapeError), match=match):
         call()
+
+
+def test_an_input_changed_in_place_after_conv2d_saved_it_is_an_error():
+    x = tg.randn(1, 1, 4, 4, requires_grad=True)
+    y = F.conv2d(x, tg.randn(1, 1, 2, 2))
+    with tg.no_grad():
+        x.mul_(0)
+    with pytest.raises(RuntimeError, match="in-place"):
+        y.sum().backward()
+
+
+def test_empty_batch_like_torch():
+    x = tg.randn(0, 3, 5, 5, requires_grad=True)
+    w = tg.randn(4, 3, 3, 3, requires_grad=True)
+    y = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+    assert y.shape == (0, 4, 2, 2)
+    y.sum().backward()
+    assert x.grad.shape == x.shape and not w.grad.numpy().any()
 
 
 def test_errors_do_not_corrupt_state():

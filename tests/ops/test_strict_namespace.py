@@ -62,6 +62,9 @@ EXAMPLES = {
     "softmax": ((_a,), {"axis": 0}),
     "log_softmax": ((_a,), {"axis": -1}),
     "softmax_cross_entropy": ((_a, _probs), {}),
+    "fill_constant": ((), {"shape": (2, 3), "value": 1.5, "dtype": "float64"}),
+    "uniform_random": ((), {"shape": (3, 2), "low": -1.0, "high": 2.0, "seed": 3}),
+    "gaussian_random": ((), {"shape": (4,), "mean": 1.0, "std": 0.5, "seed": 4}),
 }
 EXAMPLES.update(LAYER_EXAMPLES)  # convolution, pooling, padding, normalisation, embedding
 

@@ -53,8 +53,8 @@ def test_captions_explain_why_a_node_goes_first():
     loss, _ = _fresh_seed()
     st = viz.BackwardStepper.record(loss)
     by_title = {f.title: f.caption for f in st.frames}
-    assert by_title["AddBackward 1"].startswith(
-        "2 nodes were ready; AddBackward 1 was created last (highest sequence_nr)"
+    assert by_title["AddBackward #2"].startswith(  # A + C, the second add the code made
+        "2 nodes were ready; AddBackward #2 was created last (highest sequence_nr)"
     )
     assert "AccumulateGrad (C) goes first: every AccumulateGrad has the largest" in (
         by_title["AccumulateGrad (C)"]

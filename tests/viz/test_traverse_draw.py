@@ -33,7 +33,7 @@ def test_symbolic_seed_records(seed_symbolic):
     assert len(data.edges) == 3 * len(ops)
     mm = next(n for n in ops if n.info["op"] == "matmul")
     roles = sorted(e.label for e in data.edges if e.dst == mm.id)
-    assert roles == ["A (left)", "B (right)"]
+    assert roles == ["left", "right"]
     assert data.outputs == [data.id_of(E)]
 
 

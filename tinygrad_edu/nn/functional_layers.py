@@ -177,7 +177,7 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
     [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
     """
     x = _tensor("pad", "input", input)
-    widths = tuple(int(p) for p in pad)
+    widths = _pad_amounts(pad)
     if mode == "constant":
         return apply_op(REGISTRY["pad"], x, pad=widths, value=0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
@@ -202,6 +202,16 @@ def pad(input, pad, mode: str = "constant", value=None) -> Tensor:
         index = (Ellipsis, xp.asarray(idx)) + (slice(None),) * k
         x = x[index]
     return x
+
+
+def _pad_amounts(pad) -> tuple[int, ...]:
+    try:
+        if all(int(p) == p and not isinstance(p, bool) for p in pad):
+            return tuple(int(p) for p in pad)
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(f"pad: pad must be a tuple of ints (before, after for each padded axis, "
+                     f"last axis first), got {pad!r}")  # fmt: skip
 
 
 def _pad_index(mode, n, before, after, shape):
@@ -351,7 +361,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 def _renorm_rows(idx, w, max_norm, norm_type) -> None:
     xp = backend.namespace_of(w.data)
-    rows = xp.unique_values(xp.reshape(idx.data, (-1,)))
+    unique = getattr(xp, "unique_values", None) or xp.unique  # numpy 2, the Array API; CuPy
+    rows = unique(xp.reshape(idx.data, (-1,)))
     with no_grad():
         sel = w.data[rows]
         norms = xp.sum(xp.abs(sel) ** norm_type, axis=1) ** (1.0 / norm_type)

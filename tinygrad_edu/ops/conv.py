@@ -269,7 +269,8 @@ class Conv2d(_ConvOp):
         return contiguous(xp, xp.permute_dims(xp.reshape(y, (O, N, oh, ow)), (1, 0, 2, 3)))
 
     def shape(self, xshape, wshape, bshape=None, stride=1, padding=0, dilation=1, groups=1):
-        _, s, p, d = self._p(1, stride, padding, dilation)
+        _, s, p, d = self._p(tuple(wshape[2:4]) if len(wshape) == 4 else 1, stride, padding,
+                             dilation)  # fmt: skip
         N, O, oh, ow = _check(self.name, xshape, wshape, s, p, d, groups)
         if bshape is not None and tuple(bshape) != (O,):
             raise ShapeError(

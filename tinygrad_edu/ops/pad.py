@@ -24,8 +24,8 @@ def pad_widths(opname: str, shape, pad) -> list[tuple[int, int]]:
     """PyTorch's flat ``pad`` tuple as one ``(before, after)`` pair per axis of ``shape``
     (first axis first); errors name the op, the shape and the pad."""
     try:
+        ok = len(pad) % 2 == 0 and all(int(p) == p and not isinstance(p, bool) for p in pad)
         pad = tuple(int(p) for p in pad)
-        ok = len(pad) % 2 == 0
     except (TypeError, ValueError):
         ok = False
     if not ok:

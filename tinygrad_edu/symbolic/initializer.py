@@ -1,5 +1,7 @@
 r"""Parameters and their initialisers: what goes into the startup program.
 
+The initialiser ops themselves live in the op library (:mod:`tinygrad_edu.ops.creation`).
+
 In Fluid a parameter exists twice. The **startup program** holds its *initialiser*, an op
 with no inputs (``fill_constant``, ``uniform_random``, ``gaussian_random``) whose value is
 stored in the scope when the startup program runs, once. The **main program** holds a
@@ -21,59 +23,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as _np  # random numbers are drawn with numpy's generator, then moved to xp
+import numpy as _np  # NumpyArrayInitializer keeps its value as a host array
 
-from ..ops import Op, register
 from .node import Node, Variable, apply_op, constant
 from .program import Update, building_in, default_main_program, default_startup_program
 
 __all__ = [
-    "FillConstant", "UniformRandom", "GaussianRandom", "Initializer", "Constant", "Uniform",
-    "Normal", "Xavier", "NumpyArrayInitializer", "create_parameter", "create_global_var",
-    "data",
+    "Initializer", "Constant", "Uniform", "Normal", "Xavier", "NumpyArrayInitializer",
+    "create_parameter", "create_global_var", "data",
 ]  # fmt: skip
-
-
-class _Generator(Op):
-    """An op with no inputs whose value comes from its attributes (an initialiser)."""
-
-    arity, differentiable = 0, False
-
-    def shape(self, shape, **attrs):
-        return tuple(shape)
-
-
-@register
-class FillConstant(_Generator):
-    """``fill_constant(shape, value, dtype)``: an array of ``shape`` holding ``value``."""
-
-    name = "fill_constant"
-
-    def forward(self, xp, shape, value, dtype="float32"):
-        return xp.full(tuple(shape), value, dtype=getattr(xp, dtype))
-
-
-@register
-class UniformRandom(_Generator):
-    """``uniform_random(shape, low, high, seed, dtype)``: uniform on $[low, high)$. The same
-    ``seed`` gives the same array; ``seed=None`` draws afresh at every run."""
-
-    name, pure = "uniform_random", False
-
-    def forward(self, xp, shape, low=-1.0, high=1.0, seed=None, dtype="float32"):
-        values = _np.random.default_rng(seed).uniform(low, high, size=tuple(shape))
-        return xp.asarray(values.astype(dtype))
-
-
-@register
-class GaussianRandom(_Generator):
-    """``gaussian_random(shape, mean, std, seed, dtype)``: normal with ``mean`` and ``std``."""
-
-    name, pure = "gaussian_random", False
-
-    def forward(self, xp, shape, mean=0.0, std=1.0, seed=None, dtype="float32"):
-        values = _np.random.default_rng(seed).normal(mean, std, size=tuple(shape))
-        return xp.asarray(values.astype(dtype))
 
 
 class Initializer:

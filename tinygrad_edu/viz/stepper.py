@@ -56,7 +56,7 @@ from .draw import (
     check_dot,
     format_array,
 )
-from .traverse import EdgeRecord, collapse, eager_graph, symbolic_graph
+from .traverse import EdgeRecord, collapse, eager_graph, node_names, symbolic_graph
 
 __all__ = ["BackwardStepper", "Frame"]
 
@@ -752,17 +752,8 @@ def _shape(a) -> str:
 
 
 def _eager_tags(data) -> dict:
-    """node/leaf -> a unique short name: ``AccumulateGrad (A)``, ``AddBackward 2`` ..."""
-    tags, counts, seen = {}, {}, {}
-    for r in data.nodes:
-        if r.kind == "backward":
-            counts[r.label] = counts.get(r.label, 0) + 1
-    for r in data.nodes:
-        if r.kind == "leaf":
-            tags[r.ref] = r.label
-            acc = next(x.ref for x in data.nodes if x.id == r.info["accumulate"])
-            tags[acc] = f"AccumulateGrad ({r.label})"
-        elif r.kind == "backward":
-            seen[r.label] = seen.get(r.label, 0) + 1
-            tags[r.ref] = r.label if counts[r.label] == 1 else f"{r.label} {seen[r.label]}"
+    """node/leaf -> its name: the renderer's (``AccumulateGrad (A)``, ``AddBackward #2``; see
+    NOTE [One name per node] in traverse.py); leaves by their own label."""
+    tags = node_names(data)
+    tags.update({r.ref: r.label for r in data.nodes if r.kind == "leaf"})
     return tags
