@@ -71,7 +71,7 @@ except RuntimeError as error:
 
 # %% [markdown]
 # `t.to(device)` copies. For a tensor that takes part in autograd the copy is an op like any
-# other: it records a **`ToCopyBackward`** node, whose backward copies the gradient back to
+# other: it records a **`ToCopyBackward0`** node, whose backward copies the gradient back to
 # where the value came from. Here is the graph this lesson uses: `x` lives on the CPU, the
 # weight `w` on `sim:0`; the product is computed on `sim:0` and the loss back on the CPU.
 
@@ -92,21 +92,21 @@ viz.draw(loss, names=names)
 # ### Exercise 10.1 — which queue runs each node
 #
 # Predict before you look. Write `lanes()` returning a dict from each node name of the drawing
-# above (`"SumBackward (loss)"`, `"MulBackward"`, `"ToCopyBackward #1"`, ...) to `"cpu"` or
-# `"sim:0"`: the queue that runs it. (`ToCopyBackward #1` is the copy made first, `x.to("sim:0")`;
+# above (`"SumBackward0 (loss)"`, `"MulBackward0"`, `"ToCopyBackward0 #1"`, ...) to `"cpu"` or
+# `"sim:0"`: the queue that runs it. (`ToCopyBackward0 #1` is the copy made first, `x.to("sim:0")`;
 # `#2` is `y.to("cpu")`.) The check runs `backward()` and compares with what the engine reports.
 
 # %%
 def lanes():
     # BEGIN SOLUTION
     return {
-        "SumBackward (loss)": "cpu",
-        "MulBackward": "cpu",
-        "ToCopyBackward #2": "cpu",     # the copy of y lives on the CPU
-        "TanhBackward (y)": "sim:0",
-        "MatMulBackward": "sim:0",
+        "SumBackward0 (loss)": "cpu",
+        "MulBackward0": "cpu",
+        "ToCopyBackward0 #2": "cpu",     # the copy of y lives on the CPU
+        "TanhBackward0 (y)": "sim:0",
+        "MmBackward0": "sim:0",
         "AccumulateGrad (w)": "sim:0",  # w lives on sim:0
-        "ToCopyBackward #1": "sim:0",   # the copy of x lives on sim:0
+        "ToCopyBackward0 #1": "sim:0",   # the copy of x lives on sim:0
         "AccumulateGrad (x)": "cpu",
     }
     # END SOLUTION
@@ -149,7 +149,7 @@ print("\nx.grad on", names["x"].grad.device, "| w.grad on", names["w"].grad.devi
 # `viz.BackwardStepper.record(loss)` keeps one frame per node. With several devices, each
 # frame names the queue and the thread that ran the node, and the table shows one column
 # (a *lane*) per queue: what each ran, and what waits in it. Step through it — the gradient
-# crosses to `sim:0` at `TanhBackward (y)` and comes back at `AccumulateGrad (x)`.
+# crosses to `sim:0` at `TanhBackward0 (y)` and comes back at `AccumulateGrad (x)`.
 
 # %%
 loss, names = ex.cross_device_graph()

@@ -92,6 +92,6 @@ def test_nodes_made_ready_on_a_device_show_queued_in_its_lane():
     for f in st.frames:
         for node in f.newly_ready:
             assert node in f.lanes.get(str(node.device), []), (f.title, node.name())
-    matmul = next(f for f in st.frames if f.kind == "run" and f.node.name() == "MatMulBackward")
-    assert [n.name() for n in matmul.lanes["sim:0"]] == ["AccumulateGrad", "ToCopyBackward"]
+    matmul = next(f for f in st.frames if f.kind == "run" and f.node.name() == "MmBackward0")
+    assert [n.name() for n in matmul.lanes["sim:0"]] == ["AccumulateGrad", "ToCopyBackward0"]
     assert "running (another thread)" not in st.draw(st.frames.index(matmul)).source

@@ -308,6 +308,9 @@ class ToCopyBackward(Node):
         self.source = source
         place(self, device)
 
+    def name(self) -> str:
+        return "ToCopyBackward0"  # PyTorch's name for the node of x.to(device)
+
     def apply(self, grads, create_graph):
         g = grads[0]
         if create_graph:  # a tensor: the copy back is recorded too
