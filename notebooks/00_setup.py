@@ -119,7 +119,7 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
 # | 9 compiler | programs and blocks, `cond`/`while_loop` gradients, passes, memory plans, code, ONNX |
 #
-# In short: lessons 2 and 3 open up the left and the right half of the picture above,
+# In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
 # Lesson 9 builds on lesson 8: the symbolic engine as a small compiler.
 # Every lesson has small exercises with checks like the one below.
