@@ -118,10 +118,12 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 7 GPU | devices and array namespaces: the same code on CuPy |
 # | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
 # | 9 compiler | programs and blocks, `cond`/`while_loop` gradients, passes, memory plans, code, ONNX |
+# | 10 device engine | one ready queue and one thread per device, lanes, reentrant backward |
 #
 # In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
-# Lesson 9 builds on lesson 8: the symbolic engine as a small compiler.
+# Lesson 9 builds on lesson 8 (the symbolic engine as a small compiler), lesson 10 on lesson 5
+# (the eager engine across devices and threads).
 # Every lesson has small exercises with checks like the one below.
 
 # %% [markdown]

@@ -170,8 +170,10 @@ def _chromium() -> str:
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("Chromium is not installed, so the pages were not looked at in a browser "
-                "(Debian: sudo apt-get install -y chromium)")  # fmt: skip
+    pytest.skip(
+        "Chromium is not installed (Debian: sudo apt-get install -y chromium; make test tries "
+        "and goes on without it when apt-get fails)"
+    )
 
 
 def _browse(tmp_path, url: str, *args: str, window=WINDOW) -> subprocess.CompletedProcess:

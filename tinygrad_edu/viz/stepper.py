@@ -139,6 +139,15 @@ class _Recorder:
             lanes.setdefault(device, []).append((node, inputs))
         if popped is not None:
             lanes.setdefault("cpu", []).insert(0, (popped, None))
+        # NOTE: with several devices, the nodes this step made ready reach their queue only
+        # after the step (the engine's _work pushes them once _evaluate returns): show them
+        # queued on their device's lane, in the queue's order, not as running elsewhere.
+        queued = {id(n) for entries in lanes.values() for n, _ in entries}
+        late = [n for n in frame.newly_ready if id(n) not in queued]
+        for node in late:
+            lanes.setdefault(str(node.device), []).append((node, None))
+        for device in {str(n.device) for n in late}:
+            lanes[device].sort(key=lambda entry: -entry[0].sequence_nr)  # stable: ties keep order
         frame.lanes = {d: [n for n, _ in entries] for d, entries in lanes.items()}
         frame.ready = [n for d in sorted(lanes, key=_lane_key) for n, _ in lanes[d]]
         with task.lock or _NO_LOCK:  # other threads change these while a task runs
