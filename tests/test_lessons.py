@@ -345,6 +345,22 @@ def test_pair_problems_catches_an_edit_not_synced(tmp_path):
     assert "missing" in lessons.pair_problems(py)[0]
 
 
+def test_student_edition_keeps_the_pairs_in_sync(tmp_path):
+    """make-student strips the .py and the .ipynb of a lesson alike."""
+    pytest.importorskip("jupytext")
+    import shutil
+
+    from tinygrad_edu.grading.student import make_student_edition
+
+    src = tmp_path / "src"
+    shutil.copytree(NOTEBOOKS, src / "notebooks")
+    make_student_edition(src, tmp_path / "edition")
+    for name in LESSONS:
+        py = tmp_path / "edition" / "notebooks" / f"{name}.py"
+        assert lessons.SOLUTION_BEGIN not in py.read_text(encoding="utf-8")
+        assert lessons.pair_problems(py) == [], name
+
+
 def _outputs(nb):
     return [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
 
