@@ -195,7 +195,6 @@ for i, frame in enumerate(stepper.frames):
 # A few frames as pictures. Frame 0: the counts are in, only the root is ready.
 
 # %%
-display(Markdown(f"**Frame 0.** {stepper.caption(0)}"))
 stepper.draw(0)
 
 # %% [markdown]
@@ -207,9 +206,7 @@ def frame_of(title):
     return next(i for i, frame in enumerate(stepper.frames) if frame.title == title)
 
 
-k = frame_of("MmBackward0 (E)")
-display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
-stepper.draw(k)
+stepper.draw(frame_of("MmBackward0 (E)"))
 
 # %% [markdown]
 # The frame where `MulBackward0 (D)` runs: it sends a gradient to `AccumulateGrad (C)`, which
@@ -217,9 +214,7 @@ stepper.draw(k)
 # buffer** ($C$ is used twice), and only then does that node become ready.
 
 # %%
-k = frame_of("MulBackward0 (D)")
-display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
-stepper.draw(k)
+stepper.draw(frame_of("MulBackward0 (D)"))
 
 # %% [markdown]
 # The slider shows every frame (drag it, or press play; it works on a static page too):
