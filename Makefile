@@ -16,30 +16,38 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
 	@rm -f $(VENV)/.installed-* && touch $@
 
-# $(call apt_install,COMMAND,PACKAGE,OTHERWISE): when COMMAND is missing, install Debian's
-# PACKAGE if we are root with apt-get, else run OTHERWISE (a message, and maybe a failure).
+# $(call apt_install,COMMAND,PACKAGE,OTHERWISE,IF_APT_FAILS): when COMMAND is missing, install
+# Debian's PACKAGE if we are root with apt-get (IF_APT_FAILS when that fails, e.g. a held dpkg
+# lock), else run OTHERWISE (a message, and maybe a failure).
 define apt_install
 @command -v $(1) >/dev/null 2>&1 || { \
   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
     echo "installing Debian's $(2) package"; \
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) \
+      >/dev/null; } || { $(4); }; \
   else \
     $(3); \
   fi; }
 endef
 
 # Graphviz's `dot` draws the graphs: without it, stop and say how to install it.
+DOT ?= dot
 NO_DOT := echo "Graphviz's 'dot' program is missing. Install it: 'sudo apt-get install graphviz'" \
   "(Debian/Ubuntu), 'brew install graphviz' (macOS) or 'conda install graphviz'."; exit 1
+DOT_FAILED := echo "could not install graphviz with apt-get (see above); install it and rerun"; \
+  exit 1
 graphviz:
-	$(call apt_install,dot,graphviz,$(NO_DOT))
+	$(call apt_install,$(DOT),graphviz,$(NO_DOT),$(DOT_FAILED))
 
-# Headless Chromium lets the docs test look at a built lesson page. Without it (and without
-# root to install it) that one test is skipped with its reason.
+# Headless Chromium lets the docs test look at a built lesson page. It is optional: without
+# it (no root, or apt-get failing) that one test is skipped with its reason.
+CHROMIUM ?= chromium
 NO_CHROMIUM := echo "note: 'chromium' is missing, so the docs page check will be skipped" \
   "(install it with 'sudo apt-get install chromium')"
+CHROMIUM_FAILED := echo "note: installing chromium failed (see above), so the docs page check" \
+  "will be skipped; make test goes on"
 chromium:
-	$(call apt_install,chromium,chromium,$(NO_CHROMIUM))
+	$(call apt_install,$(CHROMIUM),chromium,$(NO_CHROMIUM),$(CHROMIUM_FAILED))
 
 # The whole suite: lint, the tests, and every lesson notebook run top to bottom.
 test: venv graphviz chromium

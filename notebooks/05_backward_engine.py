@@ -51,7 +51,7 @@ from tinygrad_edu.lessons import lesson05 as ex
 #
 # $$c = a \odot b, \qquad d = c + a, \qquad L = \textstyle\sum_i d_i\, c_i .$$
 #
-# Each box is a backward node (`MulBackward`, `AddBackward`, ...); an arrow from a node points
+# Each box is a backward node (`MulBackward0`, `AddBackward0`, ...); an arrow from a node points
 # to where the gradient it computes flows next: the node's `next_functions`. The green boxes
 # at the bottom are `AccumulateGrad` nodes, which add into a leaf's `.grad` (the blue boxes).
 
@@ -59,30 +59,30 @@ from tinygrad_edu.lessons import lesson05 as ex
 def make_graph():
     a = tg.tensor([1.0, 2.0], requires_grad=True)
     b = tg.tensor([3.0, 4.0], requires_grad=True)
-    a.name, b.name = "a", "b"
     c = a * b
     d = c + a
     loss = (d * c).sum()
+    a.name, b.name = "a", "b"
+    NAMES.update(viz.node_names(loss))  # what the drawings call each node (see below)
     return a, b, loss
 
 
+NAMES = {}
 a, b, loss = make_graph()
-viz.draw(loss, names={"a": a, "b": b})
+viz.draw(loss)
 
 
 # %% [markdown]
 # Every node knows where its gradients go (`next_functions`: one `(node, input_nr)` per forward
-# input) and when it was created (`sequence_nr`, a global counter). A readable name for each
-# node helps in what follows:
+# input) and when it was created (`sequence_nr`, a global counter). In what follows each node
+# goes by the name the drawings give it (`viz.node_names`): `AccumulateGrad (a)` fills
+# `a.grad`; two nodes of one type are told apart by a number in the order the code made them,
+# `MulBackward0 #1` for $c = a \odot b$ and `MulBackward0 #2` for $d \odot c$.
 
 # %%
 def label(node):
-    """A node's name, its sequence number, and for AccumulateGrad the leaf it feeds."""
-    if node is None:
-        return "None"
-    leaf = getattr(node, "variable", None)
-    tag = f"({leaf.name})" if leaf is not None else f"#{node.sequence_nr}"
-    return f"{node.name()}{tag}"
+    """The node's name in the drawings."""
+    return "None" if node is None else NAMES.get(node, node.name())
 
 
 def walk(node, depth=0, seen=None):
@@ -124,9 +124,9 @@ with observe(PrintCounts()):
     loss.backward()
 
 # %% [markdown]
-# The first `MulBackward` (the one for $c = a \odot b$, lowest sequence number) waits for two
-# gradients: $c$ feeds both the `add` and the final `mul`. `AccumulateGrad(a)` waits for two
-# as well: one from each op that used `a` directly.
+# `MulBackward0 #1` (the one for $c = a \odot b$) waits for two gradients: $c$ feeds both the
+# `add` and the final `mul`. `AccumulateGrad (a)` waits for two as well: one from each op that
+# used `a` directly.
 #
 # ### The stepper: watch the counts go down
 #
@@ -137,7 +137,7 @@ with observe(PrintCounts()):
 
 # %%
 a, b, loss = make_graph()
-stepper = viz.BackwardStepper.record(loss, names={"a": a, "b": b})
+stepper = viz.BackwardStepper.record(loss)
 for i, frame in enumerate(stepper.frames):
     print(f"{i}: {frame.title}")
 viz.stepper_frames(stepper)
@@ -149,12 +149,12 @@ viz.stepper_frames(stepper)
 stepper.draw(0)
 
 # %% [markdown]
-# and the step where `AddBackward` runs: the gradient it sends to the `MulBackward` of
-# $c = a \odot b$ (the first `MulBackward` made) lands in a buffer that already holds one, so
-# the two are **added** there, and that node's count drops to zero: it becomes ready.
+# and the step where `AddBackward0` runs: the gradient it sends to `MulBackward0 #1` (the node of
+# $c = a \odot b$) lands in a buffer that already holds one, so the two are **added** there,
+# and that node's count drops to zero: it becomes ready.
 
 # %%
-step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward"))
+step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward0"))
 print(stepper.caption(step_add))
 stepper.draw(step_add)
 
@@ -200,6 +200,7 @@ u.name, v.name = "u", "v"
 p = (u.exp() * 2).sum()      # created first: lower sequence numbers
 q = (v.tanh() * 3).sum()     # created second
 total = p + q
+NAMES.update(viz.node_names(total, names={"p": p, "q": q}))
 with observe(RunOrder()):
     total.backward()
 
@@ -238,7 +239,7 @@ check("dL/db", b.grad, 2 * an**2 * bn + an**2)
 # %% [markdown]
 # ## 5. `retain_graph`
 #
-# A node keeps what its derivative needs (`MulBackward` keeps both inputs, `ExpBackward` its
+# A node keeps what its derivative needs (`MulBackward0` keeps both inputs, `ExpBackward0` its
 # output). After it runs, the values are no longer needed — **unless** you backward through the
 # same graph again. By default (`retain_graph=False`) each node frees them as it runs, so the
 # memory of a training step is returned during the backward. A second backward then fails:
@@ -282,6 +283,7 @@ x = tg.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3
 h.name = "h"
 out = (h * h).sum()
+NAMES.update(viz.node_names(out, names={"h": h}))
 
 h.register_hook(lambda g: log.append(f"tensor hook on h: grad {g.numpy()}"))
 h.grad_fn.register_prehook(lambda gouts: log.append(f"pre-hook of {label(h.grad_fn)}"))
@@ -330,7 +332,7 @@ ex.clip_hook.check(clip_hook)
 # %% [markdown]
 # ## 7. In-place ops and version counters
 #
-# `MulBackward` for $a \odot b$ saved $a$ and $b$. If you change $a$ in place afterwards, the
+# `MulBackward0` for $a \odot b$ saved $a$ and $b$. If you change $a$ in place afterwards, the
 # backward would multiply with the wrong numbers — silently. So every tensor carries a
 # **version counter** (`t._version`, a one-element list shared by every view and `detach()` of
 # the same data); each in-place op (`add_`, `mul_`, `+=` ...) bumps it, a saved value remembers
@@ -338,9 +340,9 @@ ex.clip_hook.check(clip_hook)
 
 # %%
 x = tg.tensor([1.0, 2.0], requires_grad=True)
-y = x.exp()              # ExpBackward saves its output y
+y = x.exp()              # ExpBackward0 saves its output y
 print("y._version after exp:", y._version)
-z = (y * 2).sum()        # MulBackward saves y as its input 0
+z = (y * 2).sum()        # MulBackward0 saves y as its input 0
 y.mul_(2)
 print("y._version after mul_:", y._version)
 try:
@@ -428,7 +430,7 @@ with np.errstate(all="ignore"), tg.detect_anomaly():
         message = str(e)
 lines = message.splitlines()
 print("\n".join(lines[:3] + ["  ..."] + lines[-2:]))  # the message, then the last frame
-check_true("the error names the node that produced NaN", "PowBackward" in message)
+check_true("the error names the node that produced NaN", "PowBackward0" in message)
 
 # %% [markdown]
 # Without anomaly mode the same backward runs to the end and leaves a NaN in `x.grad`, with no

@@ -54,7 +54,7 @@ Xtr, ytr = load_digits("train")
 Xte, yte = load_digits("test")
 print("train:", Xtr.shape, Xtr.dtype, " test:", Xte.shape, " labels:", np.bincount(ytr))
 
-fig, axes = plt.subplots(2, 10, figsize=(10, 2.7))
+fig, axes = plt.subplots(2, 10, figsize=(8.8, 2.6))
 for ax, i in zip(axes.flat, range(20)):
     ax.imshow(Xtr[i].reshape(8, 8), cmap="gray_r")
     ax.set_title(str(ytr[i]), fontsize=10)
@@ -184,7 +184,7 @@ assert symbolic["acc"][-1] >= 0.95, "the symbolic MLP should reach 95% test accu
 for p, name in zip(model.parameters(), ["W1", "b1", "W2", "b2"]):
     print(f"{name}: max |eager - symbolic| = {np.abs(p.numpy() - scope[name]).max():.2e}")
 check("losses of the two engines, step by step", symbolic["loss"], eager["loss"],
-      atol=1e-3, rtol=1e-3)
+      atol=5e-3, rtol=5e-3)
 
 # %% [markdown]
 # ## 5. Curves
@@ -193,7 +193,7 @@ check("losses of the two engines, step by step", symbolic["loss"], eager["loss"]
 # epoch tell how training went. The two engines' curves lie on top of each other.
 
 # %%
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.6))
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.8, 3.3))
 ax1.plot(eager["loss"], color="tab:blue", lw=1.2, label="eager")
 ax1.plot(symbolic["loss"], color="tab:orange", lw=1, ls="--", label="symbolic")
 ax1.set_yscale("log")
@@ -225,7 +225,7 @@ pred = probs.argmax(axis=1)
 wrong = np.flatnonzero(pred != yte)
 show = np.concatenate([np.arange(16 - min(4, len(wrong))), wrong[:4]])
 
-fig, axes = plt.subplots(2, 8, figsize=(10, 3))
+fig, axes = plt.subplots(2, 8, figsize=(8.8, 4.0), layout="constrained")
 for ax, i in zip(axes.flat, show):
     ax.imshow(Xte[i].reshape(8, 8), cmap="gray_r")
     ok = pred[i] == yte[i]
@@ -233,7 +233,6 @@ for ax, i in zip(axes.flat, show):
                  fontsize=9, color="black" if ok else "red")
     ax.axis("off")
 fig.suptitle("prediction (confidence) on test images; the last ones are mistakes", fontsize=11)
-plt.tight_layout()
 plt.show()
 
 confusion = np.zeros((10, 10), dtype=int)

@@ -1,5 +1,5 @@
-"""The ``tinygrad-edu`` command: ``demo``, ``render``, ``grade``, ``make-student``,
-``gradescope-zip``.
+"""The ``tinygrad-edu`` command: ``demo``, ``render``, ``grade``, ``grade-batch``,
+``make-student``, ``gradescope-zip``.
 
 Each subcommand lives with its concept; this file only dispatches. A subcommand module
 exposes ``add_arguments(parser)`` and ``run(args) -> int``.
@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "demo": ("tinygrad_edu.demo", "draw the seed example, compare engines, train on digits"),
     "render": ("tinygrad_edu.viz.cli", "draw an example graph in both forms and step backward"),
     "grade": ("tinygrad_edu.grading.cli", "run graded tests and report points"),
+    "grade-batch": ("tinygrad_edu.grading.batch", "grade a folder of submissions, in sandboxes"),
     "make-student": ("tinygrad_edu.grading.student", "write a student edition of a repository"),
     "gradescope-zip": ("tinygrad_edu.grading.gradescope", "build a Gradescope autograder zip"),
 }

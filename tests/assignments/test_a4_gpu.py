@@ -15,8 +15,9 @@ machine with a GPU).
 import numpy as np
 import pytest
 
-import tinygrad_edu as tg
-from tinygrad_edu.backend import DeviceError, cuda_available, get_namespace, namespace_of
+from tinygrad_edu.backend import cuda_available
+
+from . import probes_a4 as probes
 
 pytestmark = [
     pytest.mark.gpu,
@@ -33,50 +34,38 @@ def _rng(seed=0):
 
 
 @pytest.mark.points(2)
-def test_cuda_namespace_is_cupy():
-    import cupy
-
-    xp = get_namespace("cuda")
-    assert xp is cupy, f'get_namespace("cuda") must return the cupy module, got {xp!r}'
-    assert get_namespace("cuda:0") is cupy
-    a = xp.ones(3)
-    assert namespace_of(a) is cupy and int(a.device.id) == 0
+def test_cuda_namespace_is_cupy(run):
+    """get_namespace("cuda") is the cupy module"""
+    got = run(probes.cuda_namespace)
+    assert got["is_cupy"], 'get_namespace("cuda") must return the cupy module'
+    assert got["cuda0_is_cupy"] and got["array_namespace_is_cupy"] and got["device"] == 0, got
 
 
 @pytest.mark.points(2)
-def test_eager_forward_and_backward_on_the_gpu_match_the_cpu():
+def test_eager_forward_and_backward_on_the_gpu_match_the_cpu(run):
+    """the eager engine on the GPU matches the CPU"""
     av, bv = _rng(1).standard_normal((4, 3)), _rng(2).standard_normal((3, 2))
-    results = {}
-    for device in ("cpu", "cuda"):
-        a = tg.tensor(av, requires_grad=True, device=device)
-        b = tg.tensor(bv, requires_grad=True, device=device)
-        loss = (a @ b).tanh().sum() + (a * a).exp().mean()
-        loss.backward()
-        assert a.grad.device == a.device, f"the gradient stays on {device}"
-        results[device] = (loss.item(), a.grad.numpy(), b.grad.numpy())
-    for cpu, gpu, what in zip(results["cpu"], results["cuda"], ["loss", "dL/da", "dL/db"]):
-        np.testing.assert_allclose(gpu, cpu, rtol=1e-10, err_msg=f"{what} on the GPU")
+    cpu = run(probes.eager_on, device="cpu", a=av, b=bv)
+    gpu = run(probes.eager_on, device="cuda", a=av, b=bv)
+    assert gpu["same_device"], "the gradient stays on the GPU"
+    for what in ("loss", "da", "db"):
+        np.testing.assert_allclose(gpu[what], cpu[what], rtol=1e-10, err_msg=f"{what} on the GPU")
 
 
 @pytest.mark.points(1)
-def test_symbolic_executor_on_the_gpu():
-    from tinygrad_edu.symbolic import Executor, Variable, gradients
-
-    x, W = Variable("x"), Variable("W")
-    y = (x @ W).exp().sum()
-    (dW,) = gradients(y, [W])
+def test_symbolic_executor_on_the_gpu(run):
+    """the symbolic Executor on the GPU matches the CPU"""
     xv, wv = _rng(3).standard_normal((2, 3)), _rng(4).standard_normal((3, 2)) * 0.3
-    cpu = Executor([y, dW]).run({x: xv, W: wv})
-    gpu = Executor([y, dW], device="cuda").run({x: xv, W: wv})
-    for c, g in zip(cpu, gpu):
-        assert isinstance(g, np.ndarray), "run() hands results back as numpy arrays"
+    cpu = run(probes.symbolic_on, device="cpu", x=xv, w=wv)
+    gpu = run(probes.symbolic_on, device="cuda", x=xv, w=wv)
+    assert all(gpu["numpy"]), "run() hands results back as numpy arrays"
+    for c, g in zip(cpu["values"], gpu["values"]):
         np.testing.assert_allclose(g, c, rtol=1e-10)
 
 
 @pytest.mark.points(1)
-def test_a_missing_gpu_index_is_a_clear_error():
-    import cupy
-
-    count = cupy.cuda.runtime.getDeviceCount()
-    with pytest.raises(DeviceError, match=f"cuda:{count}"):
-        get_namespace(f"cuda:{count}")
+def test_a_missing_gpu_index_is_a_clear_error(run):
+    """get_namespace: a missing GPU index is a clear DeviceError"""
+    got = run(probes.missing_gpu)
+    assert got["error"] is not None, f"cuda:{got['count']} does not exist: raise DeviceError"
+    assert got["error"][0] == "DeviceError" and f"cuda:{got['count']}" in got["error"][1], got

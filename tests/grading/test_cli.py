@@ -50,4 +50,4 @@ def test_grade_command(tmp_path):
     lines = done.stdout.splitlines()
     assert ["A2.1", "2", "1", "1", "/", "3"] in [line.split() for line in lines]
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert (data["score"], data["max_score"]) == (1, 3)
+    assert data["score"] == 1 and sum(t["max_score"] for t in data["tests"]) == 3

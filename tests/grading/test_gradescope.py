@@ -1,166 +1,285 @@
-"""Autograder zips: contents, modes, scripts that parse, and a simulated Gradescope run."""
+"""Autograder zips on a toy course: contents, scripts, and simulated Gradescope runs.
+
+The runs go through the zip's own ``run_autograder`` with ``/autograder`` moved to a
+temporary folder, with the session's sandbox (``conftest.py``): as root the children run as
+a separate user; otherwise with limits only.
+"""
 
 import json
 import os
 import stat
 import subprocess
-import sys
 import zipfile
 
 import pytest
 
-from tinygrad_edu.grading.copy_submission import match_target
-from tinygrad_edu.grading.gradescope import build_autograder_zip
+from tinygrad_edu.grading.gradescope import GRADER_MODULES, build_autograder_zip
 
-OPS = '''\
-def square(x):
-    # BEGIN SOLUTION A1.1
-    return x * x
-    # END SOLUTION
+from . import toy
 
-
-def cube(x):
-    # BEGIN SOLUTION A1.2
-    return x * x * x
-    # END SOLUTION
-'''
-
-TESTS = '''\
-import pytest
-
-from toy.ops import cube, square
-
-
-@pytest.mark.task("A1.1")
-@pytest.mark.points(2)
-def test_square():
-    assert square(3) == 9
-
-
-@pytest.mark.task("A1.2")
-@pytest.mark.points(3)
-def test_cube():
-    assert cube(2) == 8
-
-
-# BEGIN HIDDEN TESTS
-@pytest.mark.task("A1.2")
-@pytest.mark.hidden
-@pytest.mark.points(5)
-def test_cube_negative():
-    assert cube(-2) == -8
-# END HIDDEN TESTS
-'''
+FULL = sum(toy.POINTS.values())
 
 
 @pytest.fixture
 def repo(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "toy").mkdir(parents=True)
-    (repo / "toy" / "__init__.py").write_text("")
-    (repo / "toy" / "ops.py").write_text(OPS)
-    (repo / "pyproject.toml").write_text('[project]\nname = "toy"\nversion = "0"\n')
-    (repo / "tests" / "assignments").mkdir(parents=True)
-    (repo / "tests" / "__init__.py").write_text("")
-    (repo / "tests" / "assignments" / "__init__.py").write_text("")
-    (repo / "tests" / "assignments" / "test_a1.py").write_text(TESTS)
-    (repo / "tests" / "test_other.py").write_text("def test_not_graded():\n    pass\n")
-    (repo / "docs").mkdir()
-    (repo / "docs" / "guide.md").write_text("guide")
-    return repo
+    return toy.make(tmp_path / "repo")
 
 
-def _unzip(repo, tmp_path):
+@pytest.fixture
+def source(repo, tmp_path):
     out = tmp_path / "autograder.zip"
-    manifest = build_autograder_zip(repo, out)
+    build_autograder_zip(repo, out)
     source = tmp_path / "ag" / "source"
     with zipfile.ZipFile(out) as zf:
         zf.extractall(source)
-        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
-    for name, mode in modes.items():  # extractall drops the modes; Gradescope's unzip keeps them
-        os.chmod(source / name, stat.S_IMODE(mode))
-    return out, manifest, source, modes
+        for info in zf.infolist():  # extractall drops the modes; Gradescope's unzip keeps them
+            os.chmod(source / info.filename, stat.S_IMODE(info.external_attr >> 16))
+    return source
 
 
 def test_zip_contents(repo, tmp_path):
-    out, manifest, source, modes = _unzip(repo, tmp_path)
-    assert manifest["submission_files"] == ["toy/ops.py"]
-    assert manifest["tests"] == ["tests/assignments"]
-    assert sorted(modes) == sorted(manifest["files"])
-    assert set(manifest["files"]) == {
-        "setup.sh", "run_autograder", "copy_submission.py", "manifest.json", "pytest.ini",
-        "library/pyproject.toml", "library/toy/__init__.py", "library/toy/ops.py",
-        "tests/__init__.py", "tests/assignments/__init__.py", "tests/assignments/test_a1.py",
+    out = tmp_path / "autograder.zip"
+    manifest = build_autograder_zip(repo, out)
+    assert manifest["submission_files"] == ["toy/more.py", "toy/ops.py"]
+    assert manifest["regions"] == {
+        "T1.1": [["toy/ops.py", "square"]], "T1.2": [["toy/ops.py", "cube"]],
+        "T2.1": [["toy/more.py", "Poly.value"]],
     }  # fmt: skip
+    assert manifest["probe_files"] == [
+        "tests/__init__.py", "tests/assignments/__init__.py", "tests/assignments/probes_toy.py"
+    ]  # fmt: skip
+    assert manifest["packages"] == ["toy"] and manifest["tests"] == ["tests/assignments"]
+    with zipfile.ZipFile(out) as zf:
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        read = {name: zf.read(name).decode() for name in modes}
+    assert sorted(modes) == sorted(manifest["files"])
+    assert set(modes) == {
+        "setup.sh", "run_autograder", "manifest.json", "pytest.ini", "requirements.txt",
+        "reference/pyproject.toml", "reference/toy/__init__.py", "reference/toy/ops.py",
+        "reference/toy/more.py", "edition/toy/ops.py", "edition/toy/more.py",
+        "tests/__init__.py", "tests/assignments/__init__.py", "tests/assignments/test_toy.py",
+        "tests/assignments/probes_toy.py", "grader/tgedu_grader/__init__.py",
+    } | {f"grader/tgedu_grader/{m}.py" for m in GRADER_MODULES}  # fmt: skip
     for script in ("setup.sh", "run_autograder"):
         assert modes[script] & 0o111 == 0o111
-        done = subprocess.run(["bash", "-n", str(source / script)], capture_output=True, text=True)
+        done = subprocess.run(["bash", "-n"], input=read[script], capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    assert modes["tests/assignments/test_a1.py"] & 0o111 == 0
-    # the library is the student edition; the reference tests keep the hidden ones
-    assert "x * x" not in (source / "library/toy/ops.py").read_text()
-    assert "test_cube_negative" in (source / "tests/assignments/test_a1.py").read_text()
-    assert "pip install -q -e" in (source / "setup.sh").read_text()
-    assert json.loads((source / "manifest.json").read_text())["submission_files"] == ["toy/ops.py"]
-    # reproducible: the same repository gives the same bytes
-    again = tmp_path / "again.zip"
+    assert modes["tests/assignments/test_toy.py"] & 0o111 == 0
+    assert "return x * x" in read["reference/toy/ops.py"]  # only root may read it
+    assert "return x * x" not in read["edition/toy/ops.py"]
+    assert 'raise NotImplementedError("T1.1' in read["edition/toy/ops.py"]
+    assert "test_cube_negative" in read["tests/assignments/test_toy.py"]
+    assert read["requirements.txt"].split() == ["pytest>=8", "numpy"]
+    commands = [ln for ln in read["setup.sh"].splitlines() if not ln.lstrip().startswith("#")]
+    assert not any("venv --help" in ln for ln in commands)
+    assert any("import ensurepip" in ln for ln in commands)
+    again = tmp_path / "again.zip"  # reproducible: the same repository gives the same bytes
     build_autograder_zip(repo, again)
     assert again.read_bytes() == out.read_bytes()
 
 
-def _run_autograder(source, tmp_path, submission_files):
-    root = tmp_path / "ag"
-    submission = root / "submission"
+def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
+    root = source.parent
+    submission = tmp_path / "submissions" / name
     submission.mkdir(parents=True)
-    for rel, text in submission_files.items():
+    for rel, text in files.items():
         (submission / rel).parent.mkdir(parents=True, exist_ok=True)
         (submission / rel).write_text(text)
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "AUTOGRADER"))}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(
-        [str(source / "run_autograder")], env=env, capture_output=True, text=True, timeout=120
-    )
+    env.update(setup.env(0))
+    env.update(AUTOGRADER_ROOT=str(root), AUTOGRADER_SUBMISSION=str(submission),
+               AUTOGRADER_RESULTS=str(tmp_path / "results" / name), AUTOGRADER_TIMEOUT="3")
+    env.update(extra)
+    done = subprocess.run([str(source / "run_autograder")], env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return json.loads((root / "results" / "results.json").read_text()), done.stdout
+    data = json.loads((tmp_path / "results" / name / "results.json").read_text())
+    return data, done.stdout + done.stderr
 
 
-def test_simulated_submission_is_scored(repo, tmp_path):
-    _, _, source, _ = _unzip(repo, tmp_path)
-    student_ops = OPS.replace("return x * x * x", "return abs(x) ** 3")  # wrong for x < 0
-    results, log = _run_autograder(
-        source, tmp_path, {"ops.py": student_ops, "notes.txt": "hi", "tests/test_a1.py": "x"}
-    )
-    assert "used      ops.py -> toy/ops.py" in log
-    assert "ignored   notes.txt" in log and "ignored   tests/test_a1.py" in log
-    by_name = {t["name"].split("::")[-1]: t for t in results["tests"]}
-    assert {k: (v["score"], v["max_score"]) for k, v in by_name.items()} == {
-        "test_square": (2, 2), "test_cube": (3, 3), "test_cube_negative": (0, 5)
-    }  # fmt: skip
-    assert by_name["test_cube_negative"]["visibility"] == "after_published"
-    assert (results["score"], results["max_score"]) == (5, 10)
-    # the grading used the submitted file, not the instructor's solution
-    assert "abs(x)" in (source / "library/toy/ops.py").read_text()
+def _scores(data) -> dict:
+    out = {}
+    for t in data["tests"]:
+        task = t["name"].split(" ", 1)[0]
+        out[task] = out.get(task, 0) + t["score"]
+    return out
 
 
-def test_unimportable_submission_still_leaves_results(repo, tmp_path):
-    _, _, source, _ = _unzip(repo, tmp_path)
-    results, _ = _run_autograder(source, tmp_path, {"toy/ops.py": "def square(x:\n"})
-    assert results["score"] == 0
-    assert "SyntaxError" in results["output"] or "could not" in results["output"]
+def test_the_reference_scores_full_marks(source, tmp_path, sandbox_setup):
+    data, log = _grade(source, tmp_path, {"ops.py": toy.OPS, "more.py": toy.MORE},
+                       sandbox_setup)  # fmt: skip
+    assert data["score"] == FULL, log
+    assert _scores(data) == toy.POINTS
+    assert [t["name"] for t in data["tests"]][:3] == [
+        "T1.0 given(x) = x + 1", "T1.1 square of [1, 2, 3]", "T1.2 cube of [1, 2]"
+    ]  # fmt: skip
+    hidden = [t for t in data["tests"] if t["name"] == "T1.2 cube of negative numbers"]
+    assert hidden and hidden[0]["visibility"] == "after_published"
+    assert "toy/ops.py  <-  ops.py" in data["output"]
+    assert "1 more tests (5 points) show their results once grades are published" in data[
+        "output"
+    ]
+    assert "Tests you can see now" in data["output"] and "T1.2" in data["output"]
+    assert sandbox_setup.python in log  # the instructor's log says how children ran
+
+
+def test_faults_cost_only_their_own_task(source, tmp_path, sandbox_setup):
+    """An endless loop in square, a wrong cube, and more.py that does not parse."""
+    ops = toy.OPS.replace("    return x * x\n", "    while True:\n        pass\n")
+    ops = ops.replace("return x * square(x)", "return abs(x) * x * x")  # wrong for x < 0
+    more = toy.MORE.replace("return self.k * cube(x)", "return self.k * cube(x)+")
+    data, log = _grade(source, tmp_path, {"toy/ops.py": ops, "toy/more.py": more},
+                       sandbox_setup)  # fmt: skip
+    scores = _scores(data)
+    # cube's own tests use the reference square: the endless loop costs square only
+    assert scores == {"T1.0": 1, "T1.1": 0, "T1.2": 3, "T2.1": 0, "T2.2": 0}, log
+    failed = [t for t in data["tests"] if t["status"] == "failed"]
+    out = {t["name"].split(" ", 1)[0]: t["output"] for t in failed}
+    assert "timed out" in out["T1.1"] and "3 s" in out["T1.1"]
+    assert "toy/more.py does not parse, line 12" in out["T2.1"]
+    assert "return self.k * cube(x)+" in out["T2.1"]
+    assert "does not parse" in out["T2.2"]
+    assert "Not equal to tolerance" in out["T1.2"]
+
+
+def test_missing_files_and_unused_uploads_are_reported(source, tmp_path, sandbox_setup):
+    ops = toy.OPS.replace("return x * x", "return x ** 2")
+    files = {"ops (2).py": ops, "notes.txt": "hi", "tests/test_toy.py": "x = 1\n"}
+    data, _ = _grade(source, tmp_path, files, sandbox_setup)
+    assert _scores(data) == {"T1.0": 1, "T1.1": 2, "T1.2": 8, "T2.1": 0, "T2.2": 0}
+    out = data["output"]
+    assert "used ops (2).py as toy/ops.py" in out and "Name it ops.py" in out
+    assert "Ignored 2 file(s)" in out and "notes.txt" in out
+    assert "Not submitted" in out and "toy/more.py" in out
+    poly = next(t for t in data["tests"] if t["name"].startswith("T2.1"))
+    assert "T2.1: write your solution here" in poly["output"]
+    assert "your toy/more.py" not in poly["output"]  # the starter code, not theirs
+
+
+def test_a_submission_cannot_forge_or_peek(source, tmp_path, sandbox_setup):
+    attack = '''
+import atexit, glob, json, os
+
+def _forge():
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            parts = open(cmdline, "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        for k, part in enumerate(parts[:-1]):
+            if part == b"--results":
+                try:
+                    json.dump({"score": 999, "tests": []}, open(parts[k + 1], "w"))
+                except OSError:
+                    pass
+
+atexit.register(_forge)
+
+
+def _peek():
+    found = []
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            parts = open(cmdline, "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        for k, part in enumerate(parts[:-1]):
+            if part == b"--source":
+                path = parts[k + 1].decode() + "/tests/assignments/test_toy.py"
+                try:
+                    found.append(open(path).read())
+                except OSError as e:
+                    found.append(type(e).__name__)
+    return " ".join(found)
+'''
+    ops = toy.OPS.replace("    return x * x\n", "    raise RuntimeError(_peek())\n") + attack
+    data, _ = _grade(source, tmp_path, {"ops.py": ops, "more.py": toy.MORE}, sandbox_setup)
+    assert data["score"] == FULL - 2 and "999" not in json.dumps(data)
+    square = next(t for t in data["tests"] if t["name"].startswith("T1.1"))
+    assert "your code raised RuntimeError" in square["output"]
+    assert "your toy/ops.py, line " in square["output"]  # its own line, from its own file
+    if not sandbox_setup.privileged:
+        pytest.skip(f"the privilege drop is not checked: {sandbox_setup.reason}")
+    assert "PermissionError" in square["output"]
+    assert "cube_negative" not in json.dumps(data)
+
+
+def test_results_when_the_grader_cannot_start(source, tmp_path, sandbox_setup):
+    data, log = _grade(source, tmp_path, {"ops.py": toy.OPS}, sandbox_setup,
+                       AUTOGRADER_PYTHON="/bin/false")  # fmt: skip
+    assert data["score"] == 0 and data["tests"] == []
+    assert "not in your code" in data["output"]
+    assert "wrote no results" in log
+
+
+def test_a_sandbox_that_cannot_run_is_reported_not_graded(source, tmp_path, sandbox_setup):
+    data, log = _grade(source, tmp_path, {"ops.py": toy.OPS}, sandbox_setup,
+                       AUTOGRADER_SANDBOX_PYTHON="/nonexistent/python")  # fmt: skip
+    assert data["score"] == 0 and data["tests"] == []
+    assert "not set up correctly" in data["output"] and "nonexistent" in log
 
 
 def test_no_solution_markers_is_an_error(repo, tmp_path):
-    (repo / "toy" / "ops.py").write_text("def square(x):\n    return x * x\n")
+    for f in ("ops.py", "more.py"):
+        text = (repo / "toy" / f).read_text()
+        (repo / "toy" / f).write_text(text.replace("# BEGIN SOLUTION", "# begin"))
     with pytest.raises(ValueError, match="BEGIN SOLUTION"):
         build_autograder_zip(repo, tmp_path / "a.zip")
     with pytest.raises(FileNotFoundError, match="tests/missing"):
         build_autograder_zip(repo, tmp_path / "a.zip", tests=["tests/missing"])
 
 
-def test_match_target():
-    allowed = ["toy/ops.py", "toy/nn/ops.py", "toy/core.py"]
-    assert match_target("repo/toy/nn/ops.py", allowed) == "toy/nn/ops.py"
-    assert match_target("toy/ops.py", allowed) == "toy/ops.py"
-    assert match_target("core.py", allowed) == "toy/core.py"
-    assert match_target("ops.py", allowed) is None  # two allowed files have that name
-    assert match_target("setup.py", allowed) is None
+def test_probe_modules_may_not_hide_tests(repo, tmp_path):
+    probes = repo / "tests" / "assignments" / "probes_toy.py"
+    probes.write_text(probes.read_text() + "# BEGIN HIDDEN TESTS\nX = 1\n# END HIDDEN TESTS\n")
+    with pytest.raises(ValueError, match="probe modules run in the sandbox"):
+        build_autograder_zip(repo, tmp_path / "a.zip")
+
+
+# -- setup.sh on a bare Debian/Ubuntu (stubs stand in for apt-get, python3, useradd) -------
+
+STUB_PYTHON = """#!/usr/bin/env bash
+# a python3 whose ensurepip exists only once "python3-venv" was installed
+case "$*" in
+  *"import ensurepip"*) [ -f "$STATE/venv-installed" ] ;;
+  *"sys.version_info"*) echo 3.12 ;;
+  "-m venv "*) mkdir -p "$3/bin" && cp "$0" "$3/bin/python" ;;
+  *) echo "python3 $*" >> "$STATE/log" ;;
+esac
+"""
+
+STUB_APT = """#!/usr/bin/env bash
+echo "apt-get $*" >> "$STATE/log"
+case "$*" in *python3-venv*) touch "$STATE/venv-installed" ;; esac
+"""
+
+
+@pytest.mark.parametrize("bare", [True, False], ids=["bare image", "ensurepip present"])
+def test_setup_sh_installs_venv_support_only_when_ensurepip_is_missing(tmp_path, bare):
+    from tinygrad_edu.grading.gradescope import SETUP_SH
+
+    bin_, state = tmp_path / "bin", tmp_path / "state"
+    bin_.mkdir()
+    state.mkdir()
+    stubs = {"python3": STUB_PYTHON, "apt-get": STUB_APT,
+             "useradd": 'echo "useradd $*" >> "$STATE/log"\n',
+             "id": "exit 1\n", "setpriv": 'echo "setpriv $*" >> "$STATE/log"\n'}  # fmt: skip
+    for name, body in stubs.items():
+        (bin_ / name).write_text(body if body.startswith("#!") else "#!/usr/bin/env bash\n" + body)
+        (bin_ / name).chmod(0o755)
+    if not bare:
+        (state / "venv-installed").touch()
+    root = tmp_path / "ag"
+    (root / "source").mkdir(parents=True)
+    env = dict(PATH=f"{bin_}:/usr/bin:/bin", STATE=str(state), AUTOGRADER_ROOT=str(root))
+    done = subprocess.run(["bash", "-c", SETUP_SH], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log = (state / "log").read_text()
+    if bare:
+        assert "apt-get install -y -qq --no-install-recommends python3-venv python3.12-venv" in log
+    else:
+        assert "apt-get" not in log
+    assert "pip install -q -r" in log and "useradd --system" in log
+    assert "setpriv --reuid=tgsandbox" in log and "import numpy" in log
+    assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700

@@ -51,29 +51,31 @@ def _table(stdout: str) -> list[str]:
 
 
 def _expected_results():
-    # (name suffix, score, max, status, visibility), in file order
+    # (name, score, max, status, visibility), in file order
     return [
-        ("test_pass", 2, 2, "passed", "visible"),
-        ("test_fail", 0, 3, "failed", "visible"),
-        ("test_hidden_pass", 1.5, 1.5, "passed", "after_published"),
-        ("test_param[1]", 4, 4, "passed", "after_due_date"),
-        ("test_param[2]", 0, 4, "failed", "after_due_date"),
-        ("test_setup_error", 0, 1, "failed", "visible"),
-        ("test_ungraded", 0, 0, "passed", "visible"),  # in task A1.10 through pytestmark
+        ("A1.10 pass", 2, 2, "passed", "visible"),
+        ("A1.10 fail", 0, 3, "failed", "visible"),
+        ("A1.10 hidden pass", 1.5, 1.5, "passed", "after_published"),
+        ("A1.2 param [1]", 4, 4, "passed", "after_due_date"),
+        ("A1.2 param [2]", 0, 4, "failed", "after_due_date"),
+        ("A1.2 setup error", 0, 1, "failed", "visible"),
+        ("A1.10 ungraded", 0, 0, "passed", "visible"),  # in task A1.10 through pytestmark
     ]
 
 
 def _check_results(path):
     data = json.loads(path.read_text())
     expected = _expected_results()
-    assert [t["name"].split("::")[-1] for t in data["tests"]] == [e[0] for e in expected]
+    assert [t["name"] for t in data["tests"]] == [e[0] for e in expected]
     for test, (_, score, max_score, status, visibility) in zip(data["tests"], expected):
         assert (test["score"], test["max_score"]) == (score, max_score)
         assert (test["status"], test["visibility"]) == (status, visibility)
-        in_a12 = "param" in test["name"] or "setup" in test["name"]
-        assert test["name"].startswith("A1.2: " if in_a12 else "A1.10: ")
+        assert set(test) == {"name", "score", "max_score", "status", "output", "visibility"}
+    # Gradescope's top-level fields, and no others
+    assert set(data) == {"score", "execution_time", "output", "output_format",
+                         "stdout_visibility", "tests"}  # fmt: skip
+    assert data["stdout_visibility"] == "hidden" and data["output_format"] == "text"
     assert data["score"] == sum(e[1] for e in expected) == 7.5
-    assert data["max_score"] == sum(e[2] for e in expected) == 15.5
     assert "one plus one" in data["tests"][1]["output"]
     assert "fixture broke" in data["tests"][5]["output"]
     assert data["tests"][0]["output"] == ""
@@ -92,7 +94,12 @@ def test_summary_table_and_results_json(pytester):
     assert rows[2] == ["A1.10", "4", "3", "3.5", "/", "6.5"]
     assert rows[4] == ["total", "7", "4", "7.5", "/", "15.5"]
     data = _check_results(pytester.path / "out" / "results.json")
+    # the student's summary: visible tests only, and a word on the others
     assert "A1.10" in data["output"] and "total" in data["output"]
+    assert "3 more tests (9.5 points) show their results once grades are published" in data[
+        "output"
+    ]
+    assert "Gradescope also hides your total score" in data["output"]
 
 
 def test_xdist_controller_collects_and_writes(pytester):
@@ -117,7 +124,7 @@ def test_gradescope_without_points_writes_zero_score(pytester):
     pytester.makepyfile(test_plain="def test_a():\n    assert True\n")
     pytester.runpytest("--gradescope", "results.json").assert_outcomes(passed=1)
     data = json.loads((pytester.path / "results.json").read_text())
-    assert (data["score"], data["max_score"], data["tests"]) == (0, 0, [])
+    assert (data["score"], data["tests"]) == (0, [])
 
 
 def test_collection_error_is_reported(pytester):
@@ -127,9 +134,8 @@ def test_collection_error_is_reported(pytester):
     )
     pytester.runpytest("--gradescope", "results.json")
     data = json.loads((pytester.path / "results.json").read_text())
-    assert data["score"] == 0 and data["max_score"] == 0  # collection errors stop the session
-    assert "could not be collected" in data["output"]
-    assert "student_module_that_does_not_exist" in data["output"]
+    assert data["score"] == 0 and data["tests"] == []  # collection errors stop the session
+    assert "could not be loaded" in data["output"]
 
 
 def test_long_output_is_truncated(pytester):
@@ -146,6 +152,7 @@ class _Item:
     """Just enough of a pytest item for the marker reader."""
 
     nodeid = "test_x.py::test_a"
+    name = "test_a"
 
     def __init__(self, *marks):
         self.marks = {m.name: m for m in (mark.mark for mark in marks)}
@@ -163,23 +170,29 @@ class _Item:
         ([pytest.mark.points(1, visibility="secret")], "is not one of"),
         ([pytest.mark.points(1, weight=2)], "unknown points() argument"),
         ([pytest.mark.task(1)], "needs one name"),
+        ([pytest.mark.task("A", uses="A1.1")], "tuple of task names"),
+        ([pytest.mark.task("A", weight=1)], "unknown task() argument"),
+        ([pytest.mark.points(1, timeout=0)], "seconds > 0"),
     ],
 )
 def test_bad_markers_name_the_test(marks, message):
     with pytest.raises(pytest.UsageError, match="test_x.py::test_a") as info:
-        pytest_plugin._grading_info(_Item(*marks))
+        pytest_plugin.grading_info(_Item(*marks))
     assert message in str(info.value)
 
 
 def test_marker_reading():
-    read = pytest_plugin._grading_info
+    read = pytest_plugin.grading_info
     assert read(_Item()) is None
-    assert read(_Item(pytest.mark.points(2))) == {
-        "points": 2, "task": "other", "visibility": "visible"
-    }
+    base = {"task": "other", "visibility": "visible", "timeout": None, "uses": None}
+    assert read(_Item(pytest.mark.points(2))) == {**base, "points": 2, "title": "a"}
     hidden = read(_Item(pytest.mark.points(1), pytest.mark.hidden, pytest.mark.task("A1.2")))
-    assert hidden == {"points": 1, "task": "A1.2", "visibility": "after_published"}
+    assert hidden == {**base, "points": 1, "task": "A1.2", "visibility": "after_published",
+                      "title": "a"}  # fmt: skip
     assert read(_Item(pytest.mark.task("B")))["points"] == 0
+    uses = read(_Item(pytest.mark.task("A3.5", uses=("A3.4", "A3.1"))))
+    assert uses["uses"] == ["A3.1", "A3.4"]
+    assert read(_Item(pytest.mark.points(1, timeout=60)))["timeout"] == 60
 
 
 def test_bad_marker_stops_the_run(pytester):
@@ -194,7 +207,7 @@ def test_markers_are_registered(pytester):
     pytester.makepyfile(test_m="import pytest\n\n@pytest.mark.task('A')\ndef test_a():\n    pass\n")
     pytester.runpytest("--strict-markers").assert_outcomes(passed=1)
     text = pytester.runpytest("--markers").stdout.str()
-    assert "points(n" in text and "task(name)" in text and "hidden:" in text
+    assert "points(n" in text and "task(name" in text and "hidden:" in text
 
 
 def test_natural_task_order():
@@ -224,7 +237,50 @@ def test_marker_skips_leave_max_score_but_runtime_skips_do_not(pytester):
     out = pytester.path / "results.json"
     pytester.runpytest("--gradescope", str(out), "-p", "no:cacheprovider")
     data = json.loads(out.read_text())
-    by = {t["name"].split("::")[-1]: t for t in data["tests"]}
-    assert by["test_gpu"]["max_score"] == 0 and by["test_gpu"]["score"] == 0
-    assert by["test_dodges"]["max_score"] == 4 and by["test_dodges"]["score"] == 0
-    assert (data["score"], data["max_score"]) == (2, 6)
+    by = {t["name"]: t for t in data["tests"]}
+    assert "other gpu" not in by, "a test skipped by its marker is left out"
+    assert by["other dodges"]["max_score"] == 4 and by["other dodges"]["score"] == 0
+    assert data["score"] == 2
+    assert "1 tests of other did not run on this machine" in data["output"]
+    assert "needs a GPU" in data["output"]
+
+
+RUN_AND_REFERENCE = """
+import pytest
+
+def double(x):
+    return [2 * v for v in x]
+
+def boom():
+    raise ValueError("bad input")
+
+@pytest.mark.points(1)
+def test_run(run):
+    \"\"\"double of {{1, 2}}\"\"\"
+    assert run(double, x=(1, 2)) == [2, 4]
+
+@pytest.mark.points(1)
+def test_error(run):
+    run(boom)
+
+@pytest.mark.points(1)
+def test_visible_reference(reference):
+    reference(double, x=[1])
+
+@pytest.mark.hidden
+@pytest.mark.points(1)
+def test_hidden_reference(run, reference):
+    assert run(double, x=[3]) == reference(double, x=[3])
+"""
+
+
+def test_run_and_reference_fixtures_at_home(pytester):
+    pytester.makepyfile(test_fixtures=RUN_AND_REFERENCE)
+    out = pytester.path / "results.json"
+    pytester.runpytest("--gradescope", str(out), "-p", "no:cacheprovider")
+    by = {t["name"]: t for t in json.loads(out.read_text())["tests"]}
+    assert by["other double of {1, 2}"]["status"] == "passed"
+    error = by["other error"]["output"]
+    assert "your code raised ValueError: bad input" in error and "in boom" in error
+    assert "reference() is for hidden tests" in by["other visible reference"]["output"]
+    assert by["other hidden reference"]["status"] == "passed"

@@ -1,5 +1,7 @@
 """Student editions: markers in .py files and notebooks, errors, and an edition that imports."""
 
+import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -185,7 +187,128 @@ def test_cli_run(tmp_path, capsys):
     assert "--force" in capsys.readouterr().out
 
 
-def test_real_repository_edition_imports(tmp_path):
+def test_gitignore_is_honoured(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / ".gitignore").write_text("out/\n*.log\n!keep.log\n/secret.txt\n")
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitignore").write_text("local.py\n")
+    for rel in ("out/report.txt", "x.log", "keep.log", "secret.txt", "sub/secret.txt",
+                "sub/local.py", "sub/kept.py", "toy/out/inner.txt"):  # fmt: skip
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text("data\n")
+    out = tmp_path / "student"
+    make_student_edition(repo, out)
+    for gone in ("out", "x.log", "secret.txt", "sub/local.py", "toy/out"):
+        assert not (out / gone).exists(), gone
+    for kept in ("keep.log", "sub/secret.txt", "sub/kept.py", ".gitignore", "sub/.gitignore"):
+        assert (out / kept).exists(), kept
+
+
+def test_build_scripts_are_never_copied(tmp_path):
+    repo = _repo(tmp_path)
+    generator = repo / "notebooks" / "_build" / "make_01.py"
+    generator.parent.mkdir(parents=True)
+    generator.write_text(
+        'CELL = """\n# BEGIN SOLUTION\nanswer = 42\n# END SOLUTION\n"""\n'
+    )
+    out = tmp_path / "student"
+    make_student_edition(repo, out)
+    assert not (out / "notebooks" / "_build").exists()
+    assert "answer = 42" not in "".join(p.read_text() for p in out.rglob("*.py"))
+
+
+JUPYTEXT = """\
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# Write `square`.
+
+# %%
+# BEGIN SOLUTION L1
+def square(x):
+    return x * x
+# END SOLUTION
+
+# %%
+print(square(3))
+"""
+
+
+def test_jupytext_sources_are_stripped_like_notebook_cells(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "notebooks").mkdir()
+    (repo / "notebooks" / "01_lesson.py").write_text(JUPYTEXT)
+    out = tmp_path / "student"
+    report = make_student_edition(repo, out)
+    assert "notebooks/01_lesson.py" in report["stripped"]
+    text = (out / "notebooks" / "01_lesson.py").read_text()
+    assert "x * x" not in text
+    assert 'raise NotImplementedError("L1: write your solution here")' in text
+    compile(text, "01_lesson.py", "exec")
+    assert student.is_jupytext(JUPYTEXT) and not student.is_jupytext(CORE)
+
+
+def test_widget_state_and_solution_outputs_are_dropped(tmp_path):
+    repo = _repo(tmp_path)
+    for name in ("lesson.ipynb", "plain.ipynb"):
+        nb = nbformat.reads((repo / name).read_text(), as_version=4)
+        nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"x": "y" * 100}}
+        nb.cells[-1].outputs = [nbformat.v4.new_output("stream", text="shown\n")]
+        (repo / name).write_text(nbformat.writes(nb))
+    out = tmp_path / "student"
+    make_student_edition(repo, out)
+    lesson = nbformat.reads((out / "lesson.ipynb").read_text(), as_version=4)
+    plain = nbformat.reads((out / "plain.ipynb").read_text(), as_version=4)
+    assert "widgets" not in lesson.metadata and "widgets" not in plain.metadata
+    assert all(c.outputs == [] for c in lesson.cells if c.cell_type == "code")
+    assert plain.cells[-1].outputs[0]["text"] == "shown\n"  # no solution here: outputs stay
+
+
+def _sources(path) -> list[str]:
+    """The texts a file holds: a notebook's cells (and outputs), or the file itself."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".ipynb":
+        return [text]
+    nb = nbformat.reads(text, as_version=4)
+    out = [c.source for c in nb.cells]
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            out.append(str(o.get("text", "")) + json.dumps(o.get("data", {})))
+    return out
+
+
+def _unmarked(text: str) -> set[str]:
+    """Lines outside BEGIN/END SOLUTION markers, wherever the markers are (strings too)."""
+    out, inside = set(), False
+    for line in text.splitlines():
+        if re.search(r"#\s*BEGIN SOLUTION", line):
+            inside = True
+        elif re.search(r"#\s*END SOLUTION", line):
+            inside = False
+        elif not inside:
+            out.add(line.strip())
+    return out
+
+
+def _split(source: str, where: str) -> tuple[set, set]:
+    """(significant lines inside solution regions, lines outside them)."""
+    lines = source.splitlines()
+    try:
+        regions = student.solution_regions(source, where)
+    except student.MarkerError:
+        regions = []
+    inside_numbers = {n for begin, end, _ in regions for n in range(begin, end + 1)}
+    inside = {ln.strip() for n, ln in enumerate(lines, 1) if n in inside_numbers}
+    outside = {ln.strip() for n, ln in enumerate(lines, 1) if n not in inside_numbers}
+    return {ln for ln in inside if len(ln) >= 16 and not ln.startswith("#")}, outside
+
+
+def test_real_repository_edition_imports_and_holds_no_solution(tmp_path):
     from pathlib import Path
 
     root = Path(student.__file__).resolve().parents[2]
@@ -197,3 +320,31 @@ def test_real_repository_edition_imports(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert str(out) in done.stdout
+    assert not (out / "notebooks" / "_build").exists(), "build scripts hold solutions"
+    # no line of any solution (library, lessons) anywhere in the edition
+    solutions, own = set(), {}
+    for rel in report["stripped"]:
+        outside = set()
+        for k, source in enumerate(_sources(root / rel)):
+            inside, out_ = _split(source, f"{rel}:{k}")
+            solutions |= inside
+            outside |= out_
+        own[rel] = outside
+    assert len(solutions) > 50, "the library should have solution regions"
+    leaks = []
+    for path in out.rglob("*"):
+        if not path.is_file() or path.suffix not in (".py", ".ipynb", ".md", ".txt", ".json"):
+            continue
+        rel = path.relative_to(out).as_posix()
+        if rel not in own:  # copied as it is: its lines, less any marked solution (in a string)
+            own[rel] = {ln for src in _sources(root / rel) for ln in _unmarked(src)}
+        lines = {ln.strip() for src in _sources(path) for ln in src.splitlines()}
+        leaks += [f"{rel}: {line}" for line in sorted((solutions & lines) - own[rel])]
+        if path.suffix == ".ipynb":
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            assert "widgets" not in nb.get("metadata", {}), f"{rel} keeps widget state"
+    assert not leaks, "solution text in the student edition:\n" + "\n".join(leaks[:20])
+    # the visible tests check behaviour; they ship no reference implementation
+    for suite in (out / "tests" / "assignments").glob("test_*.py"):
+        text = suite.read_text()
+        assert "import heapq" not in text and "_reference(" not in text, suite.name

@@ -232,4 +232,4 @@ def test_before_and_after_can_be_drawn():
     t, f, d1, d2 = _tanh_second_derivative()
     before = draw_symbolic([f, d1, d2], legend=False).source
     after = draw_symbolic(optimize([f, d1, d2]), legend=False).source
-    assert before.count("shape ?") > after.count("shape ?") > 0
+    assert before.count(" -> ") > after.count(" -> ") > 0  # fewer arrows after

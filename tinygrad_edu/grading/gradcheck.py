@@ -98,9 +98,7 @@ def compare_gradients(
         excess = np.abs(a - n) - (atol + rtol * np.abs(n))
         if a.size == 0 or not (np.isnan(a).any() or excess.max() > 0):
             continue
-        worst = np.unravel_index(
-            int(np.argmax(np.where(np.isnan(a), np.inf, excess))), a.shape
-        )
+        worst = np.unravel_index(int(np.argmax(np.where(np.isnan(a), np.inf, excess))), a.shape)
         av, nv = float(a[worst]), float(n[worst])
         err = abs(av - nv)
         raise AssertionError(

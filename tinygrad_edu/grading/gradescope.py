@@ -2,54 +2,86 @@
 
 The zip holds, at its top level (Gradescope unpacks it to ``/autograder/source``):
 
-- ``setup.sh``: run once when Gradescope builds the image; makes a virtual environment in
-  ``/autograder/venv`` and installs the library copy (editable) and pytest into it.
-- ``run_autograder``: run for each submission; copies the student's files from
-  ``/autograder/submission`` over the library copy (only the files with solution regions,
-  listed in ``manifest.json``), runs pytest on the reference tests with
-  ``--gradescope /autograder/results/results.json``, and writes a zero-score
-  ``results.json`` with pytest's output if pytest could not write one (say, a submitted file
-  that does not import).
-- ``copy_submission.py``, ``manifest.json`` (``submission_files``, ``tests``), ``pytest.ini``.
-- ``library/``: the student edition of the repository (solutions replaced, hidden tests out),
-  so a file the student does not submit scores nothing.
-- ``tests/...``: the graded suites as the instructor wrote them, hidden tests included, with the
-  ``__init__.py``/``conftest.py`` files of the folders above them.
+- ``setup.sh``: run once, as root, when Gradescope builds the image. Installs what a bare
+  Ubuntu 22.04/24.04 or Debian 12 lacks (``python3``, ``python3-venv`` when ``ensurepip`` is
+  missing, ``useradd``, ``setpriv``), makes ``/autograder/venv`` with the library's
+  dependencies (not the library itself), creates the sandbox user ``tgsandbox`` and checks
+  that it can run the venv's Python.
+- ``run_autograder``: run for each submission, as root. Runs the grader
+  (:mod:`tinygrad_edu.grading.autograder`, shipped in ``grader/`` as the package
+  ``tgedu_grader``, so it grades any course, not only this library); if that cannot even
+  start, it still leaves a ``results.json`` (score 0, and a message that the fault is not
+  the student's).
+- ``manifest.json``: the files students submit, the library's packages, the graded test
+  paths, the probe modules, and where each task's solution lives
+  (``{"A2.1": [["tinygrad_edu/eager/engine.py", "_count_dependencies"]], ...}``).
+- ``reference/``: the instructor's library (solutions included); only root can read it.
+- ``edition/``: the student edition of the submitted files (the starter code a student who
+  did not submit a file is graded with).
+- ``tests/...``: the graded suites, hidden tests included, with their ``__init__.py`` and
+  ``conftest.py`` files and probe modules; ``pytest.ini``; ``requirements.txt``.
 
 Every path can be moved by an environment variable, for trying the zip locally:
-``AUTOGRADER_ROOT`` (default ``/autograder``), ``AUTOGRADER_SOURCE``, ``AUTOGRADER_SUBMISSION``,
-``AUTOGRADER_RESULTS``, ``AUTOGRADER_PYTHON``.
+``AUTOGRADER_ROOT`` (default ``/autograder``), ``AUTOGRADER_SOURCE``,
+``AUTOGRADER_SUBMISSION``, ``AUTOGRADER_RESULTS``, ``AUTOGRADER_PYTHON`` (the grader's
+interpreter), ``AUTOGRADER_SANDBOX_PYTHON`` (the children's, default the same),
+``AUTOGRADER_SANDBOX_USER``, ``AUTOGRADER_SANDBOX`` (``auto``, ``user`` or ``rlimits``),
+``AUTOGRADER_TIMEOUT`` (seconds per probe call, default 30), ``AUTOGRADER_BUDGET`` (seconds
+for the whole run, default 2400).
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 import zipfile
 from pathlib import Path
 
-from .student import _walk, has_solution_markers, make_student_edition
+from .splice import task_functions
+from .student import _walk, has_solution_markers, solution_regions, strip_solutions
 
 __all__ = ["build_autograder_zip", "SETUP_SH", "RUN_AUTOGRADER", "add_arguments", "run"]
 
 SETUP_SH = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image.
+# Gradescope runs this once, as root, when it builds the autograder image.
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="${AUTOGRADER_SOURCE:-$ROOT/source}"
 BASE_PYTHON="${AUTOGRADER_BASE_PYTHON:-python3}"
-if ! "$BASE_PYTHON" -m venv --help >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+SANDBOX_USER="${AUTOGRADER_SANDBOX_USER:-tgsandbox}"
+install() {
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+# Debian and Ubuntu move ensurepip into python3-venv: `python3 -m venv --help` works without
+# it, making a venv does not. So check for ensurepip itself.
+missing=()
+command -v "$BASE_PYTHON" >/dev/null 2>&1 || missing+=(python3)
+command -v useradd >/dev/null 2>&1 || missing+=(passwd)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+if [ ${#missing[@]} -gt 0 ]; then install "${missing[@]}"; fi
+if ! "$BASE_PYTHON" -c "import ensurepip" >/dev/null 2>&1; then
+  version="$("$BASE_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+  install python3-venv "python$version-venv"
 fi
 "$BASE_PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install -q --upgrade pip
-"$ROOT/venv/bin/python" -m pip install -q -e "$SOURCE/library{extras}" pytest
+"$ROOT/venv/bin/python" -m pip install -q -r "$SOURCE/requirements.txt"
+# Submitted code runs as this user: it may read the venv, nothing else of the autograder's.
+id -u "$SANDBOX_USER" >/dev/null 2>&1 || useradd --system --no-create-home \\
+  --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$SANDBOX_USER"
+chmod 0711 "$ROOT"
+chmod -R go-rwx "$SOURCE"
+chmod -R a+rX "$ROOT/venv"
+setpriv --reuid="$SANDBOX_USER" --regid="$SANDBOX_USER" --clear-groups -- \\
+  "$ROOT/venv/bin/python" -I -c "import numpy" \\
+  || { echo "setup.sh: $SANDBOX_USER cannot run $ROOT/venv/bin/python with numpy" >&2; exit 1; }
+echo "setup.sh: done"
 """
 
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
-# Gradescope runs this for each submission; it must leave $RESULTS/results.json behind.
+# Gradescope runs this for each submission, as root; it must leave $RESULTS/results.json.
 set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="${AUTOGRADER_SOURCE:-$ROOT/source}"
@@ -58,28 +90,42 @@ RESULTS="${AUTOGRADER_RESULTS:-$ROOT/results}"
 PYTHON="${AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}"
 mkdir -p "$RESULTS"
 rm -f "$RESULTS/results.json"
-LOG="$(mktemp)"
-"$PYTHON" "$SOURCE/copy_submission.py" "$SUBMISSION" "$SOURCE/library" \\
-  "$SOURCE/manifest.json" 2>&1 | tee "$LOG"
-cd "$SOURCE"
-export PYTHONPATH="$SOURCE/library${PYTHONPATH:+:$PYTHONPATH}"
-"$PYTHON" -m pytest -p no:cacheprovider -p no:tinygrad_edu_grading \\
-  -p tinygrad_edu.grading.pytest_plugin --gradescope "$RESULTS/results.json" \\
-  {tests} 2>&1 | tee -a "$LOG"
+cd "$SOURCE" || exit 0
+PYTHONPATH="$SOURCE/grader:$SOURCE/reference" PYTHONDONTWRITEBYTECODE=1 \\
+  timeout --kill-after=30 "${AUTOGRADER_BUDGET:-2400}" \\
+  "$PYTHON" -s -m tgedu_grader.autograder --source "$SOURCE" \\
+  --submission "$SUBMISSION" --results "$RESULTS/results.json" \\
+  --sandbox-python "${AUTOGRADER_SANDBOX_PYTHON:-$PYTHON}" \\
+  --sandbox-user "${AUTOGRADER_SANDBOX_USER:-tgsandbox}" \\
+  --sandbox "${AUTOGRADER_SANDBOX:-auto}" --timeout "${AUTOGRADER_TIMEOUT:-30}" \\
+  --budget "$(( ${AUTOGRADER_BUDGET:-2400} - 120 ))"
+status=$?
 if [ ! -s "$RESULTS/results.json" ]; then
-  "$PYTHON" - "$LOG" "$RESULTS/results.json" <<'EOF'
-import json, sys
-log = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-text = "The tests could not run (score 0). The end of the log:\\n" + log[-4000:]
-json.dump({"score": 0, "output": text, "tests": []}, open(sys.argv[2], "w"), indent=2)
-EOF
+  echo "run_autograder: the grader ended with status $status and wrote no results"
+  message="The autograder could not grade this submission (a fault in the autograder, not"
+  message="$message in your code). Your instructor can see the details."
+  printf '{"score": 0, "output": "%s", "output_format": "text", ' "$message" \\
+    > "$RESULTS/results.json"
+  printf '"stdout_visibility": "hidden", "tests": []}\\n' >> "$RESULTS/results.json"
 fi
-rm -f "$LOG"
 exit 0
 """
 
-_PYTEST_INI = "[pytest]\n# the graded suites; the plugin tinygrad_edu.grading scores them\n"
-_LIBRARY_EXCLUDE = ("tests", "notebooks", "docs", "benchmarks")
+_PYTEST_INI = """\
+[pytest]
+# the graded suites; the plugin tinygrad_edu.grading.pytest_plugin scores them
+python_files = test_*.py
+markers =
+    gpu: needs a CUDA GPU and CuPy (skipped without one)
+    slow: takes more than a few seconds
+"""
+_NOT_LIBRARY = ("tests", "notebooks", "docs", "benchmarks")
+# the grader's own modules, shipped as the package ``tgedu_grader`` (standard library, numpy
+# and pytest only: they must not need the course's library)
+GRADER_MODULES = ("autograder", "child", "gitignore", "probe", "pytest_plugin", "sandbox",
+                  "splice", "student", "submission", "wire")  # fmt: skip
+_GRADER_INIT = '''"""The autograder's grader: tinygrad_edu.grading's sandboxed grading modules."""
+'''
 _EXECUTABLE = 0o100755 << 16
 _REGULAR = 0o100644 << 16
 
@@ -109,13 +155,58 @@ def _test_files(repo: Path, tests) -> list[str]:
     return sorted(f.replace("\\", "/") for f in files)
 
 
-def _solution_files(repo: Path) -> list[str]:
+def _packages(repo: Path) -> list[str]:
+    return sorted(
+        p.name for p in repo.iterdir()
+        if p.is_dir() and (p / "__init__.py").is_file() and p.name not in _NOT_LIBRARY
+    )  # fmt: skip
+
+
+def _solution_files(repo: Path, packages) -> list[str]:
     found = []
-    for rel in _walk(repo, set()):
-        if rel.suffix == ".py" and rel.parts[0] not in _LIBRARY_EXCLUDE:
-            if has_solution_markers((repo / rel).read_text(encoding="utf-8")):
-                found.append(rel.as_posix())
-    return found
+    for pkg in packages:
+        for rel in _walk(repo / pkg, set()):
+            if rel.suffix == ".py":
+                text = (repo / pkg / rel).read_text(encoding="utf-8")
+                if has_solution_markers(text):
+                    found.append(f"{pkg}/{rel.as_posix()}")
+    return sorted(found)
+
+
+def _probe_files(repo: Path, test_files: list[str]) -> list[str]:
+    """Probe modules (``probes*.py`` in the graded folders) and the package files above."""
+    probes = [f for f in test_files if Path(f).name.startswith("probes") and f.endswith(".py")]
+    files = set(probes)
+    for f in probes:
+        for parent in Path(f).parents:
+            if str(parent) != "." and (repo / parent / "__init__.py").is_file():
+                files.add((parent / "__init__.py").as_posix())
+    for f in sorted(files):
+        text = (repo / f).read_text(encoding="utf-8")
+        if solution_regions(text, f, kind="HIDDEN TESTS"):
+            raise ValueError(
+                f"gradescope-zip: {f} has hidden tests, but probe modules run in the sandbox "
+                "and are visible code; keep hidden arguments and checks in the test files"
+            )
+        if solution_regions(text, f):
+            raise ValueError(f"gradescope-zip: {f} is a probe module with a solution region")
+    return sorted(files)
+
+
+def _requirements(repo: Path, extras: str) -> str:
+    """The library's dependencies (with ``extras``) and pytest, for the autograder's venv."""
+    deps, names = ["pytest>=8"], [e.strip() for e in extras.strip("[]").split(",") if e.strip()]
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            import tomllib  # noqa: PLC0415 - Python 3.11+
+        except ImportError:  # pragma: no cover - Python 3.10: the dependencies only
+            raise ValueError("gradescope-zip needs Python 3.11+ to read pyproject.toml") from None
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        deps += project.get("dependencies", [])
+        for name in names:
+            deps += project.get("optional-dependencies", {}).get(name, [])
+    return "\n".join(deps) + "\n"
 
 
 def build_autograder_zip(
@@ -124,7 +215,6 @@ def build_autograder_zip(
     tests=("tests/assignments",),
     submission_files=None,
     extras: str = "",
-    library_exclude=_LIBRARY_EXCLUDE,
 ) -> dict:
     """Build a Gradescope autograder zip for the repository ``repo``.
 
@@ -133,56 +223,72 @@ def build_autograder_zip(
         out_zip: the zip to write.
         tests: test files or folders, relative to ``repo``, that are graded.
         submission_files: paths relative to ``repo`` that students submit; by default every
-            ``.py`` file outside tests/notebooks/docs/benchmarks with a ``# BEGIN SOLUTION``.
-        extras: pip extras for the library, e.g. ``"[viz]"``.
-        library_exclude: top-level folders left out of the library copy.
+            ``.py`` file of the library's packages with a ``# BEGIN SOLUTION`` region.
+        extras: pip extras of the library to install in the autograder, e.g. ``"[viz]"``.
 
     Returns:
-        The manifest: ``{"submission_files": [...], "tests": [...], "files": [...]}``, where
-        ``files`` lists every path in the zip.
+        The manifest (see the module docstring) and ``files``, every path in the zip.
 
     Raises:
-        ValueError: when there is nothing for students to submit.
-        FileNotFoundError: a test path that does not exist.
+        ValueError: nothing for students to submit, a region outside a function, two tasks in
+            one function, or a probe module with hidden tests.
+        FileNotFoundError: a test path or submission file that does not exist.
         MarkerError: from making the student edition.
     """
     repo = Path(repo).resolve()
     tests = [str(t) for t in ([tests] if isinstance(tests, str) else tests)]
     test_files = _test_files(repo, tests)
+    packages = _packages(repo)
     if submission_files is None:
-        submission_files = _solution_files(repo)
+        submission_files = _solution_files(repo, packages)
     submission_files = sorted(str(Path(f).as_posix()) for f in submission_files)
     if not submission_files:
         raise ValueError(
             "gradescope-zip: no file has a '# BEGIN SOLUTION' region, so students have nothing "
             "to submit; mark the solutions or name the files with --submission-file"
         )
+    regions: dict[str, list] = {}
     for f in submission_files:
         if not (repo / f).is_file():
             raise FileNotFoundError(f"gradescope-zip: submission file {f!r} is not in {repo}")
-    manifest = {"submission_files": submission_files, "tests": tests}
+        for task, names in task_functions((repo / f).read_text(encoding="utf-8"), f).items():
+            regions.setdefault(task, []).extend([f, q] for q in names)
+    manifest = {
+        "version": 2,
+        "submission_files": submission_files,
+        "packages": packages,
+        "tests": tests,
+        "probe_files": _probe_files(repo, test_files),
+        "regions": dict(sorted(regions.items())),
+    }
     names = []
-    with tempfile.TemporaryDirectory() as tmp:
-        edition = Path(tmp) / "edition"
-        make_student_edition(repo, edition)
-        with zipfile.ZipFile(out_zip, "w") as zf:
+    edition = {
+        f: strip_solutions((repo / f).read_text(encoding="utf-8"), f) for f in submission_files
+    }
+    with zipfile.ZipFile(out_zip, "w") as zf:
 
-            def add(name, data, executable=False):
-                _add(zf, name, data, executable)
-                names.append(name)
+        def add(name, data, executable=False):
+            _add(zf, name, data, executable)
+            names.append(name)
 
-            add("setup.sh", SETUP_SH.replace("{extras}", extras).encode(), executable=True)
-            quoted = " ".join(f"'{t}'" for t in tests)
-            script = RUN_AUTOGRADER.replace("{tests}", quoted)
-            add("run_autograder", script.encode(), executable=True)
-            add("copy_submission.py", Path(__file__).with_name("copy_submission.py").read_bytes())
-            add("manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
-            add("pytest.ini", _PYTEST_INI.encode())
-            for rel in _walk(edition, set()):
-                if rel.parts[0] not in library_exclude:
-                    add(f"library/{rel.as_posix()}", (edition / rel).read_bytes())
-            for rel in test_files:
-                add(rel, (repo / rel).read_bytes())
+        add("setup.sh", SETUP_SH.encode(), executable=True)
+        add("run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        add("manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
+        add("pytest.ini", _PYTEST_INI.encode())
+        add("requirements.txt", _requirements(repo, extras).encode())
+        if (repo / "pyproject.toml").is_file():
+            add("reference/pyproject.toml", (repo / "pyproject.toml").read_bytes())
+        for pkg in packages:
+            for rel in _walk(repo / pkg, set()):
+                add(f"reference/{pkg}/{rel.as_posix()}", (repo / pkg / rel).read_bytes())
+        for f in submission_files:
+            add(f"edition/{f}", edition[f].encode("utf-8"))
+        add("grader/tgedu_grader/__init__.py", _GRADER_INIT.encode())
+        here = Path(__file__).resolve().parent
+        for name in GRADER_MODULES:
+            add(f"grader/tgedu_grader/{name}.py", (here / f"{name}.py").read_bytes())
+        for rel in test_files:
+            add(rel, (repo / rel).read_bytes())
     return {**manifest, "files": names}
 
 
@@ -202,13 +308,14 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from .splice import SpliceError
     from .student import MarkerError
 
     try:
         manifest = build_autograder_zip(
             args.repo, args.out, args.tests, args.submission_files, args.extras
         )
-    except (ValueError, FileNotFoundError, MarkerError) as e:
+    except (ValueError, FileNotFoundError, MarkerError, SpliceError) as e:
         print(e)
         return 1
     print(f"wrote {args.out} ({len(manifest['files'])} files); students submit:")

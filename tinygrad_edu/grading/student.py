@@ -22,8 +22,18 @@ becomes, in the student edition::
 Markers count only as real comments: text inside strings and docstrings (like this one) is
 left alone. Unbalanced or nested markers, a region at module level of a ``.py`` file (it would
 raise on import) and a result that does not compile are errors naming the file and line; when
-any file has an error, nothing is written. Notebooks with markers have their outputs cleared
-(they could show the solution's results).
+any file has an error, nothing is written.
+
+What an edition leaves out or cleans, so that no solution reaches students by another road:
+
+- files the repository's ``.gitignore`` files ignore (built sites, scratch outputs), version
+  control, virtual environments and caches;
+- build-script folders (``_build``, like ``notebooks/_build``): generators hold their lessons'
+  solutions inside strings, where no marker is a comment;
+- in notebooks: the outputs of every notebook with a region (they could show a solution's
+  results) and the saved widget state of every notebook (``metadata.widgets``);
+- jupytext ``.py`` notebooks (``# %%`` cells) are stripped like notebook cells: a region may
+  sit at the top level of a cell.
 
 Command line: ``tinygrad-edu make-student DIR [--out OUT] [--force]``.
 
@@ -44,12 +54,18 @@ import shutil
 import tokenize
 from pathlib import Path
 
+from .gitignore import Ignore
+
 __all__ = [
     "MarkerError",
     "strip_solutions",
     "strip_notebook",
     "make_student_edition",
     "has_solution_markers",
+    "is_jupytext",
+    "strip_jupytext",
+    "BUILD_DIRS",
+    "solution_regions",
     "SKIP_NAMES",
     "add_arguments",
     "run",
@@ -61,6 +77,10 @@ SKIP_NAMES = frozenset({
     ".hypothesis", ".ipynb_checkpoints", "build", "dist", "site", ".tox", ".nox",
     "node_modules", ".DS_Store",
 })  # fmt: skip
+
+# folders of build scripts, never copied: a notebook generator holds its lesson's solutions in
+# strings, where no marker is a comment
+BUILD_DIRS = frozenset({"_build"})
 
 _MARKER = re.compile(r"#\s*(BEGIN|END)\s+(SOLUTION|HIDDEN TESTS)\b[ \t]*(\S*)[ \t]*$")
 _MESSAGE = "write your solution here"
@@ -132,6 +152,18 @@ def _regions(text: str, where: str):
     return regions
 
 
+def solution_regions(
+    text: str, filename: str = "<string>", kind: str = "SOLUTION"
+) -> list[tuple[int, int, str]]:
+    """``(begin line, end line, task)`` of each solution region (lines count from 1); with
+    ``kind="HIDDEN TESTS"``, of each hidden-tests block.
+
+    Raises:
+        MarkerError: unbalanced or nested markers.
+    """
+    return [(b, e, task) for b, e, k, task, _ in _regions(text, filename) if k == kind]
+
+
 def _strip(text: str, where: str) -> tuple[str, list[int]]:
     """The stripped text and the (new) line numbers of the inserted ``raise`` lines."""
     lines = text.splitlines(keepends=True)
@@ -184,10 +216,12 @@ def strip_solutions(text: str, filename: str = "<string>", check: bool = True) -
 
 
 def strip_notebook(text: str, filename: str = "<notebook>") -> str | None:
-    """Return the student version of a notebook's JSON text (None when it has no markers).
+    """Return the student version of a notebook's JSON text (None when nothing changes).
 
     Code cells are stripped like ``.py`` files (a region at the top level of a cell is fine:
-    the cell raises when the student runs it); all outputs are cleared.
+    the cell raises when the student runs it), and then every output is cleared (an output
+    could show a solution's result). Saved widget state (``metadata.widgets``: the stepper's
+    frames, say) is dropped from every notebook.
     """
     try:
         import nbformat
@@ -203,24 +237,62 @@ def strip_notebook(text: str, filename: str = "<notebook>") -> str | None:
             new = strip_solutions(cell.source, where, check=False)
             changed = changed or new != cell.source
             cell.source = new
-    if not changed:
-        return None
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    return nbformat.writes(nb) + "\n"
+    if changed:
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+    if "widgets" in nb.metadata:
+        del nb.metadata["widgets"]
+        changed = True
+    return nbformat.writes(nb) + "\n" if changed else None
 
 
-def _walk(src: Path, skip: set[Path]):
-    """Files under ``src`` to copy, as paths relative to it, in sorted order."""
+_JUPYTEXT = re.compile(r"^# %%|^# ---\n# jupyter:", re.M)
+
+
+def is_jupytext(text: str) -> bool:
+    """Whether a ``.py`` file is a jupytext percent-format notebook (``# %%`` cells)."""
+    return bool(_JUPYTEXT.search(text))
+
+
+def strip_jupytext(text: str, filename: str = "<string>") -> str:
+    """The student version of a jupytext ``.py`` notebook: regions may sit at the top level
+    of a cell (the cell raises when run), and the result must still compile."""
+    result = strip_solutions(text, filename, check=False)
+    if result != text:
+        try:
+            compile(result, filename, "exec")
+        except SyntaxError as e:
+            raise MarkerError(
+                f"{filename}, line {e.lineno}: the student edition does not compile ({e.msg})"
+            ) from e
+    return result
+
+
+def _walk(src: Path, skip: set[Path], gitignore: bool = True):
+    """Files under ``src`` to copy, as paths relative to it, in sorted order.
+
+    Leaves out :data:`SKIP_NAMES`, ``*.egg-info``, build-script folders (:data:`BUILD_DIRS`),
+    ``skip``, and with ``gitignore`` whatever the ``.gitignore`` files ignore."""
+    rules = Ignore()
     for root, dirs, files in os.walk(src):
         root = Path(root)
+        here = "" if root == src else root.relative_to(src).as_posix()
+        if gitignore and (root / ".gitignore").is_file():
+            rules.add(here, (root / ".gitignore").read_text(encoding="utf-8", errors="replace"))
+
+        def rel(name: str, here: str = here) -> str:
+            return f"{here}/{name}" if here else name
+
         dirs[:] = sorted(
             d for d in dirs
-            if d not in SKIP_NAMES and not d.endswith(".egg-info") and root / d not in skip
+            if d not in SKIP_NAMES and d not in BUILD_DIRS and not d.endswith(".egg-info")
+            and root / d not in skip and not rules.ignored(rel(d), is_dir=True)
         )  # fmt: skip
         for name in sorted(files):
-            if name not in SKIP_NAMES and not name.endswith((".pyc", ".pyo")):
+            if name in SKIP_NAMES or name.endswith((".pyc", ".pyo")):
+                continue
+            if not rules.ignored(rel(name), is_dir=False):
                 yield (root / name).relative_to(src)
 
 
@@ -228,9 +300,10 @@ def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
     """Write a student edition of the repository ``src`` to ``dst``.
 
     Every file is copied except version control, virtual environments, caches and build
-    outputs (:data:`SKIP_NAMES`, ``*.egg-info``); ``.py`` files and notebooks have their
-    solutions replaced and hidden tests removed. All files are processed before anything is
-    written, so a marker error leaves ``dst`` untouched.
+    outputs (:data:`SKIP_NAMES`, ``*.egg-info``), build-script folders (:data:`BUILD_DIRS`)
+    and what ``.gitignore`` files ignore; ``.py`` files and notebooks have their solutions
+    replaced and hidden tests removed, notebooks their widget state. All files are processed
+    before anything is written, so a marker error leaves ``dst`` untouched.
 
     Args:
         src: the instructor's repository.
@@ -260,7 +333,8 @@ def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
             if path.suffix in (".py", ".ipynb") and not path.is_symlink():
                 text = path.read_text(encoding="utf-8")
                 if path.suffix == ".py":
-                    stripped = strip_solutions(text, str(rel))
+                    strip = strip_jupytext if is_jupytext(text) else strip_solutions
+                    stripped = strip(text, str(rel))
                     new = stripped if stripped != text else None
                 else:
                     new = strip_notebook(text, str(rel))
@@ -307,4 +381,3 @@ def run(args) -> int:
         f"{len(report['copied'])} copied"
     )
     return 0
-

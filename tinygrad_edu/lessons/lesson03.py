@@ -41,22 +41,11 @@ def _graphs():
             (h * h + x.exp() * h).sum()), ("a chain 1500 nodes deep", y.sum())]  # fmt: skip
 
 
-def node_labels(root) -> dict:
-    """node -> how a learner would name it: ``AccumulateGrad (A)`` for a leaf's node, the
-    type alone when it occurs once, else ``MulBackward #2`` (the second made)."""
-    nodes = list(_reference_count(root))
-    by_name = {}
-    for node in sorted(nodes, key=lambda n: n.sequence_nr):
-        by_name.setdefault(node.name(), []).append(node)
-    labels = {}
-    for name, group in by_name.items():
-        for k, node in enumerate(group, 1):
-            leaf = getattr(node, "variable", None)
-            if leaf is not None and getattr(leaf, "name", None):
-                labels[node] = f"{name} ({leaf.name})"
-            else:
-                labels[node] = name if len(group) == 1 else f"{name} #{k}"
-    return labels
+def _labels(loss) -> dict:
+    """node -> its name in the drawings and the stepper (``viz.node_names``)."""
+    from ..viz.traverse import node_names  # noqa: PLC0415
+
+    return node_names(loss)
 
 
 def engine_counts(loss) -> dict:
@@ -109,7 +98,7 @@ def _grade_counts(fn) -> Verdict:
     for title, loss in _graphs():
         root = loss.grad_fn
         expected = engine_counts(loss)
-        label = node_labels(root)
+        label = _labels(loss)
         got = fn(root)
         if not isinstance(got, dict):
             return Verdict(False, f"{title}: returned a {type(got).__name__}",
@@ -231,7 +220,7 @@ def _order_fifo(root):
 def _grade_order(fn) -> Verdict:
     for title, loss in _graphs()[:2]:
         root = loss.grad_fn
-        label = node_labels(root)
+        label = _labels(loss)
         got = fn(root)
         if not isinstance(got, (list, tuple)):
             return Verdict(

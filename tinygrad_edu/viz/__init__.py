@@ -34,7 +34,15 @@ from .modules import collapse_modules, module_groups
 from .order import backward_order, draw_backward_order, torch_run_order
 from .player import Frames, frames, slider, stepper_frames
 from .stepper import BackwardStepper, Frame
-from .traverse import EdgeRecord, GraphData, NodeRecord, collapse, eager_graph, symbolic_graph
+from .traverse import (
+    EdgeRecord,
+    GraphData,
+    NodeRecord,
+    collapse,
+    eager_graph,
+    node_names,
+    symbolic_graph,
+)
 
 __all__ = [
     "draw",
@@ -59,6 +67,7 @@ __all__ = [
     "symbolic_graph",
     "eager_graph",
     "collapse",
+    "node_names",
     "GraphData",
     "NodeRecord",
     "EdgeRecord",

@@ -14,7 +14,7 @@ is just where the op's arrows join. Arrows point from inputs to results (forward
 Nodes built by ``gradients()`` are dashed orange boxes named ``∂y/∂x``; the ``add`` nodes that
 sum the partial adjoints of a value used twice are gold and say "Σ partial adjoints".
 
-**Eager form** (:func:`draw_eager`, op-as-node). Each backward op is a box (``MulBackward``);
+**Eager form** (:func:`draw_eager`, op-as-node). Each backward op is a box (``MulBackward0``);
 arrows follow ``next_functions``, the way gradients flow, labelled ``input i`` when a node has
 several inputs. ``AccumulateGrad`` boxes (green) point at the leaf tensors they fill (blue, with
 ``.grad`` when present); the output tensor is yellow at the top. Nodes recorded after a given
@@ -53,9 +53,16 @@ __all__ = [
     "DotNotFoundError",
     "FONT",
     "FORMS",
+    "MAX_WIDTH_PX",
+    "natural_width",
 ]
 
 FONT = "Helvetica,Arial,sans-serif"
+# NOTE [Pictures fit a 900 px column]: every drawing is laid out at its natural size and, when
+# wider than this, scaled down to it (Graphviz's ``size``: 72 points an inch, a browser's CSS
+# pixel is 0.75 point). Layouts that would shrink much (two forms side by side) stack instead.
+MAX_WIDTH_PX = 900
+_SIZE = f"{MAX_WIDTH_PX * 0.75 / 72:.3f},1000"
 MONO = "DejaVu Sans Mono,Menlo,Consolas,monospace"
 DEFAULT_MAX_NODES = 80
 
@@ -141,14 +148,19 @@ def format_array(value, max_elements: int = 9) -> list[str]:
     return [f"mean {float(a.mean()):.3g}, range [{float(a.min()):.3g}, {float(a.max()):.3g}]"]
 
 
-def _shape_text(shape, dtype=None) -> str:
-    if shape is None:
-        text = "shape ?"
-    else:
-        text = "×".join(str(d) for d in shape) if len(shape) else "scalar"
+def _shape_text(shape, dtype=None) -> str | None:
+    """``2×3  float32``; an unknown shape is left out (None when nothing is known)."""
+    parts = []
+    if shape is not None:
+        parts.append("×".join(str(d) for d in shape) if len(shape) else "scalar")
     if dtype:
-        text += f"  {dtype}"
-    return text
+        parts.append(str(dtype))
+    return "  ".join(parts) or None
+
+
+def _join(*parts) -> str | None:
+    """The parts that are not empty, joined by `` · `` (None when all are empty)."""
+    return " · ".join(p for p in parts if p) or None
 
 
 def _box_label(title, sub=None, rows=(), title_size=14, bold=True) -> str:
@@ -220,6 +232,7 @@ def _new_graph(name="G", rankdir="TB"):
     gv = _graphviz()
     g = gv.Digraph(name)
     g.attr(rankdir=rankdir, fontname=FONT, nodesep="0.3", ranksep="0.35", newrank="true")
+    g.graph_attr["size"] = _SIZE  # NOTE [Pictures fit a 900 px column]
     g.attr("node", fontname=FONT, fontsize="12", margin="0.08,0.04")
     g.attr("edge", fontname=FONT, fontsize="10", arrowsize="0.7")
     return g
@@ -257,7 +270,10 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         if rec.kind == "tensor" and rec.info["adjoint_sum"] and rec.info.get("grad_of"):
             for inp in node.inputs:
                 if inp.is_gradient and not inp.is_adjoint_sum and inp.grad_of is None:
-                    partial_of.setdefault(inp, rec.info["grad_of"])
+                    what = rec.info["grad_of"]
+                    if not what.startswith("∂") and labels and node in labels:
+                        what = labels[node]  # no seed drawn (an optimised graph): its label
+                    partial_of.setdefault(inp, what)
     for rec in data.nodes:
         deco = decorate(rec) if decorate else {}
         extra, over = deco.get("rows", ()), deco.get("attrs", {})
@@ -300,18 +316,19 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         title, sub = rec.label, _shape_text(info["shape"], info["dtype"])
         if info.get("grad_of"):
             title = info["grad_of"]
-            sub = ("Σ partial adjoints · " if info["adjoint_sum"] else "") + sub
+            sub = _join("Σ partial adjoints" if info["adjoint_sum"] else None, sub)
         elif info["adjoint_sum"]:
             title = "Σ partial adjoints"
         elif node in partial_of:
             title = f"partial of {partial_of[node]}"
         if labels and node in labels and labels[node] != title:
-            title = labels[node] if not info.get("grad_of") else f"{title} = {labels[node]}"
+            known = info.get("grad_of", "").startswith("∂")  # a title naming what it differentiates
+            title = f"{title} = {labels[node]}" if known else labels[node]
         title = deco.get("title", title)
         if info.get("collapsed"):
-            sub = f"chain of {info['collapsed']} {info['op']} ops · {sub}"
+            sub = _join(f"chain of {info['collapsed']} {info['op']} ops", sub)
         if info.get("param"):
-            sub = f"block argument · {sub}"
+            sub = _join("block argument", sub)
         rows = []
         if node in values:
             rows.append(
@@ -394,7 +411,7 @@ def draw_symbolic(
         max_nodes: collapse long chains / elide the rest beyond this many boxes (None: never).
         legend: add a colour legend under the drawing.
         title: an optional title.
-        labels: optional dict node -> title, e.g. ``{dx: "∂y/∂x"}`` for the results of
+        labels: optional dict node -> title, e.g. ``{dx: "dx"}`` for the results of
             ``gradients()`` (shown next to the adjoint's own name when they differ).
 
     >>> from tinygrad_edu.symbolic import Variable, gradients
@@ -404,7 +421,7 @@ def draw_symbolic(
     >>> "Σ partial adjoints" in dot.source
     True
     """
-    data = collapse_chains(symbolic_graph(nodes), max_nodes)
+    data = collapse_chains(symbolic_graph(nodes, labels), max_nodes)
     roots = [data.node(i).ref for i in data.outputs]
     vals = _symbolic_values(roots, values, feed)
     g = _new_graph("symbolic")
@@ -493,7 +510,7 @@ def add_eager(
         )
         attrs.update(over)
         title_size = 13 if rec.kind in ("backward", "accumulate") else 14
-        title = deco.get("title", rec.label)
+        title = deco.get("title", info.get("name", rec.label))
         g.node(nid, _box_label(title, sub, rows, title_size=title_size), **attrs)
     if align_leaves:
         _same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "leaf"])
@@ -549,9 +566,9 @@ def draw_eager(
     >>> import tinygrad_edu as tg
     >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
     >>> dot = draw_eager((a * a).sum(), names={"a": a}, legend=False)
-    >>> dot.source.count("-> n1")  # SumBackward -> MulBackward
+    >>> dot.source.count("-> n1")  # SumBackward0 -> MulBackward0
     1
-    >>> dot.source.count("n1 -> n2")  # MulBackward -> AccumulateGrad of a, once per use
+    >>> dot.source.count("n1 -> n2")  # MulBackward0 -> AccumulateGrad of a, once per use
     2
     """
     if modules is not None and not hasattr(modules, "named_modules"):
@@ -716,9 +733,11 @@ def draw_both(
     show_saved: bool = False,
     max_nodes: int | None = DEFAULT_MAX_NODES,
     forms=("symbolic", "eager"),
+    stack: bool | None = None,
     **inputs,
 ):
-    """Run ``fn`` in both engines and draw the two graph forms side by side.
+    """Run ``fn`` in both engines and draw the two graph forms side by side (or one above the
+    other, when side by side would not fit a 900 px column).
 
     The keyword inputs (arrays) become symbolic ``Variable``s and eager leaf tensors
     (``requires_grad=True``) named by their keyword. The symbolic side shows the forward graph
@@ -729,6 +748,8 @@ def draw_both(
     ``forms`` picks the panels, in order, from ``"symbolic"``, ``"eager"`` and ``"torch"``
     (``fn`` run on PyTorch tensors, its ``grad_fn`` graph drawn in the eager style, needs
     PyTorch): ``forms=("eager", "torch")`` puts our backward graph next to PyTorch's.
+    ``stack``: True puts the panels one above the other, False side by side; None (the
+    default) stacks them when side by side they would be wider than ``MAX_WIDTH_PX``.
 
     >>> from tinygrad_edu.viz.examples import seed, seed_inputs
     >>> dot = draw_both(seed, **seed_inputs())
@@ -744,6 +765,7 @@ def draw_both(
         )
     arrays = _input_arrays(inputs)
     g = _new_graph("both")
+    panels = []
     y_name = "output"
     if "symbolic" in forms:
         y, grads, values = _run_symbolic(fn, arrays)
@@ -775,7 +797,36 @@ def draw_both(
                 add_symbolic(c, data, values if show_values else None, prefix, labels=labels)
             else:
                 add_eager(c, data, prefix=prefix, show_saved=show_saved)
+        panels.append((prefix, data))
+    if stack is None:
+        stack = len(panels) > 1 and natural_width(g) > MAX_WIDTH_PX
+    if stack:
+        _stack(g, panels)
     return g
+
+
+def _stack(g, panels) -> None:
+    """Put each panel below the one before: invisible arrows from the earlier panel's last
+    row of boxes to the next panel's first."""
+    for (p1, d1), (p2, d2) in zip(panels, panels[1:]):
+        has_out = {e.src for e in d1.edges}
+        sinks = [r.id for r in d1.nodes if r.id not in has_out and r.kind != "op"]
+        has_in = {e.dst for e in d2.edges}
+        sources = [r.id for r in d2.nodes if r.id not in has_in and r.kind != "op"]
+        for a in sinks:
+            for b in sources[:1]:
+                g.edge(p1 + a, p2 + b, style="invis", weight="0")
+
+
+def natural_width(g) -> float:
+    """The width in CSS pixels that ``g`` has before it is scaled to fit (one ``dot`` run)."""
+    import re  # noqa: PLC0415
+
+    unsized = g.copy()
+    unsized.graph_attr.pop("size", None)
+    svg = unsized.pipe(format="svg").decode("utf-8")
+    match = re.search(r'<svg[^>]*?width="([\d.]+)pt"', svg)
+    return float(match.group(1)) / 0.75 if match else 0.0
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ __all__ = [
     "symbolic_graph",
     "eager_graph",
     "collapse",
+    "node_names",
     "ROLES",
     "SYMBOLS",
 ]
@@ -49,7 +50,7 @@ __all__ = [
 ROLES = {
     "sub": ("minuend", "subtrahend"),
     "div": ("numerator", "denominator"),
-    "matmul": ("A (left)", "B (right)"),
+    "matmul": ("left", "right"),
     "pow": ("base", "exponent"),
     "where": ("cond", "if true", "if false"),
     "softmax_cross_entropy": ("logits", "onehot"),
@@ -70,7 +71,7 @@ class NodeRecord:
         id: stable DOT id (traversal order).
         kind: ``"tensor"``, ``"op"``, ``"backward"``, ``"accumulate"``, ``"leaf"``, ``"output"``,
             ``"elision"``.
-        label: the main text (a tensor's name, an op's name, ``"MulBackward"``).
+        label: the main text (a tensor's name, an op's name, ``"MulBackward0"``).
         ref: the engine object drawn (a symbolic Node, an eager Node or Tensor), or None.
         info: extra facts for the drawer (shape, dtype, flags, saved values...).
     """
@@ -127,17 +128,83 @@ def _walk_symbolic(roots) -> list:
     return order
 
 
+_GENERATED = re.compile(r"\b[a-z_][a-z0-9_]*#\d+")  # "mul#12": named after a global counter
+_MAX_TITLE = 28
+# what a learner calls an op's result when its formula is too long to be its name
+_WORDS = {"add": "sum", "sub": "difference", "mul": "product", "div": "quotient",
+          "matmul": "matrix product", "neg": "negation", "sum_to": "sum to shape"}  # fmt: skip
+
+
+def _display_names(order, labels=None, seed_of=None) -> dict:
+    """node -> the name a drawing gives it, the same every time the graph is drawn.
+
+    A name given in ``labels``, else the node's own name when it was chosen (``"x"``,
+    ``"(A+B)"``), else for a gradient its ``∂y/∂x`` (when the ``gradients()`` call that made
+    it can be told, ``seed_of``), else a formula rebuilt from its inputs' display names
+    (``"(-f-f)"``), else,
+    when that is too long, a word for the op numbered in creation order (``"product #2"``).
+    Generated ``op#seq`` names, which depend on how many nodes were made before, never show.
+    """
+    from ..symbolic.node import _name  # noqa: PLC0415  (the library's own naming rule)
+
+    labels = labels or {}
+    display, counts = {}, {}
+    for node in sorted(order, key=lambda n: n.seq):  # creation order: inputs come first
+        if node in labels:
+            display[node] = labels[node]
+            continue
+        name = node.name or ""
+        if name and not _GENERATED.search(name):
+            display[node] = name
+            continue
+        seed = (seed_of or {}).get(node)
+        if node.grad_of is not None and seed is not None:
+            y = display.get(seed.inputs[0], seed.inputs[0].name)
+            display[node] = f"∂{y}/∂{display.get(node.grad_of, node.grad_of.name)}"
+            continue
+        inputs = [_Named(display.get(i) or _GENERATED.sub("…", i.name or "?")) for i in node.inputs]
+        text = _name(node.op, inputs, node.attrs) if inputs else None
+        if text is None or len(text) > _MAX_TITLE:
+            word = _WORDS.get(node.op.name, node.op.name)
+            counts[word] = counts.get(word, 0) + 1
+            text = f"{word} #{counts[word]}"
+        display[node] = text
+    return display
+
+
 def _display_name(node, index: dict) -> str:
-    """A node's name, with generated ``op#seq`` names (which depend on how many nodes were made
-    before) replaced by ``op #k`` numbered in drawing order, so drawings are reproducible."""
-    if re.fullmatch(rf"{re.escape(node.op.name)}#\d+", node.name or ""):
+    """One node's name for a drawing without its graph around it (sub-blocks): generated
+    ``op#seq`` names become ``op #k``, numbered in drawing order."""
+    if _GENERATED.fullmatch(node.name or ""):
         k = index.setdefault(node.op.name, {}).setdefault(node, len(index[node.op.name]) + 1)
-        return f"{node.op.name} #{k}"
+        return f"{_WORDS.get(node.op.name, node.op.name)} #{k}"
     return node.name
 
 
-def symbolic_graph(nodes) -> GraphData:
+class _Named:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _seeds_of(order) -> dict:
+    """gradient node -> the output whose ``gradients()`` call made it (the ``ones_like`` seed
+    among its ancestors made last), or None when no seed is drawn (an optimised graph)."""
+    seeds = {}
+    for node in sorted(order, key=lambda n: n.seq):
+        found = [seeds[i] for i in node.inputs if seeds.get(i) is not None]
+        if node.is_gradient and node.op.name == "ones_like" and node.inputs:
+            found.append(node)
+        seeds[node] = max(found, key=lambda n: n.seq) if found else None
+    return seeds
+
+
+def symbolic_graph(nodes, labels=None) -> GraphData:
     """Records for the symbolic graph of ``nodes`` (a Node or a list of Nodes).
+
+    ``labels`` (node -> name) renames nodes, also inside the names built from them and in
+    gradient titles (``∂f'/∂t`` once ``labels={d1: "f'"}``).
 
     Raises:
         ValueError: when nothing to draw was passed.
@@ -152,11 +219,9 @@ def symbolic_graph(nodes) -> GraphData:
             raise TypeError(f"draw_symbolic: expected symbolic Nodes, got {type(r).__name__}")
     order = _walk_symbolic(roots)
     ids = {n: f"t{i}" for i, n in enumerate(order)}
-    seeds = [n for n in order if n.is_gradient and n.op.name == "ones_like"]
-    ys = {s.inputs[0] for s in seeds}
-    names: dict = {}
-    display = {n: _display_name(n, names) for n in order}
-    y_name = display[next(iter(ys))] if len(ys) == 1 else "y"
+    seed_of = _seeds_of(order)
+    display = _display_names(order, labels, seed_of)
+
     def record(node, rid, label, **extra):
         info = {
             "shape": node.shape,
@@ -169,10 +234,13 @@ def symbolic_graph(nodes) -> GraphData:
             "output": node in roots,
             **extra,
         }
+        seed = seed_of.get(node)
+        y = display.get(seed.inputs[0], seed.inputs[0].name) if seed is not None else None
         if node.grad_of is not None:
-            info["grad_of"] = f"∂{y_name}/∂{display.get(node.grad_of, node.grad_of.name)}"
-        if node.is_gradient and node.op.name == "ones_like" and node in seeds:
-            info["grad_of"] = f"∂{y_name}/∂{y_name} = 1"
+            x = display.get(node.grad_of, node.grad_of.name)
+            info["grad_of"] = f"∂{y}/∂{x}" if y else f"gradient for {x}"
+        if seed is node:
+            info["grad_of"] = f"∂{y}/∂{y} = 1"
         return NodeRecord(rid, "tensor", label, node, info)
 
     records = [record(node, ids[node], display[node]) for node in order]
@@ -398,7 +466,49 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
                 )
             )
             edges.append(EdgeRecord(ids[node], leaf_id, ".grad +=", "accumulate"))
+    produced = {t.grad_fn: k for k, t in (names or {}).items() if getattr(t, "grad_fn", None)}
+    _name_eager_nodes(records, produced)
     return GraphData("eager", records, edges, [f"o{k}" for k in range(len(outs))])
+
+
+def _name_eager_nodes(records, produced) -> None:
+    """Give every node record ``info["name"]``: what the drawings, the stepper and the lessons
+    call it. NOTE [One name per node]: ``AccumulateGrad (A)`` for leaf ``A``'s node;
+    ``MulBackward0 (c)`` when the tensor it belongs to was named (``names={"c": c}``); the
+    type alone when the graph has one node of that type; else ``MulBackward0 #2``, the second
+    one created (numbered by ``sequence_nr``, the order of the forward code)."""
+    leaves = {r.info["accumulate"]: r.label for r in records if r.kind == "leaf"}
+    groups: dict = {}
+    for r in records:
+        if r.kind == "accumulate":
+            r.info["name"] = f"{r.label} ({leaves[r.id]})" if r.id in leaves else r.label
+        elif r.kind == "backward":
+            groups.setdefault(r.label, []).append(r)
+    for label, group in groups.items():
+        group.sort(key=lambda r: r.info["seq"])
+        for k, r in enumerate(group, 1):
+            if r.ref in produced:
+                r.info["name"] = f"{label} ({produced[r.ref]})"
+            else:
+                r.info["name"] = label if len(group) == 1 else f"{label} #{k}"
+
+
+def node_names(target, names=None) -> dict:
+    """backward node -> its name in drawings, the stepper and the lessons (see NOTE [One name
+    per node]): ``AccumulateGrad (A)``, ``MulBackward0 (D)``, ``AddBackward0 #2``.
+
+    Args:
+        target: the output tensor(s) of an eager graph, or its records (``GraphData``).
+        names: mapping name -> tensor, as for :func:`eager_graph`.
+
+    >>> import tinygrad_edu as tg
+    >>> a = tg.tensor([1.0], requires_grad=True)
+    >>> b = a * 2
+    >>> sorted(node_names((b * a + a).sum(), names={"a": a, "b": b}).values())
+    ['AccumulateGrad (a)', 'AddBackward0', 'MulBackward0 #2', 'MulBackward0 (b)', 'SumBackward0']
+    """
+    data = target if isinstance(target, GraphData) else eager_graph(target, names)
+    return {r.ref: r.info["name"] for r in data.nodes if "name" in r.info}
 
 
 # -- large graphs ---------------------------------------------------------------------------
@@ -414,7 +524,7 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
     """A smaller copy of ``graph`` with at most about ``max_nodes`` records.
 
     First, every run of 3 or more records of the same kind linked one-to-one (``exp`` of ``exp``
-    of ``exp``..., or ``ExpBackward`` -> ``ExpBackward`` ...) becomes one record labelled
+    of ``exp``..., or ``ExpBackward0`` -> ``ExpBackward0`` ...) becomes one record labelled
     ``"×N"``. If still too large, the records after the first ``max_nodes - 1`` (in traversal
     order, which starts at the outputs) are replaced by one elision record ``"… N more"``.
     """
@@ -447,7 +557,9 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
             for r in run[1:]:
                 merged[r] = n.id
             recs[n.id] = replace(
-                n, label=f"{key} ×{len(run)}", info={**n.info, "collapsed": len(run)}
+                n,
+                label=f"{key} ×{len(run)}",
+                info={**n.info, "collapsed": len(run), "name": f"{key} ×{len(run)}"},
             )
     nodes = [recs[n.id] for n in graph.nodes if n.id not in merged]
     edges, seen = [], set()

