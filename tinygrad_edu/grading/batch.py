@@ -117,11 +117,11 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
         One dict per submission: ``name``, ``score``, ``max_score``, ``tasks``, ``seconds``,
         ``status``.
     """
-    submissions, out_csv = Path(submissions), Path(out_csv)
+    submissions, out_csv = Path(submissions).resolve(), Path(out_csv).resolve()
     entries = sorted(p for p in submissions.iterdir() if p.is_dir() or p.suffix == ".zip")
     if not entries:
         raise ValueError(f"grade-batch: no submissions (folders or .zip files) in {submissions}")
-    results = Path(results) if results else out_csv.with_name(out_csv.stem + "-results")
+    results = Path(results).resolve() if results else out_csv.with_name(out_csv.stem + "-results")
     results.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:
         os.chmod(results, 0o700)  # logs and results of every student: not for sandboxed code
