@@ -1,8 +1,14 @@
-"""MkDocs hooks: put the lesson notebooks and the API reference pages into the site.
+"""MkDocs hooks: put the lessons and the API reference pages into the site.
 
-* Every ``notebooks/*.ipynb`` becomes ``lessons/<name>.ipynb`` in the site's file list (read
-  from where it lies; nothing is copied into ``docs/``), and mkdocs-jupyter renders it. The
-  notebooks are committed executed, so the pages show their outputs and drawings.
+* Every lesson ``notebooks/NN_name.ipynb`` is published from its **student edition**: the
+  solutions stripped (as ``tinygrad-edu make-student`` does), then executed against this
+  library (``tinygrad_edu.lessons.notebooks.executed_student_edition``, kept in
+  ``.cache/lessons`` until the lesson or the library changes), so the page has every output
+  and picture and no answer. The executed edition becomes ``lessons/<name>.ipynb`` in the
+  site's file list and mkdocs-jupyter renders it; a page that still shows a solution marker
+  stops the build.
+* On lesson pages, the copy buttons and the hidden copy of each cell's source are left out of
+  the search index, so a search hit shows the lesson's words.
 * Every subpackage of ``tinygrad_edu`` listed in ``API_MODULES`` that exists gets a generated
   page ``api/<name>.md`` holding one mkdocstrings directive (``::: tinygrad_edu.<name>``).
 * ``<!-- op-source: FILE CLASS -->`` in a page becomes the source of that class, read from
@@ -22,6 +28,7 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+LESSON_CACHE = ROOT / ".cache" / "lessons"
 PACKAGE = ROOT / "tinygrad_edu"
 API_MODULES = (
     "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "grading", "lessons",
@@ -30,6 +37,21 @@ API_MODULES = (
 
 def _notebooks() -> list[Path]:
     return sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("_"))
+
+
+_published: dict[str, Path] = {}
+
+
+def _published_lesson(path: Path) -> Path:
+    """The executed student edition of a lesson (made once per build, cached across builds)."""
+    if path.name not in _published:
+        import sys  # noqa: PLC0415
+
+        sys.path.insert(0, str(ROOT))  # the library the lessons teach, from this checkout
+        from tinygrad_edu.lessons.notebooks import executed_student_edition  # noqa: PLC0415
+
+        _published[path.name] = executed_student_edition(path, LESSON_CACHE)
+    return _published[path.name]
 
 
 def _api_modules() -> list[str]:
@@ -65,7 +87,8 @@ def on_config(config):
 @event_priority(100)  # before mkdocs-jupyter's on_files, which picks the notebooks up
 def _add_files(files, config):
     for path in _notebooks():
-        files.append(File.generated(config, f"lessons/{path.name}", abs_src_path=str(path)))
+        source = _published_lesson(path)
+        files.append(File.generated(config, f"lessons/{path.name}", abs_src_path=str(source)))
     for module in _api_modules():
         title = "The top-level API" if module == "tinygrad_edu" else f"`{module}`"
         content = f"# {title}\n\n::: {module}\n"
@@ -76,11 +99,11 @@ def _add_files(files, config):
 @event_priority(-100)  # after mkdocs-jupyter wrapped the notebooks
 def _after_jupyter(files, config):
     # The wrapper recomputes abs_src_path from src_dir, which a generated file lacks: give
-    # each lesson page its notebook's path again.
+    # each lesson page its published notebook's path again.
     for path in _notebooks():
         file = files.get_file_from_path(f"lessons/{path.name}")
         if file is not None:
-            file.__dict__["abs_src_path"] = str(path)
+            file.__dict__["abs_src_path"] = str(_published_lesson(path))
     return files
 
 
@@ -104,3 +127,16 @@ def _class_source(match) -> str:
 
 def on_page_markdown(markdown, page, config, files):
     return _OP_SOURCE.sub(_class_source, markdown)
+
+
+_SEARCH_NOISE = re.compile(r'<div class="(zeroclipboard-container|clipboard-copy-txt)"')
+_MARKER = re.compile(r"#\s*(BEGIN|END)\s+SOLUTION")
+
+
+def on_page_content(html, page, config, files):
+    if not page.file.src_uri.startswith("lessons/") or not page.file.src_uri.endswith(".ipynb"):
+        return html
+    if _MARKER.search(html):
+        raise ValueError(f"{page.file.src_uri}: the published lesson shows a solution marker")
+    # copy buttons and the hidden copy of the source: not what a search should find
+    return _SEARCH_NOISE.sub(lambda m: m.group(0) + " data-search-exclude", html)

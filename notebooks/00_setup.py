@@ -85,9 +85,9 @@ for name, value in inputs.items():
 #   $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
 #   twice, so their two partial gradients meet in a gold **Σ** node.
 # * **bottom, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
-#   (`MatMulBackward`, `MulBackward`, `AddBackward`); arrows show where gradients flow next.
-#   There are two `AddBackward` nodes, told apart by a number in the order your code made
-#   them: `AddBackward #1` for `A + B`, `AddBackward #2` for `A + C`. The green
+#   (`MmBackward0`, `MulBackward0`, `AddBackward0`); arrows show where gradients flow next.
+#   There are two `AddBackward0` nodes, told apart by a number in the order your code made
+#   them: `AddBackward0 #1` for `A + B`, `AddBackward0 #2` for `A + C`. The green
 #   `AccumulateGrad (A)` box writes into leaf `A`'s `.grad`, shown in the blue box below it.
 
 # %%
@@ -118,10 +118,15 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 7 GPU | devices and array namespaces: the same code on CuPy |
 # | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
 # | 9 compiler | programs and blocks, `cond`/`while_loop` gradients, passes, memory plans, code, ONNX |
+# | 10 device engine | one ready queue and one thread per device, lanes, reentrant backward |
+# | 11 CNNs | convolution as im2col, pooling, batch norm, a CNN drawn by module and trained |
+# | 12 PyTorch graphs | draw your PyTorch model, its backward order, DLPack and version counters |
 #
-# In short: lessons 2 and 3 open up the left and the right half of the picture above,
+# In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
-# Lesson 9 builds on lesson 8: the symbolic engine as a small compiler.
+# Lesson 9 builds on lesson 8 (the symbolic engine as a small compiler), lesson 10 on lesson 5
+# (the eager engine across devices and threads); lesson 11 takes lesson 6's training loop to
+# convolutional networks, and lesson 12 turns the renderer on PyTorch's own graphs.
 # Every lesson has small exercises with checks like the one below.
 
 # %% [markdown]

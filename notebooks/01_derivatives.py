@@ -214,7 +214,7 @@ print("autograd:", x.grad.item())
 print("by hand: ", dy_dx)
 
 # %% [markdown]
-# The printout shows `grad_fn=<TanhBackward>`: the backward step that produced `y`. Each
+# The printout shows `grad_fn=<TanhBackward0>`: the backward step that produced `y`. Each
 # backward step points at the next ones through `next_functions`, all the way to
 # `AccumulateGrad`, the step that adds into the leaf's `.grad`. That chain *is* the chain rule,
 # written down as data:

@@ -18,7 +18,7 @@
 #
 # `tg.tensor` works like PyTorch: you compute with numbers straight away, and every op on a
 # tensor that requires grad **records a backward node** on the side. The recorded graph is
-# made of **backward ops** (`MulBackward`, `MatMulBackward`, ...), not of tensors; its edges
+# made of **backward ops** (`MulBackward0`, `MmBackward0`, ...), not of tensors; its edges
 # say where each gradient goes next. `loss.backward()` runs that graph once.
 #
 # 1. `grad_fn`, `next_functions`, `AccumulateGrad`, `sequence_nr`;
@@ -98,19 +98,19 @@ for node in [L.grad_fn, E.grad_fn, D.grad_fn]:
 # there the boxes were tensors and the ops were arrows; here it is the other way round.
 #
 # Each box is named the way the rest of the course names it: `AccumulateGrad (A)` fills
-# `A.grad`; `MulBackward (D)` is the node of the tensor we called `D` (pass names in `names=`);
+# `A.grad`; `MulBackward0 (D)` is the node of the tensor we called `D` (pass names in `names=`);
 # a node whose tensor has no name is told apart from others of its type by a number, in the
-# order the code made them: `AddBackward #1` is `A + B`, `AddBackward #2` is `A + C`.
+# order the code made them: `AddBackward0 #1` is `A + B`, `AddBackward0 #2` is `A + C`.
 
 # %%
 L.name = "L"
 viz.draw(L, names=names)
 
 # %% [markdown]
-# To compute its gradients later, a node keeps some forward values: `MulBackward` for
+# To compute its gradients later, a node keeps some forward values: `MulBackward0` for
 # $D = S \odot C$ needs both factors ($\bar S = \bar D \odot C$, $\bar C = \bar D \odot S$),
-# `MatMulBackward` needs both matrices ($\bar D = \bar E\,(A+C)^\top$,
-# $\overline{(A+C)} = D^\top \bar E$), while `AddBackward` and `SumBackward` need only shapes.
+# `MmBackward0` needs both matrices ($\bar D = \bar E\,(A+C)^\top$,
+# $\overline{(A+C)} = D^\top \bar E$), while `AddBackward0` and `SumBackward0` need only shapes.
 # `show_saved=True` lists them. That is the memory cost of eager autograd: what is saved stays
 # alive until `backward()` frees it.
 
@@ -125,7 +125,7 @@ viz.draw(L, names=names, show_saved=True)
 mm = E.grad_fn
 print(mm.name(), "op:", mm.op.name, "attrs:", mm.attrs, "input shapes:", mm.shapes)
 print("saved:", [type(s).__name__ for s in mm.saved])
-print("AddBackward saves:", [type(s).__name__ if s is not None else None
+print("AddBackward0 saves:", [type(s).__name__ if s is not None else None
                              for s in D.grad_fn.next_functions[0][0].saved])
 
 
@@ -195,11 +195,10 @@ for i, frame in enumerate(stepper.frames):
 # A few frames as pictures. Frame 0: the counts are in, only the root is ready.
 
 # %%
-display(Markdown(f"**Frame 0.** {stepper.caption(0)}"))
 stepper.draw(0)
 
 # %% [markdown]
-# The frame where `MatMulBackward (E)` runs: it sends two gradients, and now two nodes are
+# The frame where `MmBackward0 (E)` runs: it sends two gradients, and now two nodes are
 # ready; the queue order is decided by `sequence_nr`.
 
 # %%
@@ -207,19 +206,15 @@ def frame_of(title):
     return next(i for i, frame in enumerate(stepper.frames) if frame.title == title)
 
 
-k = frame_of("MatMulBackward (E)")
-display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
-stepper.draw(k)
+stepper.draw(frame_of("MmBackward0 (E)"))
 
 # %% [markdown]
-# The frame where `MulBackward (D)` runs: it sends a gradient to `AccumulateGrad (C)`, which
-# already holds one from `AddBackward #2` (the node of `A + C`): the two are **summed in the
+# The frame where `MulBackward0 (D)` runs: it sends a gradient to `AccumulateGrad (C)`, which
+# already holds one from `AddBackward0 #2` (the node of `A + C`): the two are **summed in the
 # buffer** ($C$ is used twice), and only then does that node become ready.
 
 # %%
-k = frame_of("MulBackward (D)")
-display(Markdown(f"**Frame {k}.** {stepper.caption(k)}"))
-stepper.draw(k)
+stepper.draw(frame_of("MulBackward0 (D)"))
 
 # %% [markdown]
 # The slider shows every frame (drag it, or press play; it works on a static page too):
@@ -246,7 +241,7 @@ check("A.grad after the stepper's backward", A.grad.numpy(),
 # ready: put a counter between the number and the node, `(-node.sequence_nr, k, node)`.
 #
 # (Watch out: the order is *not* simply "sort by `sequence_nr`". `AccumulateGrad (C)` has a
-# larger number than `MulBackward (D)`, yet it must wait for that node's gradient.)
+# larger number than `MulBackward0 (D)`, yet it must wait for that node's gradient.)
 
 # %%
 def engine_order(root):

@@ -55,10 +55,10 @@ viz.draw_both(viz.examples.seed, show_values=True, **inputs)
 #
 # | forward op | symbolic: a **tensor** node | eager: a **backward** node |
 # |---|---|---|
-# | `A + B` | `(A+B)` (op `add`) | `AddBackward #1` |
-# | `(A + B) * C` | `D` (op `mul`) | `MulBackward` |
-# | `A + C` | `(A+C)` (op `add`) | `AddBackward #2` |
-# | `D @ (A + C)` | `E` (op `matmul`) | `MatMulBackward` |
+# | `A + B` | `(A+B)` (op `add`) | `AddBackward0 #1` |
+# | `(A + B) * C` | `D` (op `mul`) | `MulBackward0` |
+# | `A + C` | `(A+C)` (op `add`) | `AddBackward0 #2` |
+# | `D @ (A + C)` | `E` (op `matmul`) | `MmBackward0` |
 # | input `A` | `Variable("A")` | leaf `A` + `AccumulateGrad (A)` |
 # | $A$ used twice | gold **Σ `add`** node (gradient graph) | gradients **summed in a buffer** |
 #
@@ -86,7 +86,7 @@ for s, e in zip(forward_s, backward_e):
     assert e.op is s.op  # the very same Op object: one derivative rule, two engines
 
 # %% [markdown]
-# The `assert` shows the deeper point: the eager `MulBackward` and the symbolic `mul` node hold
+# The `assert` shows the deeper point: the eager `MulBackward0` and the symbolic `mul` node hold
 # the **same `Op` object**. Its `vjp` rule is written once; the symbolic engine runs it on
 # nodes (building a gradient graph), the eager engine on raw arrays (computing numbers).
 #
@@ -172,7 +172,7 @@ for start in (1.2, 2.0, 3.5):
 
 
 # %% [markdown]
-# The eager engine simply records the path that ran: a different number of `MulBackward`s per
+# The eager engine simply records the path that ran: a different number of `MulBackward0`s per
 # input. Slide $x$ (or press play) and watch the graph grow and shrink:
 
 # %%
@@ -259,7 +259,7 @@ summary(ex);
 # ## Summary
 #
 # * The same computation is a graph of **tensors** (symbolic) or of **backward ops** (eager);
-#   each forward op is a `mul` node on one side and a `MulBackward` on the other, sharing one
+#   each forward op is a `mul` node on one side and a `MulBackward0` on the other, sharing one
 #   `Op` and its derivative rule.
 # * A value used twice is a **Σ node** in one form and a **buffer sum** in the other; the
 #   gradients agree to rounding error.

@@ -51,7 +51,7 @@ from tinygrad_edu.lessons import lesson05 as ex
 #
 # $$c = a \odot b, \qquad d = c + a, \qquad L = \textstyle\sum_i d_i\, c_i .$$
 #
-# Each box is a backward node (`MulBackward`, `AddBackward`, ...); an arrow from a node points
+# Each box is a backward node (`MulBackward0`, `AddBackward0`, ...); an arrow from a node points
 # to where the gradient it computes flows next: the node's `next_functions`. The green boxes
 # at the bottom are `AccumulateGrad` nodes, which add into a leaf's `.grad` (the blue boxes).
 
@@ -77,7 +77,7 @@ viz.draw(loss)
 # input) and when it was created (`sequence_nr`, a global counter). In what follows each node
 # goes by the name the drawings give it (`viz.node_names`): `AccumulateGrad (a)` fills
 # `a.grad`; two nodes of one type are told apart by a number in the order the code made them,
-# `MulBackward #1` for $c = a \odot b$ and `MulBackward #2` for $d \odot c$.
+# `MulBackward0 #1` for $c = a \odot b$ and `MulBackward0 #2` for $d \odot c$.
 
 # %%
 def label(node):
@@ -124,7 +124,7 @@ with observe(PrintCounts()):
     loss.backward()
 
 # %% [markdown]
-# `MulBackward #1` (the one for $c = a \odot b$) waits for two gradients: $c$ feeds both the
+# `MulBackward0 #1` (the one for $c = a \odot b$) waits for two gradients: $c$ feeds both the
 # `add` and the final `mul`. `AccumulateGrad (a)` waits for two as well: one from each op that
 # used `a` directly.
 #
@@ -149,12 +149,12 @@ viz.stepper_frames(stepper)
 stepper.draw(0)
 
 # %% [markdown]
-# and the step where `AddBackward` runs: the gradient it sends to `MulBackward #1` (the node of
+# and the step where `AddBackward0` runs: the gradient it sends to `MulBackward0 #1` (the node of
 # $c = a \odot b$) lands in a buffer that already holds one, so the two are **added** there,
 # and that node's count drops to zero: it becomes ready.
 
 # %%
-step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward"))
+step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward0"))
 print(stepper.caption(step_add))
 stepper.draw(step_add)
 
@@ -239,7 +239,7 @@ check("dL/db", b.grad, 2 * an**2 * bn + an**2)
 # %% [markdown]
 # ## 5. `retain_graph`
 #
-# A node keeps what its derivative needs (`MulBackward` keeps both inputs, `ExpBackward` its
+# A node keeps what its derivative needs (`MulBackward0` keeps both inputs, `ExpBackward0` its
 # output). After it runs, the values are no longer needed — **unless** you backward through the
 # same graph again. By default (`retain_graph=False`) each node frees them as it runs, so the
 # memory of a training step is returned during the backward. A second backward then fails:
@@ -332,7 +332,7 @@ ex.clip_hook.check(clip_hook)
 # %% [markdown]
 # ## 7. In-place ops and version counters
 #
-# `MulBackward` for $a \odot b$ saved $a$ and $b$. If you change $a$ in place afterwards, the
+# `MulBackward0` for $a \odot b$ saved $a$ and $b$. If you change $a$ in place afterwards, the
 # backward would multiply with the wrong numbers — silently. So every tensor carries a
 # **version counter** (`t._version`, a one-element list shared by every view and `detach()` of
 # the same data); each in-place op (`add_`, `mul_`, `+=` ...) bumps it, a saved value remembers
@@ -340,9 +340,9 @@ ex.clip_hook.check(clip_hook)
 
 # %%
 x = tg.tensor([1.0, 2.0], requires_grad=True)
-y = x.exp()              # ExpBackward saves its output y
+y = x.exp()              # ExpBackward0 saves its output y
 print("y._version after exp:", y._version)
-z = (y * 2).sum()        # MulBackward saves y as its input 0
+z = (y * 2).sum()        # MulBackward0 saves y as its input 0
 y.mul_(2)
 print("y._version after mul_:", y._version)
 try:
@@ -430,7 +430,7 @@ with np.errstate(all="ignore"), tg.detect_anomaly():
         message = str(e)
 lines = message.splitlines()
 print("\n".join(lines[:3] + ["  ..."] + lines[-2:]))  # the message, then the last frame
-check_true("the error names the node that produced NaN", "PowBackward" in message)
+check_true("the error names the node that produced NaN", "PowBackward0" in message)
 
 # %% [markdown]
 # Without anomaly mode the same backward runs to the end and leaves a NaN in `x.grad`, with no

@@ -184,7 +184,7 @@ assert symbolic["acc"][-1] >= 0.95, "the symbolic MLP should reach 95% test accu
 for p, name in zip(model.parameters(), ["W1", "b1", "W2", "b2"]):
     print(f"{name}: max |eager - symbolic| = {np.abs(p.numpy() - scope[name]).max():.2e}")
 check("losses of the two engines, step by step", symbolic["loss"], eager["loss"],
-      atol=1e-3, rtol=1e-3)
+      atol=5e-3, rtol=5e-3)
 
 # %% [markdown]
 # ## 5. Curves

@@ -127,7 +127,7 @@ print(logsumexp(tg.randn(2, 5, device=DEVICE).data))
 # ## 3. Moving tensors, and the errors
 #
 # `t.to(device)` copies a tensor to a device; for a tensor that requires grad the copy is
-# recorded in the graph (`ToCopyBackward`), so its gradient flows back to where it came from.
+# recorded in the graph (`ToCopyBackward0`), so its gradient flows back to where it came from.
 # `model.to(device)` moves every parameter of a module in place (they stay leaves). Asking for
 # a GPU that is not there is an error that names the fix:
 

@@ -1,17 +1,25 @@
-"""The docs site: `mkdocs build --strict`, served locally, looked at in headless Chromium.
+"""The docs site: `mkdocs build --strict`, served locally, looked at in headless Chromium with
+the network off.
 
 Chromium is Debian's ``chromium`` package (``apt-get install -y chromium``; ``make test``
-installs it). Without it the browser checks are skipped with that reason when the tests
-cannot install it themselves (not root); as root a missing browser is a failure.
+installs it where it can). Without it the browser checks are skipped with that reason; the
+build and the checks of the built files still run.
+
+The site is built once per test run and shared by the test workers (``.cache/site``, under a
+lock, rebuilt when any input changed): the build executes every lesson's student edition.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import functools
+import hashlib
 import html
 import http.server
 import io
+import json
 import os
 import re
 import shutil
@@ -24,33 +32,132 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON = "lessons/08_static_graphs/"  # a lesson page with graph drawings (inline SVG)
+LESSONS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9]*.ipynb"))
+LESSON = "lessons/08_static_graphs/"  # a lesson page with graph drawings
 PLOT_LESSON = "lessons/01_derivatives/"  # a lesson page with a matplotlib plot (PNG)
+WINDOW = (1440, 1000)  # a laptop screen: the lesson column is about 900 px wide
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
+def _inputs_digest() -> str:
+    digest = hashlib.sha256()
+    paths = [ROOT / "mkdocs.yml", *sorted((ROOT / "docs").rglob("*")),
+             *sorted((ROOT / "notebooks").glob("*.ipynb")),
+             *sorted((ROOT / "tinygrad_edu").rglob("*.py"))]  # fmt: skip
+    for path in paths:
+        if path.is_file():
+            digest.update(str(path.relative_to(ROOT)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """The built site: built once (under a lock, so test workers share it) per input state."""
+    cache = ROOT / ".cache" / "site"
+    cache.mkdir(parents=True, exist_ok=True)
+    key = _inputs_digest()
+    out = cache / key
+    with open(cache / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (out / "index.html").is_file():
+                for old in cache.iterdir():
+                    if old.is_dir():
+                        shutil.rmtree(old, ignore_errors=True)
+                env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+                proc = subprocess.run(
+                    [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+                    cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+                )  # fmt: skip
+                if proc.returncode != 0:
+                    shutil.rmtree(out, ignore_errors=True)
+                assert proc.returncode == 0, (
+                    f"mkdocs build --strict failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+                )
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
     return out
 
 
-@pytest.fixture(scope="module")
+# A script the test server adds to every page it serves (the site itself has no such thing):
+# once the page has loaded and run for a while, it writes what it found into the page.
+_PROBE = """<script>
+window.addEventListener("load", function () {
+  var players = Array.from(document.querySelectorAll(".tge-player"));
+  var first = players.map(function (p) { return p.dataset.frame; });
+  setTimeout(function () {
+    var r = {}, col = document.querySelector(".md-content__inner") || document.body;
+    var imgs = Array.from(document.images);
+    r.images = imgs.length;
+    r.broken = imgs.filter(function (im) { return !(im.complete && im.naturalWidth > 0); })
+      .map(function (im) { return im.src.slice(0, 80); });
+    r.column = col.clientWidth;
+    r.columnOverflow = col.scrollWidth - col.clientWidth;
+    r.pageOverflow = document.documentElement.scrollWidth - window.innerWidth;
+    var right = col.getBoundingClientRect().right + 1, wide = [];
+    col.querySelectorAll(".jp-OutputArea-output, .jp-RenderedSVG svg, img, .tge-player")
+      .forEach(function (el) {
+        var b = el.getBoundingClientRect();
+        if (b.width > 0 && b.right > right) wide.push(el.className.baseVal || el.className ||
+                                                      el.tagName);
+      });
+    r.wide = wide.slice(0, 5);
+    var raw = [], walker = document.createTreeWalker(col, NodeFilter.SHOW_TEXT);
+    var skip = "CODE,PRE,SCRIPT,STYLE,TEXTAREA";
+    while (walker.nextNode()) {
+      var n = walker.currentNode, p = n.parentElement, skipped = false;
+      for (var e = p; e && e !== col; e = e.parentElement) {
+        if (skip.indexOf(e.tagName) >= 0 || getComputedStyle(e).display === "none" ||
+            (e.classList && e.classList.contains("katex"))) {
+          skipped = true; break;
+        }
+      }
+      if (!skipped && /\\\\[a-zA-Z]{2,}|\\$[^$\\s][^$]*\\$|\\\\\\(|\\\\\\[/.test(n.textContent))
+        raw.push(n.textContent.trim().slice(0, 60));
+    }
+    r.rawTex = raw.slice(0, 5);
+    r.katex = document.querySelectorAll(".katex").length;
+    r.katexErrors = document.querySelectorAll(".katex-error").length;
+    r.players = players.map(function (p, i) {
+      return {frames: +p.dataset.frames, first: first[i], now: p.dataset.frame,
+              playing: p.querySelector(".tge-play").textContent.indexOf("pause") >= 0};
+    });
+    r.external = performance.getEntriesByType("resource").map(function (e) { return e.name; })
+      .filter(function (u) { return u.indexOf(location.origin) && u.indexOf("data:"); });
+    var out = document.createElement("pre");
+    out.id = "tge-probe";
+    out.textContent = JSON.stringify(r);
+    document.body.appendChild(out);
+  }, 6000);
+});
+</script>"""
+
+
+@pytest.fixture(scope="session")
 def server(site):
-    class Quiet(http.server.SimpleHTTPRequestHandler):
+    class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
+
+        def send_head(self):  # serve pages with the probe added before </body>
+            path = self.translate_path(self.path)
+            if os.path.isdir(path):
+                path = os.path.join(path, "index.html")
+            if not path.endswith(".html") or not os.path.isfile(path):
+                return super().send_head()
+            body = Path(path).read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>")
+            data = body.encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            return io.BytesIO(data)
 
     class Server(http.server.ThreadingHTTPServer):
         def handle_error(self, request, client_address):
             pass  # the browser may drop a connection it no longer needs
 
-    httpd = Server(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    httpd = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -69,18 +176,25 @@ def _chromium() -> str:
     )
 
 
-def _browse(tmp_path, url: str, *args: str) -> subprocess.CompletedProcess:
+def _browse(tmp_path, url: str, *args: str, window=WINDOW) -> subprocess.CompletedProcess:
     cmd = [
         _chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
         "--no-first-run", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}",
-        # the site works offline: every host but this one fails at once instead of waiting
+        # the network is off: every host but this one fails at once instead of waiting
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-        "--virtual-time-budget=5000", *args, url,
+        f"--window-size={window[0]},{window[1]}", "--virtual-time-budget=10000", *args, url,
     ]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, f"chromium failed on {url}:\n{proc.stderr[-2000:]}"
     return proc
+
+
+def _probe(tmp_path, url) -> dict:
+    dom = _browse(tmp_path, url, "--dump-dom").stdout
+    found = re.search(r'<pre id="tge-probe">(.*?)</pre>', dom, re.S)
+    assert found, f"the page never finished loading: {url}"
+    return json.loads(html.unescape(found.group(1)))
 
 
 class _Page:
@@ -97,8 +211,6 @@ class _Page:
                 self.output_images.append(img.group(1))
             if m.group(1) != "SVG":
                 continue
-            # an SVG output is inline, or an <img> with a data: URI (nbconvert's choice); graphviz
-            # puts an XML declaration, a doctype and comments before the <svg>
             body = rest
             if img and img.group(1).startswith("data:image/svg+xml;base64,"):
                 body = base64.b64decode(img.group(1).split(",", 1)[1]).decode("utf-8")
@@ -121,6 +233,7 @@ def _fetch(url: str) -> int:
         return response.status
 
 
+# -- the built files --------------------------------------------------------------------------
 def test_site_has_every_page(site):
     for page in ("index.html", "concepts/two-graph-forms/index.html", "concepts/engine/index.html",
                  "concepts/ops/index.html", "lessons/index.html", "gpu/index.html",
@@ -133,9 +246,73 @@ def test_site_has_every_page(site):
     ops = (site / "concepts/ops/index.html").read_text(encoding="utf-8")
     ops_text = re.sub(r"<[^>]+>", "", ops)
     assert "class Mul" in ops_text and "def vjp" in ops_text and "SOLUTION" not in ops_text
-    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
-    for stem in notebooks:
+    for stem in LESSONS:
         assert (site / "lessons" / stem / "index.html").is_file(), f"lesson {stem} not in site"
+
+
+def test_site_loads_nothing_from_another_host(site):
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        loads = re.findall(r'<(?:script|img|iframe)\b[^>]*\ssrc="(https?:)?//', text)
+        loads += re.findall(r'<link\b[^>]*\shref="(https?:)?//[^"]*"[^>]*stylesheet', text)
+        assert not loads, f"{page.relative_to(site)} loads from another host"
+    for css in site.rglob("*.css"):
+        assert not re.search(r"url\(\s*['\"]?(https?:)?//", css.read_text(encoding="utf-8")), css
+    katex = site / "javascripts/vendor/katex"
+    assert (katex / "katex.min.js").is_file() and list((katex / "fonts").glob("*.woff2"))
+
+
+@pytest.mark.parametrize("stem", LESSONS)
+def test_published_lessons_are_the_student_edition(site, stem):
+    from tinygrad_edu.lessons import lesson_modules
+
+    page = (site / "lessons" / stem / "index.html").read_text(encoding="utf-8")
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page)))
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    assert "raise NotImplementedError" in text  # where the solutions were
+    module = next(m for m in lesson_modules() if m.__name__.endswith(f"lesson{stem[:2]}"))
+    for ex in module.EXERCISES:
+        assert f"NOT SOLVED YET {ex.name}" in text, f"{ex.name} on the published page"
+    assert "Traceback (most recent call last)" not in text
+    # with its pictures: every lesson but the GPU one draws something
+    if stem != "07_gpu":
+        assert "<svg" in page or "data:image/" in page, f"{stem} has no picture"
+
+
+def test_search_index_is_clean(site):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    lessons = [d for d in index["docs"] if d["location"].startswith("lessons/0")]
+    assert lessons
+    text = " ".join(d["text"] for d in lessons)
+    assert "Copied!" not in text and not re.search(r"In \[\d+\]:", text)
+    assert "BEGIN SOLUTION" not in text
+
+
+def test_lesson_pages_link_to_the_previous_and_next(site):
+    page = (site / "lessons" / "03_ops_as_nodes" / "index.html").read_text(encoding="utf-8")
+    nav = re.search(r'<nav class="md-footer__inner[^"]*"[^>]*>(.*?)</nav>', page, re.S)
+    assert nav, "no previous/next links"
+    assert "../02_tensors_as_nodes/" in nav.group(1) and "../04_two_forms/" in nav.group(1)
+
+
+# -- in the browser, offline ------------------------------------------------------------------
+@pytest.mark.parametrize("stem", LESSONS)
+def test_lesson_page_in_the_browser(tmp_path, server, stem):
+    """No raw TeX, every picture loads, nothing wider than the lesson column, nothing fetched
+    from another host, and the players (the stepper, the sliders) animate."""
+    r = _probe(tmp_path, f"{server}lessons/{stem}/")
+    assert r["external"] == [], f"loaded from another host: {r['external']}"
+    assert r["images"] > 0 or stem == "07_gpu", "no picture"
+    assert r["broken"] == [], f"pictures that did not load: {r['broken']}"
+    assert r["rawTex"] == [] and r["katexErrors"] == 0, f"raw TeX: {r['rawTex']}"
+    assert r["katex"] > 0 or stem == "00_setup", "no maths typeset"
+    assert r["column"] >= 850, f"the lesson column is only {r['column']} px wide"
+    assert r["pageOverflow"] <= 0 and r["columnOverflow"] <= 1, r
+    assert r["wide"] == [], f"wider than the lesson column: {r['wide']}"
+    for player in r["players"]:
+        assert player["playing"] and player["now"] != player["first"], f"still: {player}"
+    if stem in ("03_ops_as_nodes", "05_backward_engine", "02_tensors_as_nodes"):
+        assert r["players"], f"{stem} has no stepper or slider"
 
 
 def test_lesson_page_shows_graph_drawings(tmp_path, server):
@@ -173,12 +350,13 @@ def test_screenshot_shows_the_drawing(tmp_path, server):
 
     page = _dom(tmp_path / "dom", server + LESSON)
     shot = tmp_path / "lesson.png"
-    _browse(tmp_path / "shot", server + LESSON, f"--screenshot={shot}", "--window-size=1280,2000")
+    with contextlib.suppress(FileNotFoundError):
+        shot.unlink()
+    _browse(tmp_path / "shot", server + LESSON, f"--screenshot={shot}", window=(1280, 2000))
     image = Image.open(shot).convert("RGB")
     assert image.size == (1280, 2000)
     colors = image.getcolors(maxcolors=1 << 20)
     assert len(colors) > 200, f"the screenshot is nearly blank ({len(colors)} colours)"
-    # the drawing's own fill colours (read from its SVG) are on screen: it displays
     fills = {tuple(int(f[i : i + 2], 16) for i in (1, 3, 5)) for f in page.svg_fills
              if re.fullmatch(r"#[0-9a-f]{6}", f)} - {(255, 255, 255), (0, 0, 0)}  # fmt: skip
     on_screen = {rgb for count, rgb in colors if count >= 50}

@@ -1,8 +1,9 @@
 """tinygrad_edu: an educational autograd library.
 
 Two engines over one op library: the eager engine (backward ops are the nodes, PyTorch's
-design) is the top-level API; the symbolic engine (tensors are the nodes, ops the edges,
-CSE599W's design) lives in :mod:`tinygrad_edu.symbolic`.
+design) is the top-level API, spelled as in PyTorch (``tg.tensor``, ``tg.cat``, ``x.sum(dim=1)``,
+``tg.no_grad()``, ``tg.float32`` ...); the symbolic engine (tensors are the nodes, ops the
+edges, CSE599W's design) lives in :mod:`tinygrad_edu.symbolic`.
 
 >>> import tinygrad_edu as tg
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
@@ -12,24 +13,48 @@ tensor([2., 4.])
 """
 
 from . import eager
+from .dtypes import (
+    bool,
+    double,
+    float,
+    float16,
+    float32,
+    float64,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    short,
+    uint8,
+)
 from .eager import (
     Function,
     Tensor,
     arange,
+    as_tensor,
     detect_anomaly,
+    empty,
+    empty_like,
     enable_grad,
     eye,
     from_dlpack,
+    from_numpy,
     full,
     full_like,
     grad,
+    inference_mode,
     is_grad_enabled,
+    linspace,
     manual_seed,
     no_grad,
     ones,
     ones_like,
     rand,
     rand_like,
+    randint,
     randn,
     randn_like,
     set_grad_enabled,
@@ -37,30 +62,37 @@ from .eager import (
     zeros,
     zeros_like,
 )
-from .eager.functional import (
-    broadcast_to,
-    exp,
-    log,
-    matmul,
-    maximum,
-    relu,
-    sigmoid,
-    softmax_cross_entropy,
-    sum_to,
-    tanh,
-    where,
-)
+from .eager.functional import FUNCTIONS as _FUNCTIONS
+from .eager.functional import softmax_cross_entropy, sum_to
 from .ops import ShapeError
 
 __version__ = "0.1.0"
 
+# The op functions (tg.exp, tg.sum, tg.cat, tg.where ...) are generated from the op library's
+# surface table together with the Tensor methods; see tinygrad_edu.ops.surface.
+globals().update(_FUNCTIONS)
+
+
+def is_tensor(obj) -> bool:
+    """True for a :class:`Tensor`."""
+    return isinstance(obj, Tensor)
+
+
+def numel(input) -> int:
+    """The number of elements of ``input``."""
+    return input.numel()
+
+
 __all__ = [
-    "Tensor", "tensor", "grad", "Function", "no_grad", "enable_grad", "set_grad_enabled",
-    "is_grad_enabled", "detect_anomaly", "zeros", "ones", "full", "randn", "rand", "arange",
-    "eye", "zeros_like", "ones_like", "full_like", "randn_like", "rand_like", "manual_seed",
-    "exp", "log", "tanh", "sigmoid", "relu", "matmul", "maximum", "where", "sum_to",
-    "broadcast_to", "softmax_cross_entropy", "ShapeError", "eager", "nn", "symbolic", "optim",
-    "from_dlpack",
+    "Tensor", "tensor", "as_tensor", "from_numpy", "grad", "Function", "no_grad",
+    "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
+    "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
+    "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
+    "manual_seed", "is_tensor", "numel", "sum_to", "softmax_cross_entropy", "ShapeError",
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
+    "half", "float", "double", "short", "int", "long",
+    "eager", "nn", "symbolic", "optim", "from_dlpack",
+    *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
 

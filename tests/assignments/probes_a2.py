@@ -264,7 +264,7 @@ def retain_graph(x):
 
 
 def frees_saved():
-    """What MulBackward holds before and after a ``backward()`` without retain_graph."""
+    """What MulBackward0 holds before and after a ``backward()`` without retain_graph."""
     x = _t([1.0, 2.0])
     z = x.exp()
     y = z * x

@@ -46,13 +46,13 @@ def _parents(structure) -> dict:
 @pytest.mark.task("A2.0")
 @pytest.mark.points(1)
 def test_forward_values_and_recorded_graph(run):
-    """the forward pass records MulBackward and AddBackward"""
+    """the forward pass records MulBackward0 and AddBackward0"""
     got = run(probes.forward_graph)
     av, bv = _rng(3).standard_normal((2, 3)), _rng(4).standard_normal((2, 3))
     np.testing.assert_allclose(got["y"], av * bv + av)
-    assert got["requires_grad"] and not got["is_leaf"] and got["grad_fn"] == "AddBackward"
-    assert got["next"] == "MulBackward"
-    assert got["leaves_are_a_b"] == [True, True], "MulBackward's edges lead to a's and b's leaves"
+    assert got["requires_grad"] and not got["is_leaf"] and got["grad_fn"] == "AddBackward0"
+    assert got["next"] == "MulBackward0"
+    assert got["leaves_are_a_b"] == [True, True], "MulBackward0's edges lead to a's and b's leaves"
 
 
 @pytest.mark.task("A2.0")
@@ -85,7 +85,7 @@ def test_dependencies_count_the_edges_into_each_node(run):
 def test_dependency_counting_is_iterative(run):
     """_count_dependencies: a chain 5000 deep"""
     deps = run(probes.dependencies, graph="chain")["deps"]
-    assert len(deps) == 5000, "5000 nodes below the root: 4999 MulBackward and AccumulateGrad"
+    assert len(deps) == 5000, "5000 nodes below the root: 4999 MulBackward0 and AccumulateGrad"
     assert set(deps.values()) == {1}, "in a chain every node has one edge into it"
 
 
@@ -159,10 +159,10 @@ def test_fan_in_gradients_are_summed_before_the_node_runs(run):
     """backward(): fan-in gradients are summed before the node runs"""
     xv = np.array([0.3, -0.8])
     got = run(probes.fan_in, x=xv)
-    assert len(got["received"]) == 1, "ExpBackward must run once"
+    assert len(got["received"]) == 1, "ExpBackward0 must run once"
     np.testing.assert_allclose(
         got["received"][0][0], 2 * np.exp(xv) + 3, rtol=1e-12,
-        err_msg="ExpBackward must receive dL/dh = 2h + 3, the sum of both uses",
+        err_msg="ExpBackward0 must receive dL/dh = 2h + 3, the sum of both uses",
     )  # fmt: skip
     np.testing.assert_allclose(got["grad"], (2 * np.exp(xv) + 3) * np.exp(xv), rtol=1e-12)
 
@@ -272,7 +272,7 @@ def test_retain_graph_keeps_saved_values(run):
 def test_backward_frees_saved_values(run):
     """release: backward() frees saved values"""
     got = run(probes.frees_saved)
-    assert got["before"], "MulBackward saves its inputs"
+    assert got["before"], "MulBackward0 saves its inputs"
     assert got["after"] == [True, True], (
         "after backward() without retain_graph, a node must drop what it saved"
     )

@@ -95,11 +95,11 @@ def run_program(prog, leaves, lib: str):
             _, op, i = step
             x = vals[i]
             if op == "sum_rows":
-                y = x.sum(dim=1, keepdim=True) if t else x.sum(axis=1, keepdims=True)
+                y = x.sum(dim=1, keepdim=True)
             elif op == "mean_cols":
-                y = x.mean(dim=0, keepdim=True) if t else x.mean(axis=0, keepdims=True)
+                y = x.mean(dim=0, keepdim=True)
             else:
-                y = x.amax(dim=0) if t else x.max(axis=0)
+                y = x.amax(dim=0)
         elif step[0] == "matmul":
             _, i, w = step
             y = vals[i] @ vals[w]

@@ -71,7 +71,9 @@ def test_04_grad_only_for_leaves_and_warning():
 
 
 def test_05_dtypes():
-    assert tg.tensor([1, 2]).dtype == np.float32
+    # PyTorch's defaults: Python ints are int64, floats the default float (float32)
+    assert tg.tensor([1, 2]).dtype == np.int64
+    assert tg.tensor([1, 2.0]).dtype == np.float32
     assert tg.tensor([[0.5]]).dtype == np.float32
     assert tg.tensor(np.array([1.0], dtype=np.float64)).dtype == np.float64
     assert tg.tensor(np.array([1], dtype=np.int32)).dtype == np.int32
@@ -124,7 +126,7 @@ def test_08_fan_in_sums_before_node_runs_once():
 
     with observe(Count()):
         y.backward()
-    assert runs.count("ExpBackward") == 1
+    assert runs.count("ExpBackward0") == 1
     np.testing.assert_allclose(a.grad.numpy(), 6 * np.exp([1.0, 2.0]))
 
 
@@ -190,7 +192,7 @@ def test_11_grad_function():
     pa, pb = a.exp(), b.log()
     with observe(Rec()):
         tg.grad((pa + pb).sum(), a)
-    assert "ExpBackward" in ran and "LogBackward" not in ran
+    assert "ExpBackward0" in ran and "LogBackward0" not in ran
 
 
 def test_12_broadcasting_gradient_shapes():
@@ -278,7 +280,7 @@ def test_16_inplace_versions_and_lazy_error():
     with pytest.raises(RuntimeError, match="in-place") as e:
         y.sum().backward()
     msg = str(e.value)
-    assert "MulBackward" in msg and "version 0" in msg and "version 1" in msg
+    assert "MulBackward0" in msg and "version 0" in msg and "version 1" in msg
     # lazy: changing a value nothing saved is fine
     b = leaf([1.0, 2.0])
     k = b + 1  # add saves nothing
@@ -318,19 +320,19 @@ def test_18_inplace_on_non_leaf_rebases_grad_fn():
     h = a * 3
     before = h.grad_fn
     h.mul_(h.detach() * 0 + 2)
-    assert h.grad_fn is not before and h.grad_fn.name() == "MulBackward"
+    assert h.grad_fn is not before and h.grad_fn.name() == "MulBackward0"
     assert h.grad_fn.next_functions[0][0] is before
     h.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [6.0, 6.0])
     b = leaf([1.0, 2.0])
-    k = b * 2  # MulBackward saved b, not k: changing k is fine
+    k = b * 2  # MulBackward0 saved b, not k: changing k is fine
     k.add_(1.0)
-    assert k.grad_fn.name() == "AddBackward"
+    assert k.grad_fn.name() == "AddBackward0"
     k.sum().backward()
     np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0])
-    e = b.exp()  # ExpBackward saved its output, so changing it in place is caught
+    e = b.exp()  # ExpBackward0 saved its output, so changing it in place is caught
     e.add_(1.0)
-    with pytest.raises(RuntimeError, match="ExpBackward: its output.*in-place"):
+    with pytest.raises(RuntimeError, match="ExpBackward0: its output.*in-place"):
         e.sum().backward()
 
 
@@ -483,13 +485,13 @@ def test_24_25_names_and_next_functions():
     a, b = leaf([[1.0, 2.0]]), leaf([[3.0], [4.0]])
     c = tg.tensor([[1.0, 1.0]])
     exprs = {
-        "AddBackward": a + c,
-        "SubBackward": a - c,
-        "MulBackward": a * c,
-        "DivBackward": a / (c + 1),
-        "MatMulBackward": a @ b,
-        "SumBackward": a.sum(),
-        "ExpBackward": a.exp(),
+        "AddBackward0": a + c,
+        "SubBackward0": a - c,
+        "MulBackward0": a * c,
+        "DivBackward0": a / (c + 1),
+        "MmBackward0": a @ b,
+        "SumBackward0": a.sum(),
+        "ExpBackward0": a.exp(),
     }
     for name, t in exprs.items():
         assert t.grad_fn.name() == name
@@ -499,7 +501,7 @@ def test_24_25_names_and_next_functions():
     assert n0.next_functions == ()
     assert (n1, i1) == (None, 0)
     z = (a * 2) * (a * 3)
-    assert z.grad_fn.next_functions[0][0].name() == "MulBackward"
+    assert z.grad_fn.next_functions[0][0].name() == "MulBackward0"
     assert (a * 2 + 1).grad_fn.next_functions[1] == (None, 0)
 
 

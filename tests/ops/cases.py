@@ -37,6 +37,7 @@ class Case:
     build: Callable
     inputs: st.SearchStrategy
     uses: tuple[str, ...] = ()
+    static_shapes: bool = False  # the derivative needs the inputs' static shapes
 
     def __repr__(self) -> str:
         return self.name
@@ -193,6 +194,147 @@ def _expand_extra(draw, shape):
     return {"axis": draw(st.integers(-len(shape) - 1, len(shape)))}
 
 
+def _wide(rng, shape):
+    """Values across erf's two regimes (|x| below and above 2.5) and softplus' threshold."""
+    return rng.uniform(-5.0, 5.0, shape) + 0.01
+
+
+def _shifted(by):
+    def fill(rng, shape):
+        return _three_quarter(rng, shape) + by
+
+    return fill
+
+
+_matrices = st.lists(st.integers(1, 4), min_size=2, max_size=3).map(tuple)
+_wide_shape = st.lists(st.integers(2, 4), min_size=0, max_size=3).map(tuple)
+_nonscalar_wide = st.lists(st.integers(2, 4), min_size=1, max_size=3).map(tuple)
+_with_ones = st.lists(st.sampled_from([1, 2, 3]), min_size=0, max_size=4).map(tuple)
+
+
+def _two_dims(draw, shape):
+    n = max(len(shape), 1)
+    dims = st.integers(-n, n - 1) if shape else st.sampled_from([0, -1])
+    return {"dim0": draw(dims), "dim1": draw(dims)}
+
+
+def _one_dim(draw, shape):
+    return {"dim": draw(st.integers(-len(shape), len(shape) - 1)), "keepdim": draw(st.booleans())}
+
+
+def _any_dim(draw, shape):
+    return {"dim": draw(st.integers(-len(shape), len(shape) - 1)) if shape else 0}
+
+
+def _squeeze_dim(draw, shape):
+    options = [None] + (list(range(-len(shape), len(shape))) if shape else [])
+    return {"dim": draw(st.sampled_from(options))}
+
+
+def _expand_extra_dim(draw, shape):
+    return {"dim": draw(st.integers(-len(shape) - 1, len(shape)))}
+
+
+def _flatten_dims(draw, shape):
+    n = max(len(shape), 1)
+    start = draw(st.integers(0, n - 1))
+    end = draw(st.integers(start, n - 1))
+    return {"start": start - n * draw(st.booleans()), "end": end}
+
+
+def _repeats(draw, shape):
+    extra = draw(st.integers(0, 1))
+    return {"reps": tuple(draw(st.integers(1, 3)) for _ in range(len(shape) + extra))}
+
+
+def _bounds(draw, shape):
+    lo = draw(st.sampled_from([-1.5, -0.5, None]))
+    return {"lo": lo, "hi": draw(st.sampled_from([0.5, 1.5]))}
+
+
+def _mask(draw, shape):
+    rng = np.random.default_rng(draw(_seeds))
+    return {"mask": rng.random(shape) > 0.5}
+
+
+def _var(draw, shape):
+    extra = _axes(draw, shape)
+    return {"dim": extra["axis"], "keepdim": extra["keepdims"],
+            "correction": draw(st.sampled_from([0, 1]))} if len(shape) else {"correction": 0}
+
+
+@st.composite
+def _pair_along(draw):
+    """Two arrays equal in every dim but ``dim``, where their sizes may differ."""
+    shape = draw(_nonscalar)
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    other = list(shape)
+    other[dim] = draw(st.integers(0, 3))
+    rng = np.random.default_rng(draw(_seeds))
+    return Example([rng.standard_normal(shape), rng.standard_normal(tuple(other))], {"dim": dim})
+
+
+@st.composite
+def _same_pair(draw):
+    shape = draw(_shape)
+    rng = np.random.default_rng(draw(_seeds))
+    dim = draw(st.integers(-len(shape) - 1, len(shape)))
+    return Example([rng.standard_normal(shape), rng.standard_normal(shape)], {"dim": dim})
+
+
+@st.composite
+def _gathering(draw):
+    """An input, a dim, and an int64 index no larger than the input outside ``dim``."""
+    shape = draw(_nonscalar)
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    rng = np.random.default_rng(draw(_seeds))
+    ishape = [draw(st.integers(1, d)) for d in shape]
+    ishape[dim] = draw(st.integers(1, 4))
+    index = rng.integers(0, shape[dim], tuple(ishape))
+    return Example([rng.standard_normal(shape)], {"dim": dim, "index": index})
+
+
+@st.composite
+def _setting(draw):
+    shape, index = draw(st.sampled_from(_INDEXES[:5] + [((6, 3), np.array([0, 2, 5]))]))
+    rng = np.random.default_rng(draw(_seeds))
+    target = np.broadcast_to(np.empty(shape), shape)[index].shape
+    vshape = target[draw(st.integers(0, len(target))):]  # the value may broadcast
+    return Example([rng.standard_normal(shape), rng.standard_normal(vshape)], {"index": index})
+
+
+@st.composite
+def _classes(draw):
+    """Log-probabilities (N, C) or (C,), class targets (some ignored), options."""
+    n, c = draw(st.integers(0, 4)), draw(st.integers(1, 4))
+    single = draw(st.booleans())
+    rng = np.random.default_rng(draw(_seeds))
+    shape = (c,) if single else (n, c)
+    target = rng.integers(0, c, () if single else (n,))
+    if not single and n:
+        target[rng.random(n) < 0.3] = -100
+    extra = {"target": target, "reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        extra["weight"] = rng.uniform(0.5, 2.0, c)
+    return Example([rng.standard_normal(shape)], extra)
+
+
+@st.composite
+def _class_grads(draw):
+    rng = np.random.default_rng(draw(_seeds))
+    target = np.array([0, 3, -100])
+    reduction = draw(st.sampled_from(["mean", "sum", "none"]))
+    g = rng.standard_normal((3,) if reduction == "none" else ())
+    return Example([g], {"target": target, "reduction": reduction})
+
+
+def _op(M, name, *inputs, **attrs):
+    """Apply a registry op with no function in ``M`` (an nn.functional op) directly."""
+    from tinygrad_edu.ops import get_op
+
+    return M.apply_op(get_op(name), *inputs, **attrs)
+
+
 CASES: list[Case] = [
     Case("add", ("add",), lambda M, a, b: a + b, _broadcasting((_normal, _normal))),
     Case("add_const", ("add",), lambda M, a: 2.5 + a, _single()),
@@ -235,11 +377,16 @@ CASES: list[Case] = [
     Case("matmul_operator", ("matmul",), lambda M, a, b: a @ b.T, _rows((_normal, _normal), 2, 2)),
     Case("sum", ("sum",), lambda M, a, **k: a.sum(**k), _single(extra=_axes)),
     Case("mean", ("mean",), lambda M, a, **k: a.mean(**k), _single(extra=_axes)),
-    Case("max", ("max",), lambda M, a, **k: a.max(**k), _single(_distinct, extra=_axes)),
+    Case("amax", ("max",), lambda M, a, **k: a.amax(**k), _single(_distinct, extra=_axes)),
+    Case("max_all", ("max",), lambda M, a: a.max(), _single(_distinct)),
+    Case("amin", ("min",), lambda M, a, **k: a.amin(**k), _single(_distinct, extra=_axes)),
     Case("reshape", ("reshape",), lambda M, a, shape: a.reshape(shape),
          _single(extra=_reshape_extra)),  # fmt: skip
-    Case("transpose", ("transpose",), lambda M, a, axes: a.transpose(*(axes or ())),
+    Case("permute", ("permute",), lambda M, a, axes: a.permute(*axes) if axes else a.T,
          _single(extra=_transpose_extra)),  # fmt: skip
+    Case("transpose", ("transpose",), lambda M, a, dim0, dim1: a.transpose(dim0, dim1),
+         _single(extra=_two_dims)),  # fmt: skip
+    Case("mT", ("transpose",), lambda M, a: a.mT, _single(shapes=_matrices)),
     Case("T", ("transpose",), lambda M, a: a.T, _single()),
     Case("broadcast_to", ("broadcast_to",), lambda M, a, shape: M.broadcast_to(a, shape),
          _into(), uses=("broadcast_to",)),  # fmt: skip
@@ -285,7 +432,70 @@ CASES: list[Case] = [
     ),
 ]
 
-SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax")
+CASES += [
+    Case("pow_tensor", ("pow_tensor",), lambda M, a, b: a**b,
+         _broadcasting((_positive, _normal))),
+    Case("rpow", ("pow_tensor",), lambda M, a: 2.0**a, _single()),
+    Case("pow_zero", ("pow",), lambda M, a: a**0 + a, _single()),
+    *[Case(n, (n,), (lambda name: lambda M, a: getattr(a, name)())(n), _single(fill))
+      for n, fill in [("log1p", _positive), ("sqrt", _positive), ("rsqrt", _positive),
+                      ("sin", _normal), ("cos", _normal), ("abs", _away_from_zero),
+                      ("sign", _away_from_zero), ("erf", _wide)]],
+    Case("minimum", ("minimum",), lambda M, a, b: M.minimum(a, b),
+         _broadcasting((_quarter, _three_quarter)), uses=("minimum",)),
+    Case("clamp", ("clamp",), lambda M, a, lo, hi: a.clamp(lo, hi),
+         _single(_quarter, extra=_bounds)),
+    Case("clamp_min", ("clamp",), lambda M, a: a.clamp(min=-0.5), _single(_quarter)),
+    Case("clamp_tensor", ("clamp_tensor",), lambda M, a, lo, hi: a.clamp(lo, hi),
+         _broadcasting((_quarter, _shifted(-1.0), _shifted(1.0)))),
+    Case("masked_fill", ("masked_fill",), lambda M, a, mask: a.masked_fill(mask, 0.5),
+         _single(extra=_mask)),
+    Case("masked_fill_tensor", ("masked_fill",), lambda M, a, v, mask: a.masked_fill(mask, v),
+         st.builds(lambda e: Example([e.arrays[0], np.asarray(0.3)], e.extra),
+                   _single(extra=_mask))),
+    Case("max_dim", ("max_dim",), lambda M, a, dim, keepdim: a.max(dim, keepdim).values,
+         _single(_distinct, shapes=_nonscalar, extra=_one_dim)),
+    Case("min_dim", ("min_dim",), lambda M, a, dim, keepdim: a.min(dim=dim, keepdim=keepdim)[0],
+         _single(_distinct, shapes=_nonscalar, extra=_one_dim)),
+    Case("var", ("var",), lambda M, a, **k: a.var(**k), _single(shapes=_wide_shape, extra=_var)),
+    Case("std", ("std",), lambda M, a, **k: a.std(**k), _single(shapes=_nonscalar_wide,
+         extra=_var)),  # fmt: skip
+    Case("cumsum", ("cumsum",), lambda M, a, dim: a.cumsum(dim), _single(extra=_any_dim)),
+    Case("squeeze", ("squeeze",), lambda M, a, dim: a.squeeze(dim), _single(shapes=_with_ones,
+         extra=_squeeze_dim)),
+    Case("unsqueeze", ("expand_dims",), lambda M, a, dim: a.unsqueeze(dim),
+         _single(extra=_expand_extra_dim)),
+    Case("flatten", ("flatten",), lambda M, a, start, end: a.flatten(start, end),
+         _single(extra=_flatten_dims)),
+    Case("repeat", ("repeat",), lambda M, a, reps: a.repeat(*reps), _single(extra=_repeats),
+         static_shapes=True),
+    Case("cat", ("cat",), lambda M, a, b, dim: M.cat([a, b], dim), _pair_along(),
+         uses=("cat",), static_shapes=True),
+    Case("stack", ("stack",), lambda M, a, b, dim: M.stack([a, b], dim=dim), _same_pair(),
+         uses=("stack",)),
+    Case("gather", ("gather",), lambda M, a, dim, index: a.gather(dim, index), _gathering()),
+    Case("gather_grad", ("gather_grad",),
+         lambda M, g: M.gather_grad(g, (4, 3), np.array([[0, 3, 3], [1, 0, 3]]), 0),
+         _single(shapes=st.just((2, 3))), uses=("gather_grad",)),
+    Case("setitem", ("setitem",), lambda M, a, v, index: M.setitem(a, v, index), _setting(),
+         uses=("setitem",)),
+    Case("leaky_relu", ("leaky_relu",), lambda M, a: _op(M, "leaky_relu", a, negative_slope=0.2),
+         _single(_away_from_zero)),
+    Case("gelu", ("gelu",), lambda M, a, approximate: _op(M, "gelu", a, approximate=approximate),
+         _single(_wide, extra=lambda draw, s: {"approximate": draw(st.sampled_from(
+             ["none", "tanh"]))})),  # fmt: skip
+    Case("softplus", ("softplus",), lambda M, a: _op(M, "softplus", a, beta=2.0, threshold=3.0),
+         _single(_wide)),
+    Case("nll_loss", ("nll_loss",), lambda M, a, target, **k: _op(M, "nll_loss", a, target, **k),
+         _classes()),
+    Case("nll_loss_grad", ("nll_loss_grad",),
+         lambda M, g, target, **k: _op(M, "nll_loss_grad", g, target, shape=(3, 4), **k),
+         _class_grads()),
+]
+
+SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax",
+                "pow_tensor", "erf", "gelu", "softplus", "var", "std", "sqrt", "sin",
+                "clamp_tensor", "nll_loss")  # fmt: skip
 
 # the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in
 # cases_layers.py; they join the shared table here

@@ -242,7 +242,7 @@ def test_json_keeps_every_kind_of_attribute():
         parts = [
             x[1:3, ::2], x[None, ..., -1], x[np.array([3, 0, 3])], x.transpose(1, 0),
             x.reshape(-1, 3), x.astype("float64").sum(axis=(0, 1), keepdims=True),
-            x.softmax(axis=0), (x @ x.T).max(axis=-1), x * np.arange(6, dtype=np.float32),
+            x.softmax(axis=0), (x @ x.T).amax(dim=-1), x * np.arange(6, dtype=np.float32),
         ]
         y = sum((p.sum() for p in parts[1:]), parts[0].sum())
         y.name = "y"

@@ -80,3 +80,18 @@ def test_lane_drawing_has_a_column_per_queue():
     assert "· sim:1" in src  # each node's box names its lane
     png = st.render_png(last_run)
     assert png.startswith(b"\x89PNG")
+
+
+def test_nodes_made_ready_on_a_device_show_queued_in_its_lane():
+    """A worker pushes the nodes its step made ready only after the step's frame is taken:
+    the frame shows them waiting in their device's lane (in the queue's order), not running."""
+    x = tg.tensor([[1.0, 2.0]], requires_grad=True)
+    w = tg.tensor([[0.5], [-1.0]], requires_grad=True, device="sim:0")
+    loss = ((x.to("sim:0") @ w).tanh().to("cpu") * 3).sum()
+    st = viz.BackwardStepper.record(loss, names={"x": x, "w": w})
+    for f in st.frames:
+        for node in f.newly_ready:
+            assert node in f.lanes.get(str(node.device), []), (f.title, node.name())
+    matmul = next(f for f in st.frames if f.kind == "run" and f.node.name() == "MmBackward0")
+    assert [n.name() for n in matmul.lanes["sim:0"]] == ["AccumulateGrad", "ToCopyBackward0"]
+    assert "running (another thread)" not in st.draw(st.frames.index(matmul)).source

@@ -53,8 +53,8 @@ def test_captions_explain_why_a_node_goes_first():
     loss, _ = _fresh_seed()
     st = viz.BackwardStepper.record(loss)
     by_title = {f.title: f.caption for f in st.frames}
-    assert by_title["AddBackward #2"].startswith(  # A + C, the second add the code made
-        "2 nodes were ready; AddBackward #2 was created last (highest sequence_nr)"
+    assert by_title["AddBackward0 #2"].startswith(  # A + C, the second add the code made
+        "2 nodes were ready; AddBackward0 #2 was created last (highest sequence_nr)"
     )
     assert "AccumulateGrad (C) goes first: every AccumulateGrad has the largest" in (
         by_title["AccumulateGrad (C)"]
@@ -98,7 +98,7 @@ def test_frames_track_engine_state():
 def test_frame_drawing_shows_state():
     loss, _ = _fresh_seed()
     st = viz.BackwardStepper.record(loss)
-    i = next(k for k, f in enumerate(st.frames) if f.title == "MulBackward")
+    i = next(k for k, f in enumerate(st.frames) if f.title == "MulBackward0")
     src = st.draw(i).source
     assert "running" in src and "queue #1" in src and "ready queue (next first)" in src
     assert "waits for 1 gradient" in src and "done" in src

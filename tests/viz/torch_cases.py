@@ -7,8 +7,6 @@ mapping name -> leaf. ``walk`` is an independent reading of PyTorch's graph (pla
 
 from __future__ import annotations
 
-import re
-
 import torch
 from torch import nn
 
@@ -95,17 +93,7 @@ def observed_order(output):
     return ran
 
 
-# PyTorch's name -> ours, for nodes the two libraries spell differently
-ALIASES = {
-    "MmBackward": "MatMulBackward",
-    "ConvolutionBackward": "Conv2dBackward",
-    "MaxPool2DWithIndicesBackward": "MaxPool2dBackward",
-    "ViewBackward": "ReshapeBackward",
-}
-
-
 def normalise(name: str) -> str:
-    """A node name without PyTorch's overload digit, in our spelling where the libraries
-    differ (``MmBackward0`` and ``MatMulBackward`` are the same node)."""
-    name = re.sub(r"Backward\d*$", "Backward", name)
-    return ALIASES.get(name, name)
+    """A node name to compare across the libraries: our nodes carry PyTorch's names
+    (``MulBackward0``, ``MmBackward0``, ``ConvolutionBackward0`` ...), so it is the name."""
+    return name

@@ -13,16 +13,23 @@ from .dlpack import from_dlpack
 from .engine import GraphTask, Observer, observe
 from .factories import (
     arange,
+    as_tensor,
+    empty,
+    empty_like,
     eye,
+    from_numpy,
     full,
     full_like,
+    linspace,
     manual_seed,
     ones,
     ones_like,
     rand,
     rand_like,
+    randint,
     randn,
     randn_like,
+    tensor,
     zeros,
     zeros_like,
 )
@@ -30,19 +37,21 @@ from .function import Function, FunctionCtx
 from .grad_mode import (
     detect_anomaly,
     enable_grad,
+    inference_mode,
     is_anomaly_enabled,
     is_grad_enabled,
     no_grad,
     set_grad_enabled,
 )
 from .node import AccumulateGrad, GraphRoot, Node, OpBackward, RemovableHandle, SavedTensor
-from .tensor import Tensor, apply_op, tensor
+from .tensor import Tensor, apply_op
 
 __all__ = [
     "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "detect_anomaly",
-    "is_anomaly_enabled", "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "SavedTensor",
-    "RemovableHandle", "GraphTask", "Observer", "observe",
-    "zeros", "ones", "full", "randn", "rand", "arange", "eye", "zeros_like", "ones_like",
-    "full_like", "randn_like", "rand_like", "manual_seed",
+    "inference_mode", "is_anomaly_enabled", "Node", "OpBackward", "AccumulateGrad",
+    "GraphRoot", "SavedTensor", "RemovableHandle", "GraphTask", "Observer", "observe",
+    "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
+    "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
+    "manual_seed", "as_tensor", "from_numpy",
 ]  # fmt: skip

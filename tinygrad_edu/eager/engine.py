@@ -460,6 +460,7 @@ def _after_node(task, node, grads, outs):
     for fn in tuple(node._post_hooks):
         r = fn(_wrap_all(outs, devices, task), _wrap_all(grads, node.device, task))
         if r is not None:
+            _check_hook(node, "post-hook", outs, r)
             outs = [None if x is None else _unwrap(x, task.create_graph) for x in r]
     return outs
 
@@ -472,11 +473,14 @@ def _before_node(task, node, grads):
         for fn in tuple(hooks):
             if grads[nr] is not None:
                 r = fn(wrap(grads[nr]))
+                if r is not None:
+                    _check_hook(node, "tensor hook", (grads[nr],), (r,))
                 grads[nr] = grads[nr] if r is None else _unwrap(r, task.create_graph)
     # END SOLUTION
     for fn in tuple(node._pre_hooks or ()):
         r = fn(_wrap_all(grads, node.device, task))
         if r is not None:
+            _check_hook(node, "pre-hook", grads, r)
             grads = [None if x is None else _unwrap(x, task.create_graph) for x in r]
     for nr, slot in task.captures.get(node, ()):
         task.captured[slot] = grads[nr]
@@ -485,6 +489,22 @@ def _before_node(task, node, grads):
         if t is not None and grads[nr] is not None:
             accumulate_into(t, grads[nr], task.create_graph)
     return grads
+
+
+def _check_hook(node, kind, before, after):
+    """A hook's replacement gradients: one per gradient it was given, each of that shape."""
+    after = tuple(after) if isinstance(after, list | tuple) else (after,)
+    if len(after) != len(before):
+        raise RuntimeError(
+            f"a {kind} of {node.name()} returned {len(after)} gradients for {len(before)}; "
+            "return one per gradient (None to leave one out), or None to keep them all"
+        )
+    for i, (old, new) in enumerate(zip(before, after)):
+        if old is not None and new is not None and tuple(new.shape) != tuple(old.shape):
+            raise RuntimeError(
+                f"a {kind} of {node.name()} returned a gradient of shape {tuple(new.shape)} "
+                f"for one of shape {tuple(old.shape)} (position {i}); a hook must keep shapes"
+            )
 
 
 def _wrapper(create_graph, device=CPU):

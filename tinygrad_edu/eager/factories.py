@@ -1,17 +1,37 @@
-"""Ways to make tensors: ``tensor``, ``zeros``, ``ones``, ``full``, ``randn``, ``rand``,
-``arange``, ``eye`` and the ``*_like`` forms. Random numbers come from one seeded generator
-(``manual_seed``), drawn on the CPU, so a seed gives the same numbers on every device."""
+"""Ways to make tensors, with PyTorch's names and dtype rules.
+
+* ``tensor(data)`` always **copies**. Python data gets PyTorch's dtypes: ints int64, floats
+  (and mixes) float32, bools bool; numpy arrays and scalars keep their dtype.
+* ``as_tensor(data)`` and ``from_numpy(array)`` **share memory** with a numpy array (when the
+  dtype and device already fit). A change made through the array shows in the tensor, and
+  the other way round; but the array has no version counter, so a change made *through the
+  array* is invisible to autograd's in-place check: do not modify it while a graph that saved
+  the tensor may still run backward. (PyTorch behaves the same way.)
+* ``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, ``eye``, ``randn``,
+  ``rand``, ``randint`` and the ``*_like`` forms. Random numbers come from one seeded generator
+  (``manual_seed``), drawn on the CPU, so a seed gives the same numbers on every device.
+
+>>> import numpy as np, tinygrad_edu as tg
+>>> tg.tensor([1, 2]).dtype, tg.tensor([1.0, 2]).dtype, tg.arange(3).dtype
+(dtype('int64'), dtype('float32'), dtype('int64'))
+>>> a = np.zeros(2)
+>>> t = tg.from_numpy(a)
+>>> a[0] = 5.0
+>>> t
+tensor([5., 0.], dtype=float64)
+"""
 
 from __future__ import annotations
 
 import numpy as _np
 
 from .. import backend
-from .tensor import Tensor, tensor
+from .tensor import Tensor, _resolve_dtype
 
 __all__ = [
-    "tensor", "zeros", "ones", "full", "randn", "rand", "arange", "eye",
-    "zeros_like", "ones_like", "full_like", "randn_like", "rand_like", "manual_seed",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand",
+    "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
+    "empty_like", "randn_like", "rand_like", "manual_seed",
 ]  # fmt: skip
 
 _rng = _np.random.default_rng(0)
@@ -28,67 +48,176 @@ def generator() -> _np.random.Generator:
     return _rng
 
 
+def _python_data(data):
+    """Python data (nested lists, numbers, tensors inside lists) as a numpy array with
+    PyTorch's default dtypes."""
+    if isinstance(data, list | tuple):
+        data = [_python_data(d) if isinstance(d, list | tuple | Tensor) else d for d in data]
+    elif isinstance(data, Tensor):
+        return data.numpy()
+    try:
+        arr = _np.asarray(data)
+    except (ValueError, TypeError) as e:
+        raise TypeError(f"tensor(): cannot make a tensor from {data!r:.80}: {e}") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"tensor(): cannot make a tensor from {type(data).__name__} {data!r:.60}; give a "
+            "number, a (nested) list of numbers, or an array"
+        )
+    if arr.dtype.kind == "f" and not isinstance(data, _np.generic):
+        arr = arr.astype(_np.float32)  # Python floats: the default float dtype
+    elif arr.dtype.kind in "iu" and not isinstance(data, _np.generic):
+        arr = arr.astype(_np.int64)
+    return arr
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A new leaf tensor holding a **copy** of ``data``.
+
+    Python ints become int64, floats float32 and bools bool (PyTorch's defaults); arrays,
+    numpy scalars and tensors keep their dtype unless ``dtype`` says otherwise.
+
+    >>> import tinygrad_edu as tg
+    >>> tg.tensor([[1, 2], [3, 4]]).dtype, tg.tensor(2.5).shape
+    (dtype('int64'), ())
+    """
+    if data is None:
+        raise TypeError("tensor(): data is None; give a number, a list of numbers or an array")
+    src = None
+    if isinstance(data, Tensor):
+        data, src = data.data, data._device
+    if not hasattr(data, "shape") or isinstance(data, _np.generic):
+        data = _python_data(data)
+    src = src or backend.device_of(data)
+    dev = backend.parse_device(device if device is not None else src)
+    arr = backend.to_device(data, dev, src=src)
+    xp = backend.get_namespace(dev)
+    dt = _resolve_dtype(arr, dtype)
+    arr = xp.asarray(arr, copy=True) if dt is None or dt == arr.dtype else xp.astype(arr, dt)
+    return Tensor(arr, requires_grad=requires_grad, device=dev)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, **sharing memory** where it can: a tensor of the right dtype and
+    device is returned as is, a numpy array is wrapped without a copy; anything else is
+    copied as by :func:`tensor`."""
+    if isinstance(data, Tensor):
+        out = data.to(dtype=dtype) if dtype is not None else data
+        return out.to(device) if device is not None else out
+    if hasattr(data, "shape") and not isinstance(data, _np.generic):
+        dt = _resolve_dtype(data, dtype)
+        dev = backend.parse_device(device if device is not None else backend.device_of(data))
+        if (dt is None or dt == data.dtype) and dev == backend.device_of(data):
+            return Tensor(data, device=dev)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array) -> Tensor:
+    """A tensor that **shares memory** with the numpy array ``array`` (same dtype)."""
+    if not isinstance(array, _np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}; "
+                        "use tg.tensor(...) for other data")  # fmt: skip
+    return Tensor(array)
+
+
 def _shape(shape):
-    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+    shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+    if not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise TypeError(f"a size must be non-negative ints, got {shape!r}")
+    return shape
 
 
-def _make(array, dtype, device, requires_grad):
-    dtype = dtype or "float32"
-    return Tensor(array, requires_grad=requires_grad, dtype=dtype, device=device)
+def _default(value):
+    """PyTorch's dtype for a fill value: bool, int64 or float32."""
+    if isinstance(value, bool):
+        return "bool"
+    return "int64" if isinstance(value, int) else "float32"
 
 
-def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ``size`` holding ``fill_value`` (its dtype follows the value, as in
+    PyTorch: ``full((2,), 7)`` is int64)."""
     xp = backend.get_namespace(device)
-    dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
-    data = xp.full(tuple(shape), value, dtype=dt)
+    dt = _resolve_dtype(xp.zeros(()), dtype or _default(fill_value))
+    data = xp.full(_shape((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype=dt)
     return Tensor(data, requires_grad=requires_grad, device=device)
 
 
-def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(shape), 0, dtype, device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(_shape(size), 0.0, dtype, device, requires_grad)
 
 
-def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(shape), 1, dtype, device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(_shape(size), 1.0, dtype, device, requires_grad)
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples."""
-    return _make(_rng.standard_normal(_shape(shape)), dtype, device, requires_grad)
+empty = zeros
 
 
-def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _sampled(array, dtype, device, requires_grad):
+    dt = _np.dtype(_resolve_dtype(array, dtype or "float32"))
+    return Tensor(array.astype(dt), requires_grad=requires_grad, device=device)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples (float32 unless ``dtype``)."""
+    return _sampled(_rng.standard_normal(_shape(size)), dtype, device, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _make(_rng.random(_shape(shape)), dtype, device, requires_grad)
+    return _sampled(_rng.random(_shape(size)), dtype, device, requires_grad)
 
 
-def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    if stop is None:
-        start, stop = 0, start
-    return _make(_np.arange(start, stop, step), dtype, device, requires_grad)
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Integers uniform in [low, high) (``randint(high, size)`` starts at 0), int64."""
+    if isinstance(high, tuple | list):  # randint(high, size), PyTorch's short form
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    return _sampled(_rng.integers(low, high, _shape(tuple(size))), dtype or "int64", device,
+                    requires_grad)  # fmt: skip
 
 
-def eye(n: int, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _make(_np.eye(n), dtype, device, requires_grad)
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``start, start + step, ...`` below ``end``: int64 for int arguments, else float32."""
+    if end is None:
+        start, end = 0, start
+    ints = all(isinstance(v, int) for v in (start, end, step))
+    values = _np.arange(start, end, step)
+    return _sampled(values, dtype or ("int64" if ints else "float32"), device, requires_grad)
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, 0, dtype or t.dtype, device or t.device, requires_grad)
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` (both included)."""
+    return _sampled(_np.linspace(start, end, steps), dtype, device, requires_grad)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, 1, dtype or t.dtype, device or t.device, requires_grad)
+def eye(n: int, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _sampled(_np.eye(n, m), dtype, device, requires_grad)
 
 
-def full_like(t, value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(t.shape, value, dtype or t.dtype, device or t.device, requires_grad)
+def zeros_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(input.shape, 0, dtype or input.dtype, device or input.device, requires_grad)
 
 
-def randn_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return randn(t.shape, dtype=dtype or t.dtype, device=device or t.device,
+def ones_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(input.shape, 1, dtype or input.dtype, device or input.device, requires_grad)
+
+
+empty_like = zeros_like
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(input.shape, fill_value, dtype or input.dtype, device or input.device,
+                requires_grad)  # fmt: skip
+
+
+def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                  requires_grad=requires_grad)  # fmt: skip
 
 
-def rand_like(t, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return rand(t.shape, dtype=dtype or t.dtype, device=device or t.device,
+def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)  # fmt: skip

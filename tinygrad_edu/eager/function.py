@@ -80,7 +80,7 @@ class _Named:
 class FunctionBackward(Node):
     """The backward node of a custom :class:`Function`: calls its ``backward``."""
 
-    __slots__ = ("ctx", "fn", "input_shapes", "out_meta")
+    __slots__ = ("ctx", "fn", "input_shapes", "input_dtypes", "out_meta")
 
     @property
     def num_outputs(self) -> int:
@@ -104,8 +104,8 @@ class FunctionBackward(Node):
                 f"{len(self.input_shapes)} inputs; return one per input (None where there is none)"
             )
         out = []
-        for i, (g, shape, (nxt, _)) in enumerate(
-            zip(result, self.input_shapes, self.next_functions)
+        for i, (g, shape, dtype, (nxt, _)) in enumerate(
+            zip(result, self.input_shapes, self.input_dtypes, self.next_functions)
         ):
             if g is None or nxt is None:
                 out.append(None)
@@ -116,6 +116,8 @@ class FunctionBackward(Node):
                     f"{fname}.backward returned a gradient of shape {g.shape} for input {i}, "
                     f"whose shape is {shape}; each gradient must match its input's shape"
                 )
+            if dtype is not None and g.dtype != dtype:  # a gradient takes its input's dtype
+                g = g.astype(dtype)
             out.append(g if create_graph else g.data)
         return tuple(out)
 
@@ -154,6 +156,7 @@ class Function:
             node.ctx, node.fn = ctx, cls
             node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
             node.input_shapes = tuple(a.shape if isinstance(a, Tensor) else () for a in args)
+            node.input_dtypes = tuple(a.dtype if isinstance(a, Tensor) else None for a in args)
             node.out_meta = tuple((o.shape, o.dtype, o.device) for o in outs)
             # its gradients arrive where its outputs live (the first not on the CPU, as
             # PyTorch's input buffer picks its device): the engine runs it on that queue

@@ -1,12 +1,22 @@
-"""The eager engine's ``F`` for derivative rules under ``create_graph=True``: each op applied
-to tensors is recorded, so the backward pass is itself a graph and can be differentiated."""
+"""Functions on eager tensors: the ``tg.`` functions and the ``F`` of a differentiable backward.
+
+The public functions (``tg.exp``, ``tg.sum``, ``tg.cat`` ...) are generated from the op
+library's surface table (see :mod:`tinygrad_edu.ops.surface`), together with the ``Tensor``
+methods of the same names; :data:`FUNCTIONS` holds them by name. The few functions below the
+table are lower-level helpers that derivative rules and the tests use (``sum_to``,
+``relu_grad``, ``getitem_grad`` ...).
+
+:data:`TENSOR_F` is what a derivative rule calls ``F`` under ``create_graph=True``: each op
+applied to tensors is recorded, so the backward pass is itself a graph and can be
+differentiated again.
+"""
 
 from __future__ import annotations
 
 from ..ops import REGISTRY, Functional
-from .tensor import apply_op
+from .dispatch import FUNCTIONS, apply_op
 
-__all__ = ["TensorFunctional", "TENSOR_F"]
+__all__ = ["TensorFunctional", "TENSOR_F", "FUNCTIONS"]
 
 
 class TensorFunctional(Functional):
@@ -18,37 +28,14 @@ class TensorFunctional(Functional):
 
 TENSOR_F = TensorFunctional()
 
-
-# -- public functions on tensors (``tg.exp(x)``, ``tg.where(c, a, b)``, ...) ----------------------
-def _unary(name):
-    def fn(x):
-        return apply_op(REGISTRY[name], x)
-
-    fn.__name__ = name
-    fn.__doc__ = f"``{name}`` elementwise (see :class:`tinygrad_edu.ops.elementwise`)."
-    return fn
+# the generated public functions, as module attributes (tg.<name> re-exports them)
+globals().update(FUNCTIONS)
+__all__ += sorted(FUNCTIONS)
 
 
-exp, log, tanh, sigmoid, relu = (_unary(n) for n in ("exp", "log", "tanh", "sigmoid", "relu"))
-
-
-def matmul(a, b, trans_A: bool = False, trans_B: bool = False):
-    """Matrix product with optional transposes of the last two axes."""
-    from .tensor import _matmul  # noqa: PLC0415
-
-    return _matmul(a, b, trans_A, trans_B)
-
-
-def maximum(a, b):
-    return apply_op(REGISTRY["maximum"], a, b)
-
-
-def where(cond, a, b):
-    """``a`` where ``cond`` holds, else ``b`` (``cond`` gets no gradient)."""
-    return apply_op(REGISTRY["where"], cond, a, b)
-
-
+# -- lower-level helpers, in the op library's own terms ---------------------------------------
 def relu_grad(y, g):
+    """``g`` where ``y > 0``, else 0: the gradient that flows back through a relu."""
     return apply_op(REGISTRY["relu_grad"], y, g)
 
 
@@ -57,19 +44,28 @@ def sum_to(x, shape):
     return TENSOR_F.sum_to(x, tuple(shape))
 
 
-def broadcast_to(x, shape):
-    return TENSOR_F.broadcast_to(x, tuple(shape))
-
-
 def expand_dims(x, axis):
+    """``x`` with size-1 axes inserted at ``axis`` (``unsqueeze``)."""
     return apply_op(REGISTRY["expand_dims"], x, axis=axis)
 
 
 def getitem_grad(g, shape, index):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (the adjoint of ``x[index]``)."""
     return TENSOR_F.getitem_grad(g, tuple(shape), index)
 
 
+def gather_grad(g, shape, index, dim):
+    """Zeros of ``shape`` with ``g`` added where ``gather(x, dim, index)`` read."""
+    return TENSOR_F.gather_grad(g, tuple(shape), index, dim)
+
+
+def setitem(x, value, index):
+    """A copy of ``x`` with ``value`` written at ``index`` (the op behind ``x[index] = v``)."""
+    return apply_op(REGISTRY["setitem"], x, value, index=index)
+
+
 def fill(x, value):
+    """A tensor like ``x`` holding ``value`` everywhere (its gradient is zero)."""
     return apply_op(REGISTRY["fill"], x, value=value)
 
 
@@ -79,15 +75,15 @@ def softmax_cross_entropy(logits, labels):
 
 
 def zeros_like(x):
+    """The ``zeros_like`` op (a tensor of zeros shaped like ``x``, recorded)."""
     return apply_op(REGISTRY["zeros_like"], x)
 
 
 def ones_like(x):
+    """The ``ones_like`` op (a tensor of ones shaped like ``x``, recorded)."""
     return apply_op(REGISTRY["ones_like"], x)
 
 
-__all__ += [
-    "exp", "log", "tanh", "sigmoid", "relu", "matmul", "maximum", "where", "relu_grad",
-    "sum_to", "broadcast_to", "expand_dims", "getitem_grad", "fill", "softmax_cross_entropy",
-    "zeros_like", "ones_like",
-]  # fmt: skip
+__all__ += ["relu_grad", "sum_to", "expand_dims", "getitem_grad", "gather_grad", "setitem",
+            "fill",
+            "softmax_cross_entropy", "zeros_like", "ones_like"]  # fmt: skip

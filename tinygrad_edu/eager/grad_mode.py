@@ -11,6 +11,7 @@ False
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "is_grad_enabled",
     "detect_anomaly",
     "is_anomaly_enabled",
+    "inference_mode",
 ]
 
 class _State(threading.local):
@@ -43,13 +45,15 @@ def is_anomaly_enabled() -> bool:
 
 
 class _Mode:
-    """A context manager that sets a flag and restores the previous value; also a decorator."""
+    """A context manager that sets a flag and restores the previous value on exit; also a
+    decorator, of plain functions and of generator functions (each resume of the generator
+    runs under the mode, and the caller's mode is back between resumes)."""
 
     _attr = "grad"
     _value = True
 
     def __enter__(self):
-        self._prev = getattr(_state, self._attr, type(self)._default())
+        self._prev = getattr(_state, self._attr)
         setattr(_state, self._attr, self._value)
         return self
 
@@ -57,43 +61,90 @@ class _Mode:
         setattr(_state, self._attr, self._prev)
         return False
 
-    @staticmethod
-    def _default():
-        return True
+    def _clone(self):
+        return type(self)()
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with type(self)._clone(self):
+            with self._clone():  # a fresh manager per call: calls may nest or overlap
                 return fn(*args, **kwargs)
 
         return wrapper
 
-    def _clone(self):
-        return self
+
+class _BareDecorator(_Mode):
+    """Also usable without parentheses: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        return self if orig_func is None else self(orig_func)
 
 
-class no_grad(_Mode):
-    """Don't record ops (inference, optimizer updates). Context manager and decorator."""
+def _wrap_generator(mode, fn):
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with mode._clone():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with mode._clone():
+                        gen.close()
+                    raise
+                except BaseException as e:
+                    with mode._clone():
+                        response = gen.throw(e)
+                else:
+                    with mode._clone():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator
+
+
+class no_grad(_BareDecorator):
+    """Don't record ops (inference, optimizer updates). Context manager and decorator
+    (``@tg.no_grad`` or ``@tg.no_grad()``)."""
 
     _value = False
 
-    def _clone(self):
-        return no_grad()
 
-
-class enable_grad(_Mode):
+class enable_grad(_BareDecorator):
     """Record ops again inside a ``no_grad`` block. Context manager and decorator."""
 
     _value = True
 
+
+class inference_mode(_Mode):
+    """PyTorch's ``inference_mode(mode=True)``: here the same as ``no_grad()`` (or, with
+    ``mode=False``, ``enable_grad()``)."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # bare @inference_mode
+            self.__init__(True)
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        self._value = not mode
+
     def _clone(self):
-        return enable_grad()
+        return inference_mode(not self._value)
 
 
 class set_grad_enabled(_Mode):
-    """Turn recording on or off: takes effect at once, and as a context manager restores the
-    previous mode on exit."""
+    """Turn recording on or off: as a function call it takes effect at once; as a context
+    manager it restores the previous mode on exit; as a decorator it leaves the mode alone
+    until the decorated function runs."""
 
     def __init__(self, mode: bool):
         self._value = bool(mode)
@@ -102,6 +153,10 @@ class set_grad_enabled(_Mode):
 
     def __enter__(self):
         return self
+
+    def __call__(self, fn):
+        _state.grad = self._prev  # decorating must not change the mode (PyTorch does the same)
+        return super().__call__(fn)
 
     def _clone(self):
         return set_grad_enabled(self._value)
@@ -115,9 +170,5 @@ class detect_anomaly(_Mode):
     _attr = "anomaly"
     _value = True
 
-    @staticmethod
-    def _default():
-        return False
-
-    def _clone(self):
-        return detect_anomaly()
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan

@@ -22,6 +22,8 @@ import threading
 import traceback
 import weakref
 
+import numpy as _np  # type checks only: numpy turns 0-d results into scalars
+
 from ..backend import parse_device, to_device
 from ..ops import RAW
 
@@ -198,13 +200,11 @@ class OpBackward(Node):
             out = out.unpack(self, create_graph, "its output")
         F = _tensor_functional() if create_graph else RAW
         result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
-        # a gradient takes its input's dtype (float32 stays float32 after meeting float64)
+        # a gradient takes its input's dtype (float32 stays float32 after meeting float64),
+        # and is an array even when numpy computed a 0-d one as a scalar
         for g, dt in zip(result, self.dtypes):
-            if g is not None and g.dtype is not dt and g.dtype != dt:
-                return [
-                    g if g is None or g.dtype == dt else F.astype(g, dtype=dt, src=g.dtype)
-                    for g, dt in zip(result, self.dtypes)
-                ]
+            if g is not None and (g.dtype is not dt and g.dtype != dt or type(g) in _SCALARS):
+                return [_conform(F, g, dt) for g, dt in zip(result, self.dtypes)]
         return result
 
     def release(self):
@@ -212,6 +212,17 @@ class OpBackward(Node):
         if self._freed is False:
             self.saved, self.saved_out, self._freed = (), None, True
         # END SOLUTION
+
+
+_SCALARS = frozenset(_np.sctypeDict.values()) - {_np.ndarray}
+
+
+def _conform(F, g, dtype):
+    if g is None:
+        return None
+    if g.dtype != dtype and dtype is not None:
+        g = F.astype(g, dtype=dtype, src=g.dtype)
+    return _np.asarray(g) if type(g) in _SCALARS else g
 
 
 def _tensor_functional():
@@ -296,6 +307,9 @@ class ToCopyBackward(Node):
         super().__init__((edge,))
         self.source = source
         place(self, device)
+
+    def name(self) -> str:
+        return "ToCopyBackward0"  # PyTorch's name for the node of x.to(device)
 
     def apply(self, grads, create_graph):
         g = grads[0]

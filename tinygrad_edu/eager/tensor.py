@@ -1,14 +1,19 @@
 r"""The eager ``Tensor``: an array plus autograd state.
 
-Every op goes through :func:`apply_op`, which runs the shared op's forward and, when grad mode
-is on and some input requires grad, records a backward node (``MulBackward``, ...) whose
-``next_functions`` point where each input's gradient flows next.
+Every op goes through :func:`~tinygrad_edu.eager.dispatch.apply_op`, which runs the shared
+op's forward and, when grad mode is on and some input requires grad, records a backward node
+(``MulBackward0``, ...) whose ``next_functions`` point where each input's gradient flows next.
+
+The op methods (``x.exp()``, ``x.sum(dim=1)``, ``x + y``, ``x.add_(y)`` ...) are not written
+here: each op declares its public names once, beside its definition in ``ops/``, and
+:mod:`~tinygrad_edu.eager.dispatch` generates them. What stays here is what only a tensor
+has: its state, indexing, in-place writes, dtypes and devices.
 
 >>> import tinygrad_edu as tg
 >>> a = tg.tensor([2.0, 3.0], requires_grad=True)
 >>> y = (a * a).sum()
 >>> y.grad_fn
-<SumBackward #...>
+<SumBackward0 #...>
 >>> y.backward()
 >>> a.grad
 tensor([4., 6.])
@@ -24,174 +29,18 @@ import numpy as _np
 
 from .. import backend
 from ..ops import REGISTRY, ShapeError
+from ..ops.dtypes import can_cast
 from . import grad_mode
-from .node import AccumulateGrad, OpBackward, SavedTensor, ToCopyBackward, _sequence, place
+from .node import AccumulateGrad, ToCopyBackward
 
-__all__ = ["Tensor", "apply_op", "tensor"]
+__all__ = ["Tensor", "apply_op"]
 
-# NOTE [Views and version counters]
-#     reshape, transpose, expand_dims, broadcast_to, basic slicing (ints, slices, None, ...)
-#     and detach() return views: the result shares its base's memory *and* its version
-#     counter, so an in-place change made through either is seen by every saved value of
-#     both. Where the array library copies instead, the result gets a counter of its own,
-#     because a change to it cannot reach the base: integer-array indexing always copies, and
-#     reshape copies an array whose memory is not contiguous (e.g. reshaping a transpose).
-#     The test is the array's memory owner (following ``base``): a view shares its input's.
-#     An in-place op on a view of a tensor that requires grad is refused (see ``_inplace``).
-_VIEW_OPS = frozenset({"reshape", "transpose", "expand_dims", "broadcast_to", "getitem"})
-_BACKWARD_CLASSES: dict[str, type] = {}
 _FLAG_RETAINS, _FLAG_WARNED = 1, 2
+_ndarray = _np.ndarray
 
-
-def _backward_class(op) -> type:
-    cls = _BACKWARD_CLASSES.get(op.name)
-    if cls is None:
-        cls = type(op.backward_name, (OpBackward,), {"__slots__": ()})
-        cls.__doc__ = f"Backward of ``{op.name}``: runs the op's derivative rule."
-        _BACKWARD_CLASSES[op.name] = cls
-    return cls
-
-
-def _describe(args) -> str:
-    parts = []
-    for a in args:
-        if isinstance(a, Tensor):
-            parts.append(f"{a.shape} {a.dtype} on {a.device}")
-        elif hasattr(a, "shape"):
-            parts.append(f"array {tuple(a.shape)} {a.dtype}")
-        else:
-            parts.append(repr(a))
-    return ", ".join(parts)
-
-
-def _explain(op, args, attrs, err: Exception) -> Exception:
-    """Turn an array library's error into one that names the op, the shapes and the fix."""
-    shapes = [tuple(a.shape) if hasattr(a, "shape") else () for a in args]
-    try:
-        op.shape(*shapes, **attrs)
-    except ShapeError as e:
-        return ShapeError(str(e))
-    return type(err)(f"{op.name}: failed on inputs ({_describe(args)}): {err}")
-
-
-def apply_op(op, *args, **attrs) -> Tensor:
-    """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
-
-    This is the hot path of every eager op, so it is written as plain loops.
-    """
-    datas = []
-    dev = None
-    needs_grad = False
-    for a in args:
-        if isinstance(a, Tensor):
-            if dev is None:
-                dev = a._device
-            elif a._device is not dev and a._device != dev:
-                raise RuntimeError(
-                    f"{op.name}: inputs are on different devices ({dev} and {a._device}); "
-                    f"move them to one device first, e.g. x.to('{dev}')"
-                )
-            datas.append(a.data)
-            needs_grad = needs_grad or a._requires_grad
-        else:
-            datas.append(a)
-    d0 = datas[0]
-    xp = _np if type(d0) is _np.ndarray else _namespace(dev, d0)
-    try:
-        out = op.forward(xp, *datas, **attrs)
-    except (ValueError, TypeError, IndexError) as e:
-        raise _explain(op, args, attrs, e) from e
-    counter = None
-    if op.name in _VIEW_OPS and _owner(out) is _owner(datas[0]):
-        counter = args[0]._version  # a view: in-place changes through it are seen by both
-    if not (needs_grad and op.differentiable and _modes.grad):
-        return Tensor._make(out, None, counter, 0, dev)
-    cls = _BACKWARD_CLASSES.get(op.name) or _backward_class(op)
-    node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
-    node.sequence_nr = next(_sequence)
-    node.op, node.attrs = op, attrs
-    if dev is not _CPU:
-        place(node, dev)  # the engine runs it on that device's queue
-    saves = op.saves
-    edges, meta, saved = [], [], []
-    mask = 0
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            if a._requires_grad:
-                fn = a.grad_fn
-                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
-                mask |= 1 << i
-            else:
-                edges.append(_NO_EDGE)
-            d = a.data
-            meta.append(d.shape)
-            meta.append(d.dtype)
-            saved.append(SavedTensor(a) if i in saves else None)
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(getattr(a, "shape", ()))
-            meta.append(getattr(a, "dtype", None))
-            saved.append(a if i in saves else None)
-    node.next_functions = tuple(edges)
-    # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
-    # objects for the cycle collector to scan, which is what makes long graphs slow to build.
-    n = len(args)
-    node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
-    node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
-    node.saved = _NONES[n] if not saves else tuple(saved)
-    result = _new(Tensor)  # Tensor._make inlined
-    result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
-    result._output_nr, result._grad = 0, None
-    result._version = counter if counter is not None else [0]
-    if op.saves_output:
-        node.saved_out = SavedTensor(result, is_output=True)
-        node._freed = False
-    else:
-        node.saved_out = None
-        node._freed = False if saves else None  # None: nothing saved, may run again
-    if _modes.anomaly:
-        node._record_trace()
-    return result
-
-
-_NO_EDGE = (None, 0)
-_new = object.__new__
-
-
-def _owner(array):
-    """The array that owns ``array``'s memory (itself when it is not a view)."""
-    while getattr(array, "base", None) is not None:
-        array = array.base
-    return array
-_modes = grad_mode._state
-_CPU = backend.parse_device("cpu")
-_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
-_NONES = [(None,) * n for n in range(8)]
-_META: dict = {}
-
-
-def _shapes_dtypes(kind: type, meta: list) -> tuple:
-    """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value.
-
-    The key starts with the array type, so dtypes of different namespaces are never compared.
-    """
-    key = (kind, *meta)
-    try:
-        hit = _META.get(key)
-    except TypeError:  # an unhashable constant
-        hit = None
-        key = None
-    if hit is None:
-        hit = (tuple(meta[0::2]), tuple(meta[1::2]))
-        if key is not None and len(_META) < 4096:  # bounded: varying shapes cannot grow it
-            _META[key] = hit
-    return hit
-
-
-def _namespace(dev, data):
-    if dev is None or dev.type == "cpu":
-        return backend.namespace_of(data)
-    return backend.get_namespace(dev)
+def _as_array(xp, value):
+    """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
+    return value if hasattr(value, "__setitem__") else xp.asarray(value)
 
 
 def _edge(a):
@@ -202,14 +51,17 @@ def _edge(a):
     return (a._grad_accumulator(), 0)
 
 
-_OPS = REGISTRY  # ops by name: the Tensor methods below look theirs up here
-
-
 class Tensor:
     """An n-dimensional array that can record the ops applied to it.
 
+    ``Tensor(data)`` wraps ``data`` as PyTorch's legacy ``torch.Tensor(data)`` does: Python
+    data becomes float32, and an array is used as is (shared, not copied). Make tensors with
+    ``tg.tensor`` (always a copy), ``tg.as_tensor``/``tg.from_numpy`` (shared memory) or the
+    factories.
+
     Attributes:
-        data: the backend array (numpy on the CPU, CuPy on CUDA).
+        data: the backend array (numpy on the CPU, CuPy on CUDA). PyTorch's ``x.data`` is a
+            tensor; here it is the raw array (use ``x.detach()`` for PyTorch's meaning).
         grad_fn: the backward node that produced this tensor (None for leaves).
         name: an optional label used by drawings.
     """
@@ -217,7 +69,7 @@ class Tensor:
     # Fields every tensor sets are slots; rarely set ones (hooks, labels, flags) take their
     # class default until assigned, which keeps making a tensor cheap.
     __slots__ = ("data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_version",
-                 "_grad", "__weakref__", "__dict__")  # fmt: skip
+                 "_grad", "_base", "__weakref__", "__dict__")  # fmt: skip
     _grad_acc = _hooks = name = None
     _flags = 0
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor works
@@ -232,22 +84,18 @@ class Tensor:
 
     @classmethod
     def _make(cls, data, grad_fn=None, counter=None, output_nr=0, device=None) -> Tensor:
-        """Wrap an array computed by an op (no conversion, no copy)."""
+        """Wrap an array computed by an op (no conversion, no copy; scalars become 0-d)."""
         t = object.__new__(cls)
-        t.data = data
+        t.data = data if type(data) is _ndarray else _as_array(backend.namespace_of(data), data)
         t._device = device if device is not None else backend.device_of(data)
-        t.grad_fn = grad_fn
-        t._requires_grad = grad_fn is not None
-        t._output_nr = output_nr
-        t._grad = None
-        t._version = counter if counter is not None else [0]
+        t._init_state(grad_fn, output_nr, counter)
         return t
 
     def _init_state(self, grad_fn, output_nr, counter):
         self.grad_fn = grad_fn
         self._requires_grad = grad_fn is not None
         self._output_nr = output_nr
-        self._grad = None
+        self._grad = self._base = None
         self._version = counter if counter is not None else [0]
 
     # -- basic properties ---------------------------------------------------------------------
@@ -279,13 +127,28 @@ class Tensor:
     def numel(self) -> int:
         return math.prod(self.shape)
 
+    nelement = numel
+
     def size(self, dim=None):
         return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    ndimension = dim
+
+    def is_floating_point(self) -> bool:
+        return backend.is_floating(self.dtype)
 
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
 
     def numpy(self):
         """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
@@ -294,26 +157,47 @@ class Tensor:
             return backend.to_device(self.data, "cpu", src=self._device)
         return backend.to_numpy(self.data)
 
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
     def tolist(self):
         return self.numpy().tolist()
 
-    def item(self) -> float:
+    def item(self):
+        """The one value as a Python number (float, int or bool)."""
         if self.numel() != 1:
-            raise ValueError(
-                f"item(): the tensor has {self.numel()} elements, not 1 ({self.shape})"
+            raise RuntimeError(
+                f"item(): the tensor has {self.numel()} elements, not 1 (shape {self.shape}); "
+                "index or reduce it first"
             )
         return self.numpy().reshape(()).item()
 
     def __float__(self) -> float:
         return float(self.item())
 
+    def __int__(self) -> int:
+        return int(self.item())
+
     def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self.numel()} elements is ambiguous; use "
+                ".any() or .all(), or compare one element"
+            )
         return bool(self.item())
+
+    def __index__(self) -> int:
+        if backend.is_floating(self.dtype) or self.numel() != 1:
+            raise TypeError(f"only one-element integer tensors can be used as an index, not "
+                            f"{self.dtype} of shape {self.shape}")  # fmt: skip
+        return int(self.item())
 
     def __repr__(self) -> str:
         values = self.numpy()
         body = _np.array2string(values, separator=", ", precision=4)
-        extra = "" if values.dtype == _np.float32 else f", dtype={values.dtype}"
+        default = _np.float32 if values.dtype.kind == "f" else _np.int64
+        extra = "" if values.dtype in (default, _np.bool_) else f", dtype={values.dtype}"
         if self._device.type != "cpu":
             extra += f", device='{self.device}'"
         if self.grad_fn is not None:
@@ -343,8 +227,8 @@ class Tensor:
             )
         self._requires_grad = flag
 
-    def requires_grad_(self, flag: bool = True) -> Tensor:
-        self.requires_grad = flag
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
         return self
 
     @property
@@ -406,7 +290,8 @@ class Tensor:
         if create_graph:
             self._grad = g if self._grad is None else self._grad + g
         elif self._grad is None:
-            self._grad = Tensor._make(g.copy() if hasattr(g, "copy") else g, device=self._device)
+            self._grad = Tensor._make(backend.namespace_of(g).asarray(g, copy=True),
+                                      device=self._device)
         else:
             self._grad.data += g
             self._grad._version[0] += 1
@@ -424,7 +309,8 @@ class Tensor:
 
     def register_hook(self, fn):
         """``fn(grad)`` runs when this tensor's gradient is computed; it may return a
-        replacement. Hooks run in registration order. Returns a handle with ``remove()``."""
+        replacement of the same shape. Hooks run in registration order. Returns a handle
+        with ``remove()``."""
         if not self._requires_grad:
             raise RuntimeError(
                 "register_hook: this tensor does not require grad, so no gradient will reach "
@@ -438,7 +324,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A leaf that shares this tensor's data and version counter, outside the graph."""
-        return Tensor._make(self.data, counter=self._version)
+        return Tensor._make(self.data, counter=self._version, device=self._device)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
@@ -447,28 +333,31 @@ class Tensor:
         backward((self,), (gradient,), retain_graph, create_graph, inputs)
 
     # -- devices and dtypes -------------------------------------------------------------------
-    def to(self, device=None, dtype=None) -> Tensor:
-        """This tensor on another device and/or dtype (``to("cuda")``, ``to("sim:1")``,
-        ``to(dtype="float64")``).
+    def to(self, *args, device=None, dtype=None, copy=False) -> Tensor:
+        """This tensor on another device and/or dtype: ``to("cuda")``, ``to("sim:1")``,
+        ``to(tg.float64)``, ``to("cpu", tg.float64)``, ``to(other)`` (other's device and dtype).
 
         A move is a copy recorded in the graph (``ToCopyBackward``), as in PyTorch: the result
         of moving a tensor that requires grad is not a leaf, and its gradient flows back to the
         original's device. To get a leaf on a device, make it there (``device=``), or move a
         module with ``model.to(device)``.
         """
-        out = self
-        if dtype is not None:
-            out = out.astype(dtype)
-        if device is None:
-            return out
-        dev = backend.parse_device(device)
-        if dev == out._device:
-            return out
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, str | backend.Device) and _is_device(a):
+                device = a
+            else:
+                dtype = a
+        out = self if dtype is None else self.astype(dtype)
+        dev = None if device is None else backend.parse_device(device)
+        if dev is None or dev == out._device:
+            return out.clone() if copy and out is self else out
         data = backend.to_device(out.data, dev, src=out._device)
-        if not (out._requires_grad and _modes.grad):
+        if not (out._requires_grad and grad_mode.is_grad_enabled()):
             return Tensor._make(data, device=dev)
         node = ToCopyBackward(_edge(out), out._device, dev)
-        if _modes.anomaly:
+        if grad_mode.is_anomaly_enabled():
             node._record_trace()
         return Tensor._make(data, node, device=dev)
 
@@ -492,10 +381,18 @@ class Tensor:
         return self.to(f"cuda:{index}")
 
     def astype(self, dtype) -> Tensor:
+        """A copy converted to ``dtype`` (``ToCopyBackward0``). A conversion to an integer or
+        bool dtype leaves the graph: such tensors cannot require grad (as in PyTorch)."""
         dt = _resolve_dtype(self.data, dtype)
         if dt == self.dtype:
             return self
-        return apply_op(_OPS["astype"], self, dtype=dt, src=self.dtype)
+        if backend.is_floating(dt):
+            return apply_op(_ASTYPE, self, dtype=dt, src=self.dtype)
+        with grad_mode.no_grad():
+            return apply_op(_ASTYPE, self, dtype=dt, src=self.dtype)
+
+    def type(self, dtype=None):
+        return str(self.dtype) if dtype is None else self.astype(dtype)
 
     def float(self) -> Tensor:
         return self.astype("float32")
@@ -503,245 +400,170 @@ class Tensor:
     def double(self) -> Tensor:
         return self.astype("float64")
 
-    # -- ops ---------------------------------------------------------------------------------
-    def __add__(self, other):
-        return apply_op(_OPS["add"], self, other)
+    def half(self) -> Tensor:
+        return self.astype("float16")
 
-    def __radd__(self, other):
-        return apply_op(_OPS["add"], other, self)
+    def long(self) -> Tensor:
+        return self.astype("int64")
 
-    def __sub__(self, other):
-        return apply_op(_OPS["sub"], self, other)
+    def int(self) -> Tensor:
+        return self.astype("int32")
 
-    def __rsub__(self, other):
-        return apply_op(_OPS["sub"], other, self)
+    def bool(self) -> Tensor:
+        return self.astype("bool")
 
-    def __mul__(self, other):
-        return apply_op(_OPS["mul"], self, other)
+    def contiguous(self) -> Tensor:
+        """This tensor when its memory is in row-major order, else a copy that is."""
+        flags = getattr(self.data, "flags", None)
+        return self if flags is None or flags.c_contiguous else self.clone()
 
-    def __rmul__(self, other):
-        return apply_op(_OPS["mul"], other, self)
+    def is_contiguous(self) -> bool:
+        flags = getattr(self.data, "flags", None)
+        return flags is None or bool(flags.c_contiguous)
 
-    def __truediv__(self, other):
-        return apply_op(_OPS["div"], self, other)
+    def new_tensor(self, data, dtype=None, requires_grad=False) -> Tensor:
+        from .factories import tensor  # noqa: PLC0415
 
-    def __rtruediv__(self, other):
-        return apply_op(_OPS["div"], other, self)
+        return tensor(data, dtype=dtype or self.dtype, device=self.device,
+                      requires_grad=requires_grad)  # fmt: skip
 
-    def __neg__(self):
-        return apply_op(_OPS["neg"], self)
+    def new_full(self, size, fill_value, dtype=None, requires_grad=False) -> Tensor:
+        from .factories import full  # noqa: PLC0415
 
-    def __pow__(self, exponent):
-        if isinstance(exponent, Tensor):
-            raise TypeError(
-                "pow: the exponent must be a Python number; for x**y use (y * x.log()).exp()"
-            )
-        return apply_op(_OPS["pow"], self, exponent=exponent)
+        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device,
+                    requires_grad=requires_grad)  # fmt: skip
 
-    def __rpow__(self, base):
-        return (self * math.log(base)).exp()
+    def new_zeros(self, *size, dtype=None, requires_grad=False) -> Tensor:
+        return self.new_full(_varargs(size), 0, dtype, requires_grad)
 
-    def __matmul__(self, other):
-        return _matmul(self, other)
+    def new_ones(self, *size, dtype=None, requires_grad=False) -> Tensor:
+        return self.new_full(_varargs(size), 1, dtype, requires_grad)
 
-    def __rmatmul__(self, other):
-        return _matmul(other, self)
+    new_empty = new_zeros
 
-    def matmul(self, other, trans_A=False, trans_B=False):
-        return _matmul(self, other, trans_A, trans_B)
-
-    def __gt__(self, other):
-        return apply_op(_OPS["greater"], self, other)
-
-    def __ge__(self, other):
-        return apply_op(_OPS["greater_equal"], self, other)
-
-    def __lt__(self, other):
-        return apply_op(_OPS["less"], self, other)
-
-    def __le__(self, other):
-        return apply_op(_OPS["less_equal"], self, other)
-
-    def __eq__(self, other):
-        return apply_op(_OPS["equal"], self, other)
-
-    def __ne__(self, other):
-        return apply_op(_OPS["not_equal"], self, other)
-
-    __hash__ = object.__hash__
-
-    def exp(self):
-        return apply_op(_OPS["exp"], self)
-
-    def log(self):
-        return apply_op(_OPS["log"], self)
-
-    def tanh(self):
-        return apply_op(_OPS["tanh"], self)
-
-    def sigmoid(self):
-        return apply_op(_OPS["sigmoid"], self)
-
-    def relu(self):
-        return apply_op(_OPS["relu"], self)
-
-    def sqrt(self):
-        return self**0.5
-
-    def maximum(self, other):
-        return apply_op(_OPS["maximum"], self, other)
-
-    def sum(self, axis=None, keepdims=False):
-        return apply_op(_OPS["sum"], self, axis=_axis(axis), keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return apply_op(_OPS["mean"], self, axis=_axis(axis), keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return apply_op(_OPS["max"], self, axis=_axis(axis), keepdims=keepdims)
-
-    def softmax(self, axis=-1):
-        return apply_op(_OPS["softmax"], self, axis=axis)
-
-    def log_softmax(self, axis=-1):
-        return apply_op(_OPS["log_softmax"], self, axis=axis)
-
-    def reshape(self, *shape):
-        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
-        op = _OPS["reshape"]
-        op.shape(self.shape, shape=shape)  # -1 and size errors name the op before numpy does
-        return apply_op(op, self, shape=tuple(shape))
-
-    view = reshape
-
-    def transpose(self, *axes):
-        axes = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], tuple | list) else axes
-        if len(axes) == 2 and self.ndim != 2:  # PyTorch style: swap two dims
-            perm = list(range(self.ndim))
-            perm[axes[0]], perm[axes[1]] = perm[axes[1]], perm[axes[0]]
-            axes = tuple(perm)
-        return apply_op(_OPS["transpose"], self, axes=axes or None)
-
-    @property
-    def T(self):
-        return apply_op(_OPS["transpose"], self, axes=None)
-
-    def broadcast_to(self, shape):
-        return apply_op(_OPS["broadcast_to"], self, shape=tuple(shape))
-
-    def clone(self):
-        return apply_op(_OPS["clone"], self)
-
+    # -- indexing -----------------------------------------------------------------------------
     def __getitem__(self, index):
-        return apply_op(_OPS["getitem"], self, index=_raw_index(index, self))
+        return apply_op(_GETITEM, self, index=_raw_index(index, self))
+
+    def __setitem__(self, index, value) -> None:
+        """``y[index] = value``: an in-place write, recorded as PyTorch's ``CopySlices`` when
+        ``y`` or ``value`` requires grad."""
+        index = _raw_index(index, self)
+        if not (grad_mode.is_grad_enabled() and (
+                self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
+            self._check_view_write("setitem")
+            v = value.data if isinstance(value, Tensor) else value
+            self.data[index] = v  # a plain write: no graph to keep
+            self._version[0] += 1
+            return
+        self._inplace(_SETITEM, value, index=index)
 
     # -- in-place ops --------------------------------------------------------------------------
-    def _inplace(self, opname, *others, **attrs) -> Tensor:
-        """Run an op and write its result into this tensor's memory.
+    def _check_view_write(self, opname):
+        base = self._base
+        if base is not None and base._requires_grad and grad_mode.is_grad_enabled():
+            raise RuntimeError(
+                f"{opname}_: this tensor is a view of a tensor that requires grad; changing it "
+                "in place with grad mode on would hide the change from that tensor's graph. "
+                "Use an out-of-place op, clone() the view first, or change it under "
+                "`with tg.no_grad():`."
+            )
+
+    def _inplace(self, op, *others, **attrs) -> Tensor:
+        """Run ``op`` and write its result into this tensor's memory.
 
         The version counter goes up, so backward can tell a saved value was overwritten; a
         non-leaf's ``grad_fn`` is re-based onto the in-place op.
         """
-        op = _OPS[opname]
         recording = grad_mode.is_grad_enabled() and (
             self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
         )
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(
-                f"{opname}_: a leaf tensor that requires grad cannot be changed in place while "
+                f"{op.name}_: a leaf tensor that requires grad cannot be changed in place while "
                 "grad mode is on (backward would lose the original value). Change it under "
                 "`with tg.no_grad():` (as optimizers do) or use an out-of-place op."
             )
+        self._check_view_write(op.name)
         if not recording:
             with grad_mode.no_grad():
                 result = apply_op(op, self, *others, **attrs)
-            self._write(result.data)
+            self._write(op, result.data)
             return self
-        view_of = getattr(self.grad_fn, "op", None)
-        if view_of is not None and view_of.name in _VIEW_OPS:
-            raise RuntimeError(
-                f"{opname}_: this tensor is a view ({self.grad_fn.name()}) of a tensor that "
-                "requires grad; changing it in place would hide the change from the base's "
-                "graph. Use an out-of-place op, or clone() the view first."
-            )
         # the old value, as an alias that keeps the old place in the graph
         old = Tensor._make(
             self.data.copy() if 0 in op.saves else self.data,
             self.grad_fn,
             output_nr=self._output_nr,
+            device=self._device,
         )
         old._requires_grad, old._grad_acc = self._requires_grad, self._grad_acc
         result = apply_op(op, old, *others, **attrs)
-        self._write(result.data)
+        self._write(op, result.data)
         self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, 0, True
         return self
 
-    def _write(self, values) -> None:
+    def _write(self, op, values) -> None:
         if tuple(values.shape) != self.shape:
             raise ShapeError(
-                f"in-place op: the result has shape {tuple(values.shape)} but the tensor has "
+                f"{op.name}_: the result has shape {tuple(values.shape)} but the tensor has "
                 f"{self.shape}; an in-place op cannot change a tensor's shape"
+            )
+        if values.dtype != self.dtype and not can_cast(values.dtype, self.dtype):
+            raise RuntimeError(
+                f"{op.name}_: the result is {values.dtype}, which cannot be written into this "
+                f"{self.dtype} tensor in place; use the out-of-place op, or convert first"
             )
         self.data[...] = values
         self._version[0] += 1
 
-    def add_(self, other):
-        return self._inplace("add", other)
-
-    def sub_(self, other):
-        return self._inplace("sub", other)
-
-    def mul_(self, other):
-        return self._inplace("mul", other)
-
-    def div_(self, other):
-        return self._inplace("div", other)
-
     def fill_(self, value):
-        return self._inplace("fill", value=value)
+        """Set every element to ``value`` (a number, or a 0-d tensor that gets the gradient)."""
+        if isinstance(value, Tensor):
+            if value.ndim:
+                raise RuntimeError(f"fill_: the value must be a number or a 0-d tensor, got "
+                                   f"shape {value.shape}")  # fmt: skip
+            return self.copy_(value)
+        return self._inplace(_FILL, value=value)
 
     def zero_(self):
-        return self._inplace("fill", value=0)
+        return self._inplace(_FILL, value=0)
 
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
+    def copy_(self, src):
+        """Write ``src`` (broadcast to this shape) into this tensor."""
+        return self._inplace(_SETITEM, src, index=(Ellipsis,))
+
+    __hash__ = object.__hash__
 
 
-def _axis(axis):
-    return tuple(axis) if isinstance(axis, list) else axis
+def _varargs(shape):
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+
+
+def _is_device(name) -> bool:
+    try:
+        backend.parse_device(name)
+        return True
+    except backend.DeviceError:
+        return False
 
 
 def _raw_index(index, t):
+    """An index with tensors and lists as arrays; an all-int index gets a trailing ``...``
+    so that ``x[0]`` of a vector is a 0-d view, as in PyTorch (numpy would copy a scalar)."""
     parts = index if isinstance(index, tuple) else (index,)
     out = []
-    xp = None
     for p in parts:
         if isinstance(p, Tensor):
             p = p.data
+            if p.ndim == 0 and not backend.is_floating(p.dtype) and p.dtype != bool:
+                p = int(p)
         elif isinstance(p, list):
-            xp = xp or backend.namespace_of(t.data)
-            p = xp.asarray(p)
+            p = backend.namespace_of(t.data).asarray(p)
         out.append(p)
-    return tuple(out) if isinstance(index, tuple) else out[0]
-
-
-def _matmul(a, b, trans_A=False, trans_B=False):
-    a = a if isinstance(a, Tensor) else Tensor(a)
-    b = b if isinstance(b, Tensor) else Tensor(b)
-    squeeze = []
-    if a.ndim == 1:
-        a, squeeze = a.reshape(1, -1), squeeze + [-2]
-    if b.ndim == 1:
-        b, squeeze = b.reshape(-1, 1), squeeze + [-1]
-    out = apply_op(_OPS["matmul"], a, b, trans_A=trans_A, trans_B=trans_B)
-    if squeeze:
-        shape = list(out.shape)
-        for ax in sorted(squeeze):
-            shape[ax] = None
-        out = out.reshape(*[d for d in shape if d is not None])
-    return out
+    if all(isinstance(p, int) for p in out):
+        out.append(Ellipsis)
+    return tuple(out) if len(out) > 1 or isinstance(index, tuple) else out[0]
 
 
 def _device_of(data):
@@ -751,11 +573,16 @@ def _device_of(data):
 
 
 def _resolve_dtype(like, dtype):
+    """A dtype given as a name (``"float32"``), a numpy type (``tg.float32``) or a dtype."""
     if dtype is None:
         return None
+    xp = backend.namespace_of(like)
     if isinstance(dtype, str):
-        return getattr(backend.namespace_of(like), dtype)
-    return dtype
+        name = dtype.removeprefix("torch.")
+        if not hasattr(xp, name):
+            raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'int64', 'bool'")
+        return getattr(xp, name)
+    return _np.dtype(dtype) if xp is _np else dtype
 
 
 def _to_array(data, dtype, dev):
@@ -766,8 +593,13 @@ def _to_array(data, dtype, dev):
     if dtype is not None and isinstance(dtype, str):
         dtype = getattr(xp, dtype)
     if not hasattr(data, "shape"):  # Python data
+        probe = _np.asarray(data)
+        if probe.dtype.kind not in "biuf":
+            raise TypeError(
+                f"cannot make a tensor from {type(data).__name__} {data!r:.60}; give numbers, "
+                "nested lists of numbers, or an array"
+            )
         if dtype is None:
-            probe = _np.asarray(data)
             dtype = xp.bool if probe.dtype == _np.bool_ else xp.float32
         return (
             xp.asarray(_np.asarray(data), dtype=dtype)
@@ -778,11 +610,8 @@ def _to_array(data, dtype, dev):
     return arr if dtype is None or arr.dtype == dtype else xp.astype(arr, dtype)
 
 
-def tensor(data, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
-    """Make a leaf tensor. Python data becomes float32; numpy arrays keep their dtype.
+# apply_op builds Tensors, so it lives in the module after this one; it installs the op
+# methods on Tensor (generated from the surface table) when it loads.
+from .dispatch import apply_op  # noqa: E402
 
-    >>> import tinygrad_edu as tg
-    >>> tg.tensor([[1, 2], [3, 4]]).dtype
-    dtype('float32')
-    """
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+_GETITEM, _SETITEM, _FILL, _ASTYPE = (REGISTRY[n] for n in ("getitem", "setitem", "fill", "astype"))

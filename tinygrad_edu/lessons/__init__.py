@@ -65,7 +65,7 @@ __all__ = [
     "lesson_modules",
 ]
 
-LESSONS = tuple(f"lesson{n:02d}" for n in range(10))
+LESSONS = tuple(f"lesson{n:02d}" for n in range(13))
 
 
 def lesson_modules() -> list:

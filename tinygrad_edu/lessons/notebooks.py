@@ -27,6 +27,7 @@ __all__ = [
     "pair_problems",
     "student_edition",
     "execute_notebook",
+    "executed_student_edition",
 ]
 
 SOLUTION_BEGIN = "# BEGIN SOLUTION"
@@ -81,8 +82,9 @@ def lint_notebook(notebook) -> list[str]:
 
 
 def _cell_texts(cells) -> list[tuple[str, str]]:
-    return [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list)
-             else c["source"]) for c in cells]  # fmt: skip
+    """(type, source) per cell; trailing newlines do not count (jupytext drops them)."""
+    return [(c["cell_type"], ("".join(c["source"]) if isinstance(c["source"], list)
+             else c["source"]).rstrip("\n")) for c in cells]  # fmt: skip
 
 
 def pair_problems(source) -> list[str]:
@@ -137,7 +139,9 @@ def student_edition(notebook) -> dict:
     path = pathlib.Path(notebook)
     text = path.read_text(encoding="utf-8")
     stripped = strip_notebook(text, path.name)
-    return json.loads(stripped if stripped is not None else text)
+    nb = json.loads(stripped if stripped is not None else text)
+    nb.get("metadata", {}).pop("widgets", None)  # saved widget state: a page would fetch a CDN
+    return nb
 
 
 def execute_notebook(
@@ -165,3 +169,50 @@ def execute_notebook(
     client = NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False)
     client.execute(cwd=str(cwd), env=kernel_env)
     return json.loads(nbformat.writes(node))
+
+
+def _package_digest() -> str:
+    """A digest of the library's source: an executed lesson is reused only with the same."""
+    import hashlib  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def executed_student_edition(notebook, cache_dir, timeout: int = 300):
+    """The student edition of a lesson, executed against this library (not strict, so its
+    unsolved exercises say NOT SOLVED YET and the lesson runs on), as a path to an ``.ipynb``.
+
+    The result is kept in ``cache_dir`` under a name made from the stripped notebook and the
+    library's source, so the docs build and the tests run each lesson once between edits.
+
+    Args:
+        notebook: the path of the reference ``.ipynb``.
+        cache_dir: where executed editions are kept (created when missing).
+        timeout: seconds a cell may run.
+    """
+    import hashlib  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+
+    notebook, cache_dir = pathlib.Path(notebook), pathlib.Path(cache_dir)
+    nb = student_edition(notebook)
+    cells = json.dumps([(c["cell_type"], c["source"]) for c in nb["cells"]], sort_keys=True)
+    key = hashlib.sha256((cells + _package_digest()).encode()).hexdigest()[:16]
+    out = cache_dir / f"{notebook.stem}-{key}.ipynb"
+    if out.is_file():
+        return out
+    done = execute_notebook(nb, notebook.parent, strict=False, timeout=timeout)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(done, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, out)  # NOTE: atomic, so a reader never sees half a notebook
+    for old in cache_dir.glob(f"{notebook.stem}-*.ipynb"):
+        if old != out:
+            old.unlink(missing_ok=True)
+    return out

@@ -10,6 +10,7 @@
 """
 
 from . import functional, init
+from .activation import GELU, LeakyReLU, LogSoftmax, Softmax, Softplus
 from .conv import Conv2d
 from .embedding import Embedding
 from .layers import (
@@ -23,7 +24,7 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
-from .loss import CrossEntropyLoss, MSELoss
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module, Parameter, load, save
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
@@ -38,4 +39,6 @@ __all__ = [
     "save_state_dict", "load_state_dict_file",
     "init", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
     "LayerNorm", "Embedding", "ModuleList",
+    "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "NLLLoss", "L1Loss", "BCELoss",
+    "BCEWithLogitsLoss",
 ]  # fmt: skip

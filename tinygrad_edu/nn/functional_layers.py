@@ -13,7 +13,7 @@ library's, in both engines.
 >>> w = tg.randn(4, 3, 3, 3, requires_grad=True)
 >>> y = F.max_pool2d(F.conv2d(x, w, padding=1).relu(), 2)
 >>> y.shape, y.grad_fn
-((2, 4, 4, 4), <MaxPool2dBackward #...>)
+((2, 4, 4, 4), <MaxPool2DWithIndicesBackward0 #...>)
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ as in PyTorch.
 >>> [name for name, _ in m.named_parameters()]
 ['w', 'b']
 >>> m(tg.tensor([[3.0]]))
-tensor([[7.]], grad_fn=<AddBackward>)
+tensor([[7.]], grad_fn=<AddBackward0>)
 
 Saved models are plain ``.npz`` archives (one array per parameter name), read back with
 ``allow_pickle=False``: loading a model file never runs code.
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import weakref
+import zipfile
 from collections.abc import Iterator
 
 import numpy as _np  # state dicts are numpy arrays: the file format, not math
@@ -356,6 +357,18 @@ def save(state, path: str | os.PathLike) -> str:
 
 
 def load(path: str | os.PathLike) -> dict[str, _np.ndarray]:
-    """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``)."""
-    with _np.load(os.fspath(path), allow_pickle=False) as archive:
-        return {k: archive[k] for k in archive.files}
+    """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``).
+
+    A file that is not such an archive (truncated, damaged, another format) is a
+    ``ValueError`` naming the file."""
+    path = os.fspath(path)
+    try:
+        with _np.load(path, allow_pickle=False) as archive:
+            return {k: archive[k] for k in archive.files}
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
+        raise ValueError(
+            f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); it should "
+            "be an .npz archive written by save(), complete and undamaged"
+        ) from e

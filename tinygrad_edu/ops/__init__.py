@@ -18,6 +18,7 @@ Adding an op touches these places, and only these:
 """
 
 from . import (  # noqa: F401  (importing a module registers its ops)
+    activation,
     conv,
     creation,
     elementwise,

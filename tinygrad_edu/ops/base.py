@@ -64,11 +64,22 @@ class Op:
     saves: ClassVar[tuple[int, ...]] = ()
     saves_output: ClassVar[bool] = False
     differentiable: ClassVar[bool] = True
+    #: PyTorch's ``grad_fn`` name for this op, when it is not ``<Name>Backward0``.
+    torch_name: ClassVar[str | None] = None
+    #: PyTorch's names for an op whose node name depends on the call (``x.sum()`` is
+    #: ``SumBackward0``, ``x.sum(dim)`` ``SumBackward1``); :meth:`variant` picks one.
+    torch_names: ClassVar[tuple[str, ...]] = ()
 
     @property
     def backward_name(self) -> str:
-        """The eager engine's node name: ``"mul"`` -> ``"MulBackward"``."""
-        return "".join(p.capitalize() for p in self.name.split("_")) + "Backward"
+        """The eager engine's node name, PyTorch's: ``"mul"`` -> ``"MulBackward0"``."""
+        if self.torch_name:
+            return self.torch_name
+        return "".join(p.capitalize() for p in self.name.split("_")) + "Backward0"
+
+    def variant(self, inputs, attrs: dict) -> int:
+        """Which of ``torch_names`` names the node of this call (ops that have several)."""
+        return 0
 
     def forward(self, xp, *inputs: Any, **attrs: Any):
         raise NotImplementedError(f"{self.name}: forward is not written")

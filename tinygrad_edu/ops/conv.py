@@ -257,6 +257,7 @@ class Conv2d(_ConvOp):
     """
 
     name, arity, saves = "conv2d", 2, (0, 1)
+    torch_name = "ConvolutionBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
         k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)

@@ -1,17 +1,23 @@
-r"""Elementwise ops: arithmetic, the pointwise functions, comparisons, ``where``.
+r"""Elementwise ops: arithmetic, the pointwise functions, comparisons, logic, ``where``.
 
-Binary ops broadcast like numpy; their derivative rules sum each gradient back to its input's
-shape with ``F.sum_to`` (the reduction that undoes broadcasting).
+Binary ops broadcast like numpy and give PyTorch's result dtype
+(:mod:`~tinygrad_edu.ops.dtypes`); their derivative rules sum each gradient back to its
+input's shape with ``F.sum_to`` (the reduction that undoes broadcasting).
 """
 
 from __future__ import annotations
 
-from .base import Op, register
+import math
+
+from .base import REGISTRY, Op, ShapeError, broadcast_shapes, register
+from .dtypes import torch_result
+from .surface import binary, declare, reflected, unary
 
 __all__ = [
-    "Add", "Sub", "Mul", "Div", "Neg", "Pow", "Exp", "Log", "Tanh", "Sigmoid", "Relu",
-    "ReluGrad", "Maximum", "Where", "ZerosLike", "OnesLike", "Astype", "Clone", "Fill",
-    "COMPARISONS",
+    "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowTensor", "Exp", "Log", "Log1p", "Sqrt",
+    "Rsqrt", "Sin", "Cos", "Abs", "Sign", "Erf", "Tanh", "Sigmoid", "Relu", "ReluGrad",
+    "Maximum", "Minimum", "Clamp", "ClampTensor", "Where", "MaskedFill", "ZerosLike",
+    "OnesLike", "Astype", "Clone", "Fill", "COMPARISONS", "LOGICAL", "erf",
 ]  # fmt: skip
 
 
@@ -32,7 +38,7 @@ class Add(Op):
     name, arity = "add", 2
 
     def forward(self, xp, a, b):
-        return a + b
+        return torch_result(xp, a + b, a, b)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         # BEGIN SOLUTION A1.3
@@ -47,7 +53,7 @@ class Sub(Op):
     name, arity = "sub", 2
 
     def forward(self, xp, a, b):
-        return a - b
+        return torch_result(xp, a - b, a, b)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return _to_shapes(F, (g if needs[0] else None, -g if needs[1] else None), shapes)
@@ -67,7 +73,7 @@ class Mul(Op):
     name, arity, saves = "mul", 2, (0, 1)
 
     def forward(self, xp, a, b):
-        return a * b
+        return torch_result(xp, a * b, a, b)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         # BEGIN SOLUTION A1.3
@@ -78,12 +84,13 @@ class Mul(Op):
 
 @register
 class Div(Op):
-    r"""$a / b$. $\partial L/\partial a = g/b$, $\partial L/\partial b = -g\,a/b^2$."""
+    r"""$a / b$ (true division: integers give floats). $\partial L/\partial a = g/b$,
+    $\partial L/\partial b = -g\,a/b^2$."""
 
     name, arity, saves = "div", 2, (0, 1)
 
     def forward(self, xp, a, b):
-        return a / b
+        return torch_result(xp, a / b, a, b, floating=True)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         a, b = inputs
@@ -107,18 +114,50 @@ class Neg(Op):
 
 @register
 class Pow(Op):
-    r"""$x^c$ for a constant exponent $c$. $\partial L/\partial x = g\,c\,x^{c-1}$."""
+    r"""$x^c$ for a constant exponent $c$. $\partial L/\partial x = g\,c\,x^{c-1}$, and 0 for
+    $c = 0$ (also at $x = 0$, where $0 \cdot 0^{-1}$ would be nan)."""
 
     name, saves = "pow", (0,)
 
     def forward(self, xp, x, exponent):
-        return x**exponent
+        return torch_result(xp, x**exponent, x, exponent)
 
     def vjp(self, F, g, inputs, out, shapes, needs, exponent):
         (x,) = inputs
+        if exponent == 0:
+            return (F.zeros_like(g),)
         if exponent == 2:
             return (g * x * 2,)
         return (g * exponent * x ** (exponent - 1),)
+
+
+@register
+class PowTensor(Op):
+    r"""$a^b$ with a tensor exponent (or a number base: ``2 ** x``).
+
+    $\partial L/\partial a = g\,b\,a^{b-1}$ (0 where $b = 0$) and
+    $\partial L/\partial b = g\,a^b \ln a$ (0 where $a = 0$ and $b \ge 0$; nan for $a < 0$,
+    as in PyTorch).
+    """
+
+    name, arity, saves, saves_output = "pow_tensor", 2, (0, 1), True
+    torch_names = ("PowBackward1", "PowBackward2")
+
+    def variant(self, inputs, attrs):
+        return 0 if hasattr(inputs[0], "shape") else 1  # PowBackward2: a number base
+
+    def forward(self, xp, a, b):
+        return torch_result(xp, a**b, a, b)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        a, b = inputs
+        ga = gb = None
+        if needs[0]:
+            ga = F.where(F.equal(b, 0), 0.0, g * b * a ** (b - 1))
+        if needs[1]:
+            flat = F.logical_and(F.equal(a, 0), F.greater_equal(b, 0))
+            gb = F.where(flat, 0.0, g * out * F.log(F.where(flat, 1.0, a)))
+        return _to_shapes(F, (ga, gb), shapes)
 
 
 @register
@@ -152,6 +191,136 @@ class Log(Op):
 
 
 @register
+class Log1p(Op):
+    r"""$\ln(1 + x)$, accurate for small $x$. $\partial L/\partial x = g / (1 + x)$."""
+
+    name, saves, torch_name = "log1p", (0,), "Log1PBackward0"
+
+    def forward(self, xp, x):
+        return xp.log1p(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g / (inputs[0] + 1),)
+
+
+@register
+class Sqrt(Op):
+    r"""$\sqrt x$. $\partial L/\partial x = g / (2\sqrt x)$ (reuses the output)."""
+
+    name, saves_output = "sqrt", True
+
+    def forward(self, xp, x):
+        return xp.sqrt(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g / (out * 2),)
+
+
+@register
+class Rsqrt(Op):
+    r"""$1/\sqrt x$. $\partial L/\partial x = -\tfrac12 g\,x^{-3/2}$ (reuses the output)."""
+
+    name, saves_output = "rsqrt", True
+
+    def forward(self, xp, x):
+        return 1 / xp.sqrt(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g * out * out * out * -0.5,)
+
+
+@register
+class Sin(Op):
+    r"""$\sin x$. $\partial L/\partial x = g \cos x$."""
+
+    name, saves = "sin", (0,)
+
+    def forward(self, xp, x):
+        return xp.sin(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g * F.cos(inputs[0]),)
+
+
+@register
+class Cos(Op):
+    r"""$\cos x$. $\partial L/\partial x = -g \sin x$."""
+
+    name, saves = "cos", (0,)
+
+    def forward(self, xp, x):
+        return xp.cos(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (-g * F.sin(inputs[0]),)
+
+
+@register
+class Abs(Op):
+    r"""$|x|$. $\partial L/\partial x = g\,\mathrm{sign}(x)$ (0 at $x = 0$)."""
+
+    name, saves = "abs", (0,)
+
+    def forward(self, xp, x):
+        return xp.abs(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g * F.sign(inputs[0]),)
+
+
+@register
+class Sign(Op):
+    r"""$\mathrm{sign}(x) \in \{-1, 0, 1\}$. Flat almost everywhere: its gradient is 0."""
+
+    name = "sign"
+
+    def forward(self, xp, x):
+        return xp.sign(x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (F.zeros_like(g),)
+
+
+def erf(xp, x):
+    r"""$\mathrm{erf}(x) = \frac{2}{\sqrt\pi}\int_0^x e^{-t^2}dt$ to double precision, from
+    array operations alone (the Array API has no ``erf``).
+
+    For $|x| \le 2.5$ the series $\frac{2}{\sqrt\pi} e^{-x^2}\sum_n \frac{2^n x^{2n+1}}
+    {1\cdot 3\cdots(2n+1)}$ (all terms positive: no cancellation, 40 terms); beyond, the
+    continued fraction $\mathrm{erfc}(x) = \frac{e^{-x^2}}{\sqrt\pi}\,
+    \cfrac{1}{x + \cfrac{1/2}{x + \cfrac{1}{x + \cfrac{3/2}{x + \cdots}}}}$ (30 terms).
+    """
+    s = xp.clip(x, -2.5, 2.5)
+    s2 = s * s
+    term = s
+    total = s
+    for k in range(1, 40):
+        term = term * (2 * s2) / (2 * k + 1)
+        total = total + term
+    near = total * xp.exp(-s2) * (2 / math.sqrt(math.pi))
+    a = xp.clip(xp.abs(x), 2.5, 6.0)
+    f = a
+    for k in range(30, 0, -1):
+        f = a + (k / 2) / f
+    far = 1 - xp.exp(-a * a) / (math.sqrt(math.pi) * f)
+    return xp.where(xp.abs(x) <= 2.5, near, xp.sign(x) * far)
+
+
+@register
+class Erf(Op):
+    r"""The error function. $\partial L/\partial x = g\,\frac{2}{\sqrt\pi} e^{-x^2}$."""
+
+    name, saves = "erf", (0,)
+
+    def forward(self, xp, x):
+        return erf(xp, x)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x = inputs[0]
+        return (g * F.exp(-(x * x)) * (2 / math.sqrt(math.pi)),)
+
+
+@register
 class Tanh(Op):
     r"""$\tanh x$. $\partial L/\partial x = g\,(1 - \tanh^2 x)$ (reuses the output)."""
 
@@ -168,13 +337,15 @@ class Tanh(Op):
 class Sigmoid(Op):
     r"""$\sigma(x) = 1/(1+e^{-x})$. $\partial L/\partial x = g\,\sigma(1-\sigma)$.
 
-    Computed as $(1 + \tanh(x/2))/2$, which never overflows.
+    Computed from $e^{-|x|}$, which never overflows and keeps tiny values: $\sigma(-20)$ is
+    $2.06\cdot 10^{-9}$ in float32, not 0.
     """
 
     name, saves_output = "sigmoid", True
 
     def forward(self, xp, x):
-        return (xp.tanh(x * 0.5) + 1) * 0.5
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * out * (1 - out),)
@@ -187,7 +358,7 @@ class Relu(Op):
     name, saves_output = "relu", True
 
     def forward(self, xp, x):
-        return xp.maximum(x, 0.0)
+        return xp.maximum(x, xp.zeros_like(x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (F.relu_grad(out, g),)
@@ -198,6 +369,7 @@ class ReluGrad(Op):
     r"""``relu_grad(y, g)``: $g$ where $y > 0$, else 0 (CSE599W's ``relu_gradient_op``)."""
 
     name, arity, saves = "relu_grad", 2, (0,)
+    torch_name = "ThresholdBackwardBackward0"
 
     def forward(self, xp, y, g):
         # a multiply by the 0/1 mask: several times faster than `where` on random signs
@@ -208,22 +380,99 @@ class ReluGrad(Op):
         return (None, F.relu_grad(inputs[0], gg) if needs[1] else None)
 
 
-@register
-class Maximum(Op):
-    r"""Elementwise $\max(a, b)$. The gradient goes to the larger input; ties split it in half."""
+class _Extremum(Op):
+    """Elementwise max or min: the gradient goes to the winner; ties split it in half."""
 
-    name, arity, saves = "maximum", 2, (0, 1)
-
-    def forward(self, xp, a, b):
-        return xp.maximum(a, b)
+    arity, saves = 2, (0, 1)
+    _wins = ""
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         a, b = inputs
-        zero = F.zeros_like(g)
-        tie = F.where(F.equal(a, b), g * 0.5, zero)
-        ga = F.where(F.greater(a, b), g, tie) if needs[0] else None
-        gb = F.where(F.greater(b, a), g, tie) if needs[1] else None
+        wins = getattr(F, self._wins)
+        tie = F.where(F.equal(a, b), g * 0.5, F.zeros_like(g))
+        ga = F.where(wins(a, b), g, tie) if needs[0] else None
+        gb = F.where(wins(b, a), g, tie) if needs[1] else None
         return _to_shapes(F, (ga, gb), shapes)
+
+
+@register
+class Maximum(_Extremum):
+    r"""Elementwise $\max(a, b)$. The gradient goes to the larger input; ties split it."""
+
+    name, _wins = "maximum", "greater"
+
+    def forward(self, xp, a, b):
+        return torch_result(xp, xp.maximum(*_arrays(xp, a, b)), a, b)
+
+
+@register
+class Minimum(_Extremum):
+    r"""Elementwise $\min(a, b)$. The gradient goes to the smaller input; ties split it."""
+
+    name, _wins = "minimum", "less"
+
+    def forward(self, xp, a, b):
+        return torch_result(xp, xp.minimum(*_arrays(xp, a, b)), a, b)
+
+
+def _arrays(xp, a, b):
+    """Python numbers as arrays of the other operand's namespace (some functions need it)."""
+    if not hasattr(a, "shape"):
+        a = xp.asarray(a, dtype=b.dtype if isinstance(a, int) else None)
+    if not hasattr(b, "shape"):
+        b = xp.asarray(b, dtype=a.dtype if isinstance(b, int) else None)
+    return a, b
+
+
+@register
+class Clamp(Op):
+    r"""``clamp(x, min, max)`` with number bounds (either may be None).
+
+    $\partial L/\partial x = g$ where $\min \le x \le \max$, else 0.
+    """
+
+    name, saves, torch_name = "clamp", (0,), "ClampBackward1"
+
+    def forward(self, xp, x, min=None, max=None):
+        out = x
+        if min is not None:
+            out = torch_result(xp, xp.maximum(*_arrays(xp, out, min)), out, min)
+        if max is not None:
+            out = torch_result(xp, xp.minimum(*_arrays(xp, out, max)), out, max)
+        return out
+
+    def vjp(self, F, g, inputs, out, shapes, needs, min=None, max=None):
+        x = inputs[0]
+        inside = None
+        for bound, test in ((min, F.greater_equal), (max, F.less_equal)):
+            if bound is not None:
+                ok = test(x, bound)
+                inside = ok if inside is None else F.logical_and(inside, ok)
+        return (g if inside is None else F.where(inside, g, 0.0),)
+
+
+@register
+class ClampTensor(Op):
+    r"""``clamp(x, lo, hi)`` with tensor bounds (broadcasting): $\min(\max(x, lo), hi)$.
+
+    $\partial L/\partial x = g$ where $lo \le x \le hi$; each bound gets $g$ where it is the
+    result.
+    """
+
+    name, arity, saves, torch_name = "clamp_tensor", 3, (0, 1, 2), "ClampBackward0"
+
+    def forward(self, xp, x, lo, hi):
+        out = torch_result(xp, xp.maximum(*_arrays(xp, x, lo)), x, lo)
+        return torch_result(xp, xp.minimum(*_arrays(xp, out, hi)), out, hi)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x, lo, hi = inputs
+        raised = F.maximum(x, lo)  # the forward's first step; x wins ties, as PyTorch's does
+        under_hi = F.less_equal(raised, hi)
+        gx = F.where(F.logical_and(F.greater_equal(x, lo), under_hi), g, 0.0) if needs[0] else None
+        glo = F.where(F.logical_and(F.less(x, lo), under_hi), g, 0.0) if needs[1] else None
+        ghi = F.where(F.greater(raised, hi), g, 0.0) if needs[2] else None
+        return _to_shapes(F, (gx, glo, ghi), shapes)
 
 
 @register
@@ -233,7 +482,7 @@ class Where(Op):
     name, arity, saves = "where", 3, (0,)
 
     def forward(self, xp, cond, a, b):
-        return xp.where(cond, a, b)
+        return torch_result(xp, xp.where(cond, *_arrays(xp, a, b)), a, b)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         cond = inputs[0]
@@ -241,6 +490,33 @@ class Where(Op):
         ga = F.where(cond, g, zero) if needs[1] else None
         gb = F.where(cond, zero, g) if needs[2] else None
         return _to_shapes(F, (None, ga, gb), shapes)
+
+
+@register
+class MaskedFill(Op):
+    r"""``masked_fill(x, mask, value)``: ``value`` (a number or a 0-d tensor) where ``mask``
+    holds, else $x$. $\partial L/\partial x = g$ where the mask is false, else 0; a tensor
+    ``value`` gets the sum of $g$ where it is true."""
+
+    name, arity, saves = "masked_fill", 3, (1,)
+
+    def forward(self, xp, x, mask, value):
+        return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
+
+    def shape(self, xshape, mshape, vshape=()):
+        if broadcast_shapes(self.name, xshape, mshape) != tuple(xshape) or len(vshape):
+            raise ShapeError(
+                f"masked_fill: the mask of shape {tuple(mshape)} must broadcast to the "
+                f"input's shape {tuple(xshape)}, and the value (shape {tuple(vshape)}) must "
+                "be a number or a 0-d tensor"
+            )
+        return tuple(xshape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        mask = inputs[1]
+        gx = F.where(mask, 0.0, g) if needs[0] else None
+        gv = F.sum_to(F.where(mask, g, 0.0), shapes[2]) if needs[2] else None
+        return gx, None, gv
 
 
 @register
@@ -269,39 +545,70 @@ class OnesLike(Op):
         return (F.zeros_like(inputs[0]),)
 
 
-def _comparison(opname: str, symbol: str, fn):
-    cls = type(
-        opname.capitalize(),
-        (Op,),
-        {
-            "__doc__": f"``a {symbol} b`` elementwise, as booleans. Not differentiable.",
-            "name": opname,
-            "arity": 2,
-            "differentiable": False,
-            "forward": lambda self, xp, a, b: fn(a, b),
-        },
+def _flat_op(opname: str, doc: str, fn, arity: int = 2):
+    """A non-differentiable elementwise op (comparison or logic) with a bool result."""
+    forward = (lambda self, xp, a, b: fn(xp, a, b)) if arity == 2 else (
+        lambda self, xp, a: fn(xp, a)
     )
+    cls = type(
+        "".join(p.capitalize() for p in opname.split("_")),
+        (Op,),
+        {"__doc__": doc, "name": opname, "arity": arity, "differentiable": False,
+         "forward": forward},
+    )  # fmt: skip
     return register(cls)
 
 
 COMPARISONS = {
-    name: _comparison(name, sym, fn)
+    name: _flat_op(name, f"``a {sym} b`` elementwise, as booleans. Not differentiable.", fn)
     for name, sym, fn in [
-        ("greater", ">", lambda a, b: a > b),
-        ("greater_equal", ">=", lambda a, b: a >= b),
-        ("less", "<", lambda a, b: a < b),
-        ("less_equal", "<=", lambda a, b: a <= b),
-        ("equal", "==", lambda a, b: a == b),
-        ("not_equal", "!=", lambda a, b: a != b),
+        ("greater", ">", lambda xp, a, b: a > b),
+        ("greater_equal", ">=", lambda xp, a, b: a >= b),
+        ("less", "<", lambda xp, a, b: a < b),
+        ("less_equal", "<=", lambda xp, a, b: a <= b),
+        ("equal", "==", lambda xp, a, b: a == b),
+        ("not_equal", "!=", lambda xp, a, b: a != b),
     ]
 }
+
+
+def _logical(fn):
+    return lambda xp, a, b: fn(xp, *_bools(xp, a, b))
+
+
+def _bools(xp, *xs):
+    return [x if getattr(x, "dtype", None) == xp.bool else xp.astype(xp.asarray(x), xp.bool)
+            if hasattr(x, "shape") else bool(x) for x in xs]  # fmt: skip
+
+
+LOGICAL = {
+    name: _flat_op(name, doc, fn, arity)
+    for name, doc, fn, arity in [
+        ("logical_and", "Elementwise AND of truth values (nonzero is true).",
+         _logical(lambda xp, a, b: xp.logical_and(a, b)), 2),
+        ("logical_or", "Elementwise OR of truth values.",
+         _logical(lambda xp, a, b: xp.logical_or(a, b)), 2),
+        ("logical_xor", "Elementwise XOR of truth values.",
+         _logical(lambda xp, a, b: xp.logical_xor(a, b)), 2),
+        ("logical_not", "Elementwise NOT of truth values.",
+         lambda xp, a: xp.logical_not(_bools(xp, a)[0]), 1),
+        ("bitwise_and", "``a & b``: AND of bools or of integer bits.",
+         lambda xp, a, b: xp.bitwise_and(*_arrays(xp, a, b)), 2),
+        ("bitwise_or", "``a | b``: OR of bools or of integer bits.",
+         lambda xp, a, b: xp.bitwise_or(*_arrays(xp, a, b)), 2),
+        ("bitwise_xor", "``a ^ b``: XOR of bools or of integer bits.",
+         lambda xp, a, b: xp.bitwise_xor(*_arrays(xp, a, b)), 2),
+        ("bitwise_not", "``~a``: NOT of bools, or of integer bits.",
+         lambda xp, a: xp.bitwise_invert(a), 1),
+    ]
+}  # fmt: skip
 
 
 @register
 class Astype(Op):
     r"""Convert to ``dtype``. The gradient is converted back to the input's dtype ``src``."""
 
-    name = "astype"
+    name, torch_name = "astype", "ToCopyBackward0"
 
     def forward(self, xp, x, dtype, src=None):
         return xp.astype(x, getattr(xp, dtype) if isinstance(dtype, str) else dtype)
@@ -335,3 +642,131 @@ class Fill(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, value):
         return (F.zeros_like(g),)
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+def _alpha(op, apply):
+    """``add``/``sub`` with PyTorch's ``alpha``: ``x.add(y, alpha=2)`` is ``x + 2 * y``."""
+
+    def fn(input, other, *, alpha=1):
+        if alpha != 1:
+            other = other * alpha
+        return apply(op, input, other)
+
+    return fn
+
+
+def _pow(op, apply):
+    """``pow(input, exponent)``: a number exponent (``pow``) or a tensor one (``pow_tensor``)."""
+    tensor_exponent = REGISTRY["pow_tensor"]
+
+    def pow(input, exponent):
+        if hasattr(exponent, "shape"):
+            return apply(tensor_exponent, input, exponent)
+        return apply(op, input, exponent=exponent)
+
+    return pow
+
+
+def _rpow(op, apply):
+    def rpow(input, base):  # base ** input
+        return apply(op, base, input)
+
+    return rpow
+
+
+def _square(op, apply):
+    def square(input):
+        return apply(op, input, exponent=2)
+
+    return square
+
+
+def _clamp(op, apply):
+    """``clamp(input, min=None, max=None)``: number bounds (``clamp``), or tensor bounds
+    (``clamp_tensor``; a missing bound is the dtype's extreme)."""
+    tensor_bounds = REGISTRY["clamp_tensor"]
+
+    def clamp(input, min=None, max=None):
+        if min is None and max is None:
+            raise TypeError("clamp: give at least one of min and max")
+        if hasattr(min, "shape") or hasattr(max, "shape"):
+            lo, hi = _extremes(input)
+            return apply(tensor_bounds, input, lo if min is None else min,
+                         hi if max is None else max)  # fmt: skip
+        return apply(op, input, min=min, max=max)
+
+    return clamp
+
+
+def _extremes(x):
+    kind = str(getattr(x, "dtype", "float"))
+    if "int" in kind:
+        return -(2**63), 2**63 - 1
+    return -math.inf, math.inf
+
+
+def _where(op, apply):
+    def where(condition, input, other):
+        return apply(op, condition, input, other)
+
+    return where
+
+
+def _where_method(op, apply):
+    def where(input, condition, other):  # x.where(cond, y) == where(cond, x, y)
+        return apply(op, condition, input, other)
+
+    return where
+
+
+def _masked_fill(op, apply):
+    def masked_fill(input, mask, value):
+        return apply(op, input, mask, value)
+
+    return masked_fill
+
+
+for _name in ("exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "abs", "sign", "erf",
+              "tanh", "sigmoid", "relu"):  # fmt: skip
+    declare(_name, unary, methods=(_name,), functions=(_name,), inplace=(_name + "_",))
+declare("abs", unary, methods=("__abs__", "absolute"), functions=("absolute",))
+declare("neg", unary, methods=("__neg__", "neg", "negative"), functions=("neg", "negative"),
+        inplace=("neg_",))  # fmt: skip
+for _name, _dunder, _names in (
+    ("add", "add", ("add",)),
+    ("sub", "sub", ("sub", "subtract")),
+    ("mul", "mul", ("mul", "multiply")),
+    ("div", "truediv", ("div", "divide", "true_divide")),
+):
+    _named = _alpha if _name in ("add", "sub") else binary
+    declare(_name, _named, methods=_names, functions=_names, inplace=(_names[0] + "_",))
+    declare(_name, binary, methods=(f"__{_dunder}__",), inplace=(f"__i{_dunder}__",))
+    declare(_name, reflected, methods=(f"__r{_dunder}__",))
+declare("pow", _pow, methods=("__pow__", "pow"), functions=("pow",),
+        inplace=("pow_", "__ipow__"))  # fmt: skip
+declare("pow_tensor", _rpow, methods=("__rpow__",))
+declare("pow", _square, methods=("square",), functions=("square",), inplace=("square_",))
+declare("clamp", _clamp, methods=("clamp", "clip"), functions=("clamp", "clip"),
+        inplace=("clamp_", "clip_"))  # fmt: skip
+declare("clone", unary, methods=("clone",), functions=("clone",))
+declare("maximum", binary, methods=("maximum",), functions=("maximum",))
+declare("minimum", binary, methods=("minimum",), functions=("minimum",))
+declare("where", _where, functions=("where",))
+declare("where", _where_method, methods=("where",))
+declare("masked_fill", _masked_fill, methods=("masked_fill",), functions=("masked_fill",),
+        inplace=("masked_fill_",))  # fmt: skip
+for _name, _dunder, _short in (("greater", "__gt__", "gt"), ("greater_equal", "__ge__", "ge"),
+                               ("less", "__lt__", "lt"), ("less_equal", "__le__", "le")):
+    declare(_name, binary, methods=(_dunder, _short, _name), functions=(_short, _name))
+# `==` on a symbolic Node stays identity (nodes are dict keys): these are tensor methods only
+declare("equal", binary, methods=("__eq__", "eq"), functions=("eq",), symbolic=False)
+declare("not_equal", binary, methods=("__ne__", "ne", "not_equal"),
+        functions=("ne", "not_equal"), symbolic=False)  # fmt: skip
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    declare(_name, binary, methods=(_name,), functions=(_name,))
+declare("logical_not", unary, methods=("logical_not",), functions=("logical_not",))
+for _name, _dunder in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
+    declare(_name, binary, methods=(f"__{_dunder}__", _name), functions=(_name,))
+    declare(_name, reflected, methods=(f"__r{_dunder}__",))
+declare("bitwise_not", unary, methods=("__invert__", "bitwise_not"), functions=("bitwise_not",))

@@ -58,6 +58,17 @@ class Functional:
         """Zeros of ``shape`` with ``g`` added at ``index`` (the adjoint of indexing)."""
         return self._to_shape("getitem_grad", g, shape, index=index)
 
+    def with_shape(self, opname, shape, *inputs, **attrs):
+        """Apply ``opname`` to ``inputs`` with a target ``shape``: a tuple goes in as the
+        ``shape`` attribute, a node standing for a shape as one more input."""
+        if isinstance(shape, tuple):
+            return self.apply(REGISTRY[opname], *inputs, shape=shape, **attrs)
+        return self.apply(REGISTRY[opname], *inputs, shape, **attrs)
+
+    def gather_grad(self, g, shape, index, dim):
+        """Zeros of ``shape`` with ``g`` added where ``gather(x, dim, index)`` read."""
+        return self.with_shape("gather_grad", shape, g, index, dim=dim)
+
     def numel(self, shape, axis=None):
         """How many elements ``axis`` covers: an int for a known shape, a node otherwise."""
         if isinstance(shape, tuple):
@@ -74,10 +85,15 @@ class RawFunctional(Functional):
     def apply(self, op, *inputs, **attrs):
         from ..backend import namespace_of  # local: keeps this module free of numpy
 
+        xp = None
         for x in inputs:
             if hasattr(x, "shape"):
-                return op.forward(namespace_of(x), *inputs, **attrs)
-        return op.forward(namespace_of(inputs[0]), *inputs, **attrs)
+                xp = namespace_of(x)
+                break
+        xp = xp or namespace_of(inputs[0])
+        out = op.forward(xp, *inputs, **attrs)
+        # numpy reduces to scalars (np.float64); a gradient is always an array, 0-d included
+        return out if hasattr(out, "__setitem__") else xp.asarray(out)
 
 
 RAW = RawFunctional()

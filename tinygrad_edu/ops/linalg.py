@@ -3,7 +3,8 @@ $\mathrm{op}$ transposes the last two axes when asked. Leading (batch) axes broa
 
 from __future__ import annotations
 
-from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .base import REGISTRY, Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .surface import declare
 
 __all__ = ["MatMul", "matrix_transpose"]
 
@@ -23,10 +24,10 @@ class MatMul(Op):
     """
 
     name, arity, saves = "matmul", 2, (0, 1)
+    torch_names = ("MmBackward0", "BmmBackward0")
 
-    @property
-    def backward_name(self) -> str:
-        return "MatMulBackward"
+    def variant(self, inputs, attrs):
+        return 0 if inputs[0].ndim == 2 and inputs[1].ndim == 2 else 1
 
     def forward(self, xp, a, b, trans_A=False, trans_B=False):
         if trans_A:
@@ -80,3 +81,61 @@ class MatMul(Op):
             gb = F.sum_to(gb, shapes[1])
         return ga, gb
         # END SOLUTION
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+def _matmul(op, apply):
+    """``matmul(input, other)`` with numpy's (and PyTorch's) rules for 1-D operands: a vector
+    on the left is a row, on the right a column, and that dim is dropped from the result.
+    ``trans_A``/``trans_B`` (keywords, not in PyTorch) transpose the last two dims first."""
+    reshape = REGISTRY["reshape"]
+
+    def matmul(input, other, *, trans_A=False, trans_B=False):
+        sa, sb = getattr(input, "shape", None), getattr(other, "shape", None)
+        if sa is None or sb is None or (len(sa) >= 2 and len(sb) >= 2):
+            return apply(op, input, other, trans_A=trans_A, trans_B=trans_B)
+        if len(sa) == 0 or len(sb) == 0:
+            raise ShapeError(f"matmul: both inputs need at least 1 dim, got shapes "
+                             f"{fmt_shapes([sa, sb])}; use * to multiply by a scalar")  # fmt: skip
+        k_a = sa[-1] if len(sa) == 1 or not trans_A else sa[-2]
+        k_b = sb[0] if len(sb) == 1 else sb[-1] if trans_B else sb[-2]
+        if k_a != k_b:
+            raise ShapeError(f"matmul: shapes {fmt_shapes([sa, sb])} do not align (inner sizes "
+                             f"{k_a} and {k_b}); transpose one side or fix the shapes")  # fmt: skip
+        a = apply(reshape, input, shape=(1, sa[0])) if len(sa) == 1 else input
+        b = apply(reshape, other, shape=(sb[0], 1)) if len(sb) == 1 else other
+        out = apply(op, a, b, trans_A=trans_A and len(sa) > 1, trans_B=trans_B and len(sb) > 1)
+        shape = list(out.shape)
+        if len(sb) == 1:
+            del shape[-1]
+        if len(sa) == 1:
+            del shape[-1 if len(sb) == 1 else -2]
+        return apply(reshape, out, shape=tuple(shape))
+
+    return matmul
+
+
+def _rmatmul(op, apply):
+    forward = _matmul(op, apply)
+
+    def rmatmul(input, other):
+        return forward(other, input)
+
+    return rmatmul
+
+
+def _mm(op, apply):
+    def mm(input, mat2):
+        sa, sb = getattr(input, "shape", None), getattr(mat2, "shape", None)
+        if (sa is not None and len(sa) != 2) or (sb is not None and len(sb) != 2):
+            shapes = fmt_shapes([sa or (), sb or ()])
+            raise ShapeError(f"mm: both inputs must be 2-D matrices, got shapes {shapes}; "
+                             "use matmul for others")  # fmt: skip
+        return apply(op, input, mat2)
+
+    return mm
+
+
+declare("matmul", _matmul, methods=("matmul", "__matmul__"), functions=("matmul",))
+declare("matmul", _rmatmul, methods=("__rmatmul__",))
+declare("matmul", _mm, methods=("mm",), functions=("mm",))

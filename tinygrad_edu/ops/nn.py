@@ -1,11 +1,15 @@
 r"""Ops for classifiers: ``softmax``, ``log_softmax`` and ``softmax_cross_entropy``, all
-computed after subtracting the row maximum, so logits of $\pm 1000$ stay finite."""
+computed after subtracting the row maximum, so logits of $\pm 1000$ stay finite; ``nll_loss``
+(PyTorch's, with class weights, ``ignore_index`` and ``reduction``) and ``one_hot``."""
 
 from __future__ import annotations
 
-from .base import Op, ShapeError, fmt_shapes, normalize_axes, register
+import math
 
-__all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy"]
+from .base import Op, ShapeError, fmt_shapes, normalize_axes, register
+from .surface import declare
+
+__all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad", "OneHot"]
 
 
 def _log_softmax(xp, x, axis):
@@ -80,3 +84,149 @@ class SoftmaxCrossEntropy(Op):
         gy = -F.log_softmax(logits, axis=-1) * scale if needs[1] else None
         return gl, gy
         # END SOLUTION
+
+
+def _class_dim(ndim):
+    return 1 if ndim >= 2 else 0
+
+
+def _nll_weights(xp, target, shape, dtype, weight, ignore_index):
+    """An array of ``shape`` (the log-probabilities'): at each sample's target class, that
+    class's weight (1 without weights; 0 where the target is ``ignore_index``); 0 elsewhere."""
+    c = _class_dim(len(shape))
+    n_classes = shape[c]
+    valid = target != ignore_index
+    safe = xp.where(valid, target, xp.zeros_like(target))
+    bad = xp.logical_and(valid, xp.logical_or(safe < 0, safe >= n_classes))
+    if bool(xp.any(bad)):
+        wrong = [int(v) for v in xp.reshape(safe[bad], (-1,))][0]
+        raise IndexError(
+            f"nll_loss: target holds class {wrong}, but there are {n_classes} classes "
+            f"(0..{n_classes - 1}); ignore_index is {ignore_index}"
+        )
+    tail = (1,) * (len(shape) - c - 1)
+    hit = xp.expand_dims(safe, axis=c) == xp.reshape(xp.arange(n_classes), (n_classes,) + tail)
+    w = xp.astype(xp.logical_and(hit, xp.expand_dims(valid, axis=c)), dtype)
+    if weight is not None:
+        w = w * xp.reshape(xp.asarray(weight, dtype=dtype), (n_classes,) + tail)
+    return w
+
+
+def _reduce(xp, loss, w, reduction):
+    if reduction == "none":
+        return loss
+    total = xp.sum(loss)
+    if reduction == "sum":
+        return total
+    denom = xp.sum(w)
+    empty = denom == 0  # every target ignored, or an empty batch: nan, as in PyTorch
+    return xp.where(empty, xp.asarray(math.nan, dtype=total.dtype),
+                    total / xp.where(empty, xp.ones_like(denom), denom))  # fmt: skip
+
+
+def _check_reduction(opname, reduction):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{opname}: reduction must be 'mean', 'sum' or 'none', got "
+                         f"{reduction!r}")  # fmt: skip
+
+
+@register
+class NllLoss(Op):
+    r"""``nll_loss(logp, target)``: $-w_{y_n}\,\mathrm{logp}_{n, y_n}$ per sample, classes on
+    dim 1 (dim 0 for one sample), then ``reduction``: ``"mean"`` divides by the sum of the
+    weights used (a target equal to ``ignore_index`` counts for nothing). ``weight`` (an
+    attribute: PyTorch gives it no gradient either) holds one weight per class.
+
+    $\partial L/\partial\,\mathrm{logp} = -g\,W/\textstyle\sum W$ for the mean
+    (``nll_loss_grad``), where $W$ holds each sample's weight at its target class.
+    """
+
+    name, arity, saves = "nll_loss", 2, (1,)
+
+    def forward(self, xp, logp, target, weight=None, ignore_index=-100, reduction="mean"):
+        w = _nll_weights(xp, target, tuple(logp.shape), logp.dtype, weight, ignore_index)
+        return _reduce(xp, -xp.sum(logp * w, axis=_class_dim(logp.ndim)), w, reduction)
+
+    def shape(self, lshape, tshape, weight=None, ignore_index=-100, reduction="mean"):
+        c = _class_dim(len(lshape))
+        want = tuple(lshape[:c]) + tuple(lshape[c + 1 :])
+        if len(lshape) < 1 or tuple(tshape) != want:
+            raise ShapeError(
+                f"nll_loss: input of shape {tuple(lshape)} needs a target of class indices of "
+                f"shape {want}, got {tuple(tshape)}"
+            )
+        _check_reduction(self.name, reduction)
+        return want if reduction == "none" else ()
+
+    def vjp(self, F, g, inputs, out, shapes, needs, weight=None, ignore_index=-100,
+            reduction="mean"):  # fmt: skip
+        grad = F.with_shape("nll_loss_grad", shapes[0], g, inputs[1], weight=weight,
+                            ignore_index=ignore_index, reduction=reduction)  # fmt: skip
+        return grad, None
+
+
+@register
+class NllLossGrad(Op):
+    r"""``nll_loss_grad(g, target, shape)``: the gradient of ``nll_loss`` with respect to its
+    input, $-g\,W$ (divided by $\sum W$ for the mean). It is linear in $g$, and its own
+    derivative rule is ``nll_loss`` again."""
+
+    name, arity, saves = "nll_loss_grad", 2, (1,)
+
+    def forward(self, xp, g, target, like=None, shape=None, weight=None, ignore_index=-100,
+                reduction="mean"):  # fmt: skip
+        shape = tuple(like.shape) if shape is None else tuple(shape)
+        w = _nll_weights(xp, target, shape, g.dtype, weight, ignore_index)
+        if reduction == "none":
+            return -xp.expand_dims(g, axis=_class_dim(len(shape))) * w
+        if reduction == "mean":
+            denom = xp.sum(w)
+            w = w / xp.where(denom == 0, xp.ones_like(denom), denom)
+        return -g * w
+
+    def shape(self, gshape, tshape, like=None, shape=None, **attrs):
+        return tuple(like if shape is None else shape)
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, shape=None, weight=None, ignore_index=-100,
+            reduction="mean"):  # fmt: skip
+        back = F.nll_loss(gg, inputs[1], weight=weight, ignore_index=ignore_index,
+                          reduction=reduction)  # fmt: skip
+        return (back, None) + (None,) * (len(shapes) - 2)
+
+
+@register
+class OneHot(Op):
+    """``one_hot(target, num_classes=-1)``: int64 one-hot rows along a new last dim
+    (``num_classes=-1``: the largest class plus one). Not differentiable."""
+
+    name, differentiable = "one_hot", False
+
+    def forward(self, xp, target, num_classes=-1):
+        if num_classes < 0:
+            num_classes = int(xp.max(target)) + 1 if target.size else 0
+        if target.size and (int(xp.min(target)) < 0 or int(xp.max(target)) >= num_classes):
+            bad = int(xp.max(target)) if int(xp.max(target)) >= num_classes else int(
+                xp.min(target))  # fmt: skip
+            raise IndexError(
+                f"one_hot: target holds class {bad}, but there are {num_classes} classes "
+                f"(0..{num_classes - 1})"
+            )
+        return xp.astype(xp.expand_dims(target, axis=-1) == xp.arange(num_classes), xp.int64)
+
+    def shape(self, tshape, num_classes=-1):
+        return tuple(tshape) + (num_classes,)
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+def _along_dim(op, apply):
+    """``softmax(input, dim=-1)``; numpy's ``axis`` is an alias. (PyTorch's ``F.softmax``
+    without ``dim`` picks one by a deprecated rule; here it is always the last dim.)"""
+
+    def along_dim(input, dim=-1, *, axis=None):
+        return apply(op, input, axis=dim if axis is None else axis)
+
+    return along_dim
+
+
+declare("softmax", _along_dim, methods=("softmax",), functions=("softmax",))
+declare("log_softmax", _along_dim, methods=("log_softmax",), functions=("log_softmax",))

@@ -69,6 +69,7 @@ class LayerNorm(Op):
     """
 
     name, arity, saves = "layer_norm", 1, (0, 1)
+    torch_name = "NativeLayerNormBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, weight=None, bias=None, normalized_ndim=1, eps=1e-5):
         axes = tuple(range(-normalized_ndim, 0))
@@ -133,6 +134,7 @@ class BatchNorm(Op):
     """
 
     name, arity, saves = "batch_norm", 1, (0, 1, 2, 3, 4)
+    torch_name = "NativeBatchNormBackward0"  # PyTorch's node name
 
     @staticmethod
     def _axes(ndim):

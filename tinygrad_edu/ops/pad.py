@@ -59,7 +59,7 @@ class Pad(Op):
     the forward cropped).
     """
 
-    name = "pad"
+    name, torch_name = "pad", "ConstantPadNdBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, pad, value=0.0):
         widths = pad_widths(self.name, x.shape, pad)

@@ -195,6 +195,7 @@ class MaxPool2d(_MaxPool):
     """
 
     name, saves = "max_pool2d", (0,)
+    torch_name = "MaxPool2DWithIndicesBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         return self._windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode)[1]
@@ -312,7 +313,7 @@ class AvgPool2d(_AvgPool):
     $\partial L/\partial x$ = ``avg_pool2d_grad(g)``: $g/n$ spread over each window.
     """
 
-    name = "avg_pool2d"
+    name, torch_name = "avg_pool2d", "AvgPool2DBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, kernel_size, stride=None, padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):  # fmt: skip

@@ -1,5 +1,7 @@
-r"""Ops that move elements without arithmetic: ``reshape``, ``transpose``, ``broadcast_to``,
-``expand_dims``, indexing (``getitem``) and its adjoint ``getitem_grad``."""
+r"""Ops that move elements without arithmetic: ``reshape``, ``permute``, ``transpose``,
+``broadcast_to``, ``expand_dims``/``squeeze``, ``flatten``, ``repeat``, ``cat``/``stack``,
+indexing (``getitem``, its adjoint ``getitem_grad``, and ``setitem``, PyTorch's
+``CopySlices``) and ``gather`` (with its adjoint ``gather_grad``)."""
 
 from __future__ import annotations
 
@@ -7,20 +9,30 @@ import math
 
 import numpy as _np  # shape arithmetic only (a zero-byte view for indexing rules)
 
-from .base import Op, ShapeError, broadcast_shapes, normalize_axes, register
+from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, normalize_axes, register
+from .surface import declare, dims, shape_of
 
-__all__ = ["Reshape", "Transpose", "BroadcastTo", "ExpandDims", "GetItem", "GetItemGrad"]
+__all__ = [
+    "Reshape", "Permute", "Transpose", "BroadcastTo", "ExpandDims", "Squeeze", "Flatten",
+    "Repeat", "Cat", "Stack", "GetItem", "GetItemGrad", "SetItem", "Gather", "GatherGrad",
+    "index_kind",
+]  # fmt: skip
 
 
 def _target(like, shape):
     return tuple(like.shape) if shape is None else tuple(shape)
 
 
+def _axis(opname, axis, ndim, shape=None):
+    """One axis, made non-negative (0-d inputs accept 0 and -1, as in PyTorch)."""
+    return normalize_axes(opname, axis, max(ndim, 1), shape)[0] if ndim else 0
+
+
 @register
 class Reshape(Op):
     r"""Same elements, new shape (one ``-1`` allowed). $\partial L/\partial x$ = g reshaped back."""
 
-    name = "reshape"
+    name, torch_name = "reshape", "ViewBackward0"
 
     def forward(self, xp, x, like=None, shape=None):
         return xp.reshape(x, _target(like, shape))
@@ -41,10 +53,11 @@ class Reshape(Op):
 
 
 @register
-class Transpose(Op):
-    r"""Permute axes (reverse them when ``axes`` is None). The gradient un-permutes."""
+class Permute(Op):
+    r"""Permute axes (reverse them when ``axes`` is None, numpy's ``.T``). The gradient
+    un-permutes."""
 
-    name = "transpose"
+    name = "permute"
 
     def forward(self, xp, x, axes=None):
         if axes is None:
@@ -56,26 +69,54 @@ class Transpose(Op):
             return tuple(reversed(xshape))
         if sorted(a % max(len(xshape), 1) for a in axes) != list(range(len(xshape))):
             raise ShapeError(
-                f"transpose: axes {tuple(axes)} are not a permutation of the {len(xshape)} "
-                f"axes of shape {tuple(xshape)}"
+                f"permute: dims {tuple(axes)} are not a permutation of the {len(xshape)} "
+                f"dims of shape {tuple(xshape)}"
             )
         return tuple(xshape[a] for a in axes)
 
     def vjp(self, F, g, inputs, out, shapes, needs, axes=None):
         if axes is None:
-            return (F.transpose(g),)
+            return (F.permute(g),)
         n = len(axes)
         inverse = [0] * n
         for i, a in enumerate(axes):
             inverse[a % n] = i
-        return (F.transpose(g, axes=tuple(inverse)),)
+        return (F.permute(g, axes=tuple(inverse)),)
+
+
+@register
+class Transpose(Op):
+    r"""Swap two dims (PyTorch's ``transpose(dim0, dim1)``; the same dim twice changes
+    nothing). The gradient swaps them back."""
+
+    name = "transpose"
+
+    def forward(self, xp, x, dim0, dim1):
+        if x.ndim < 2:
+            return x
+        perm = list(range(x.ndim))
+        a, b = perm[dim0], perm[dim1]
+        perm[a], perm[b] = b, a
+        return xp.permute_dims(x, perm)
+
+    def shape(self, xshape, dim0, dim1):
+        n = len(xshape)
+        a, b = (_axis(self.name, d, n, xshape) for d in (dim0, dim1))
+        out = list(xshape)
+        if n:
+            out[a], out[b] = out[b], out[a]
+        return tuple(out)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim0, dim1):
+        return (F.transpose(g, dim0=dim0, dim1=dim1),)
 
 
 @register
 class BroadcastTo(Op):
-    r"""Repeat ``x`` along size-1 and new leading axes. $\partial L/\partial x$ = ``sum_to``."""
+    r"""Repeat ``x`` along size-1 and new leading axes (PyTorch's ``expand``).
+    $\partial L/\partial x$ = ``sum_to``."""
 
-    name = "broadcast_to"
+    name, torch_name = "broadcast_to", "ExpandBackward0"
 
     def forward(self, xp, x, like=None, shape=None):
         return xp.broadcast_to(x, _target(like, shape))
@@ -105,9 +146,10 @@ def _expanded(shape, axis):
 
 @register
 class ExpandDims(Op):
-    r"""Insert size-1 axes at ``axis`` (positions in the result). The gradient drops them."""
+    r"""Insert size-1 axes at ``axis`` (positions in the result; PyTorch's ``unsqueeze``).
+    The gradient drops them."""
 
-    name = "expand_dims"
+    name, torch_name = "expand_dims", "UnsqueezeBackward0"
 
     def forward(self, xp, x, axis):
         return xp.reshape(x, _expanded(tuple(x.shape), axis))
@@ -117,6 +159,154 @@ class ExpandDims(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis):
         return (F.reshape(g, shapes[0]),)
+
+
+def _squeezed(opname, shape, dim):
+    if dim is None:
+        return tuple(d for d in shape if d != 1)
+    axes = normalize_axes(opname, dim, max(len(shape), 1), shape) if shape else ()
+    return tuple(d for i, d in enumerate(shape) if not (i in axes and d == 1))
+
+
+@register
+class Squeeze(Op):
+    r"""Drop size-1 dims (all of them, or those of ``dim`` that have size 1, as in PyTorch).
+    The gradient is reshaped back."""
+
+    name, torch_names = "squeeze", ("SqueezeBackward0", "SqueezeBackward1")
+
+    def variant(self, inputs, attrs):
+        return 0 if attrs.get("dim") is None else 1
+
+    def forward(self, xp, x, dim=None):
+        return xp.reshape(x, _squeezed(self.name, tuple(x.shape), dim))
+
+    def shape(self, xshape, dim=None):
+        return _squeezed(self.name, tuple(xshape), dim)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim=None):
+        return (F.reshape(g, shapes[0]),)
+
+
+def _flattened(opname, shape, start_dim, end_dim):
+    if not shape:
+        return (1,)
+    a, b = (_axis(opname, d, len(shape), shape) for d in (start_dim, end_dim))
+    if a > b:
+        raise ShapeError(f"{opname}: start_dim {start_dim} comes after end_dim {end_dim} "
+                         f"for shape {tuple(shape)}")  # fmt: skip
+    return shape[:a] + (math.prod(shape[a : b + 1]),) + shape[b + 1 :]
+
+
+@register
+class Flatten(Op):
+    r"""Merge dims ``start_dim..end_dim`` into one (a reshape: PyTorch names its node
+    ``ViewBackward0``). The gradient is reshaped back."""
+
+    name, torch_name = "flatten", "ViewBackward0"
+
+    def forward(self, xp, x, start_dim=0, end_dim=-1):
+        return xp.reshape(x, _flattened(self.name, tuple(x.shape), start_dim, end_dim))
+
+    def shape(self, xshape, start_dim=0, end_dim=-1):
+        return _flattened(self.name, tuple(xshape), start_dim, end_dim)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, start_dim=0, end_dim=-1):
+        return (F.reshape(g, shapes[0]),)
+
+
+@register
+class Repeat(Op):
+    r"""Tile ``x``: ``repeats[i]`` copies along dim ``i`` (new leading dims when there are
+    more repeats than dims). $\partial L/\partial x$ sums the copies (needs static shapes)."""
+
+    name = "repeat"
+
+    def forward(self, xp, x, repeats):
+        return xp.tile(x, tuple(repeats))
+
+    def shape(self, xshape, repeats):
+        if len(repeats) < len(xshape):
+            raise ShapeError(
+                f"repeat: {len(repeats)} repeats {tuple(repeats)} for shape {tuple(xshape)}; "
+                "give at least one per dim"
+            )
+        padded = (1,) * (len(repeats) - len(xshape)) + tuple(xshape)
+        return tuple(r * d for r, d in zip(repeats, padded))
+
+    def vjp(self, F, g, inputs, out, shapes, needs, repeats):
+        shape = _static(self.name, shapes[0])
+        padded = (1,) * (len(repeats) - len(shape)) + shape
+        split = tuple(x for r, d in zip(repeats, padded) for x in (r, d))
+        g = F.sum(F.reshape(g, split), axis=tuple(range(0, len(split), 2)))
+        return (F.reshape(g, shape),)
+
+
+def _static(opname, shape):
+    if not isinstance(shape, tuple):
+        raise ShapeError(
+            f"{opname}: its derivative needs the input's static shape; declare the "
+            "Variable's shape (Variable(name, shape=...))"
+        )
+    return shape
+
+
+@register
+class Cat(Op):
+    r"""Join inputs along ``dim`` (any number of inputs). The gradient is cut back into
+    pieces of the inputs' sizes (static shapes)."""
+
+    name, arity = "cat", -1
+
+    def forward(self, xp, *xs, dim=0):
+        return xp.concat(xs, axis=dim)
+
+    def shape(self, *shapes, dim=0):
+        if not shapes:
+            raise ShapeError("cat: got no tensors; give at least one")
+        first = tuple(shapes[0])
+        d = _axis(self.name, dim, len(first), first)
+        for s in shapes[1:]:
+            if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first))
+                                           if i != d):  # fmt: skip
+                raise ShapeError(
+                    f"cat: shapes {fmt_shapes(shapes)} must match except in dim {dim}"
+                )
+        return first[:d] + (sum(s[d] for s in shapes),) + first[d + 1 :]
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim=0):
+        grads, start = [], 0
+        for s, need in zip(shapes, needs):
+            s = _static(self.name, s)
+            d = _axis(self.name, dim, len(s), s)
+            index = (slice(None),) * d + (slice(start, start + s[d]), Ellipsis)
+            grads.append(F.getitem(g, index=index) if need else None)
+            start += s[d]
+        return tuple(grads)
+
+
+@register
+class Stack(Op):
+    r"""Stack inputs of one shape along a new ``dim``. The gradient of input $i$ is
+    ``g`` at position $i$ of that dim."""
+
+    name, arity = "stack", -1
+
+    def forward(self, xp, *xs, dim=0):
+        return xp.stack(xs, axis=dim)
+
+    def shape(self, *shapes, dim=0):
+        if not shapes or any(tuple(s) != tuple(shapes[0]) for s in shapes):
+            raise ShapeError(f"stack: shapes {fmt_shapes(shapes or [()])} must all be equal")
+        first = tuple(shapes[0])
+        d = normalize_axes(self.name, dim, len(first) + 1, first)[0]
+        return first[:d] + (len(shapes),) + first[d:]
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim=0):
+        at = (slice(None),) * dim if dim >= 0 else (Ellipsis,)
+        rest = (Ellipsis,) if dim >= 0 else (slice(None),) * (-dim - 1)
+        return tuple(F.getitem(g, index=at + (i,) + rest) if need else None
+                     for i, need in enumerate(needs))  # fmt: skip
 
 
 def _index_shape(opname, shape, index):
@@ -132,15 +322,28 @@ def _is_basic(index) -> bool:
     return all(p is None or p is Ellipsis or isinstance(p, int | slice) for p in parts)
 
 
+def index_kind(index) -> int:
+    """PyTorch's node for ``x[index]``: 0 ``SelectBackward0`` (ints only), 1
+    ``SliceBackward0`` (slices, ``None``, ``...``), 2 ``IndexBackward0`` (arrays)."""
+    if not _is_basic(index):
+        return 2
+    parts = index if isinstance(index, tuple) else (index,)
+    return 0 if all(isinstance(p, int) or p is Ellipsis for p in parts) else 1
+
+
 @register
 class GetItem(Op):
-    r"""``x[index]``: slices, ints, ``None``, ``...`` and integer arrays.
+    r"""``x[index]``: slices, ints, ``None``, ``...``, integer and boolean arrays.
 
     $\partial L/\partial x$ = zeros with ``g`` added at ``index`` (``getitem_grad``), so an
     element picked twice by an integer array gets both gradients.
     """
 
     name = "getitem"
+    torch_names = ("SelectBackward0", "SliceBackward0", "IndexBackward0")
+
+    def variant(self, inputs, attrs):
+        return index_kind(attrs["index"])
 
     def forward(self, xp, x, index):
         rows = _first_axis_array(index)
@@ -187,6 +390,41 @@ class GetItemGrad(Op):
         return (F.getitem(gg, index=index),) + (None,) * (len(shapes) - 1)
 
 
+@register
+class SetItem(Op):
+    r"""``setitem(x, value, index)``: a copy of $x$ with ``value`` written at ``index``
+    (``y[index] = value`` on an eager tensor records this op in place, as PyTorch's
+    ``CopySlices``). $\partial L/\partial x$ = ``g`` with zeros at ``index``;
+    $\partial L/\partial \mathrm{value}$ = ``g[index]`` summed to the value's shape."""
+
+    name, arity, torch_name = "setitem", 2, "CopySlices"
+
+    def forward(self, xp, x, value, index):
+        out = xp.asarray(x, copy=True)
+        if hasattr(value, "shape") and value.dtype != x.dtype:
+            value = xp.astype(value, x.dtype)
+        out[index] = value
+        return out
+
+    def shape(self, xshape, vshape, index):
+        want = _index_shape(self.name, xshape, index)
+        try:
+            broadcast_shapes(self.name, vshape, want)
+            if len(vshape) > len(want) and any(d != 1 for d in vshape[: len(vshape) - len(want)]):
+                raise ShapeError("")
+        except ShapeError:
+            raise ShapeError(
+                f"setitem: a value of shape {tuple(vshape)} cannot be written into "
+                f"{tuple(xshape)}[{index!r}], of shape {want}"
+            ) from None
+        return tuple(xshape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, index):
+        gx = F.setitem(g, 0.0, index=index) if needs[0] else None
+        gv = F.sum_to(F.getitem(g, index=index), shapes[1]) if needs[1] else None
+        return gx, gv
+
+
 def _first_axis_array(index):
     """The integer array when ``index`` is one 1-D integer array on the first axis
     (``a``, ``(a,)`` or ``(a, ...)``), else None."""
@@ -210,3 +448,320 @@ def _scatter_add_first_axis(xp, z, g, index):
     onehot = xp.astype(xp.arange(n)[:, None] == idx[None, :], g.dtype)
     rest = xp.reshape(g, (idx.shape[0], -1))
     return z + xp.reshape(onehot @ rest, z.shape)
+
+
+def _gather_region(x, index, dim):
+    """``x`` cut to ``index``'s size in every dim but ``dim`` (PyTorch allows a smaller
+    index there; numpy's ``take_along_axis`` needs equal sizes)."""
+    cut = tuple(slice(None) if i == dim else slice(0, n) for i, n in enumerate(index.shape))
+    return x[cut]
+
+
+@register
+class Gather(Op):
+    r"""``gather(x, dim, index)``: ``out[i][j] = x[i][index[i][j]]`` for ``dim=1``.
+    $\partial L/\partial x$ adds ``g`` back at the gathered places (``gather_grad``)."""
+
+    name, arity, saves = "gather", 2, (1,)
+
+    def forward(self, xp, x, index, dim=0):
+        d = _axis(self.name, dim, x.ndim)
+        return xp.take_along_axis(_gather_region(x, index, d), index, axis=d)
+
+    def shape(self, xshape, ishape, dim=0):
+        d = _axis(self.name, dim, len(xshape), xshape)
+        if len(ishape) != len(xshape) or any(
+            i != d and a > b for i, (a, b) in enumerate(zip(ishape, xshape))
+        ):
+            raise ShapeError(
+                f"gather: index of shape {tuple(ishape)} does not fit input {tuple(xshape)} "
+                f"along dim {dim}: it needs as many dims, none larger except dim {dim}"
+            )
+        return tuple(ishape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim=0):
+        return (F.gather_grad(g, shapes[0], inputs[1], dim), None)
+
+
+@register
+class GatherGrad(Op):
+    r"""``gather_grad(g, index, shape, dim)``: zeros of ``shape`` with ``g`` *added* at the
+    places ``gather`` read (the adjoint of ``gather``)."""
+
+    name, arity, saves = "gather_grad", 2, (1,)
+
+    def forward(self, xp, g, index, like=None, shape=None, dim=0):
+        shape = _target(like, shape)
+        d = _axis(self.name, dim, len(shape))
+        z = xp.zeros(shape, dtype=g.dtype)
+        if not shape:
+            return z + g
+        add = getattr(xp, "add", None)
+        if hasattr(add, "at"):  # numpy, CuPy: an open grid of indices, index on `dim`
+            grid = [xp.reshape(xp.arange(n), tuple(n if j == i else 1 for j in range(len(shape))))
+                    for i, n in enumerate(index.shape)]  # fmt: skip
+            grid[d] = index
+            add.at(z, tuple(grid), g)
+            return z
+        # the strict array API: a one-hot product along `dim`
+        onehot = xp.astype(xp.expand_dims(index, axis=-1) == xp.arange(shape[d]), g.dtype)
+        moved = xp.sum(xp.expand_dims(g, axis=-1) * onehot, axis=d)  # dim d now last
+        moved = xp.moveaxis(moved, -1, d)
+        pad = tuple(slice(0, n) for n in moved.shape)
+        z[pad] = moved
+        return z
+
+    def shape(self, gshape, ishape, like=None, shape=None, dim=0):
+        return tuple(like if shape is None else shape)
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, shape=None, dim=0):
+        return (F.gather(gg, inputs[1], dim=dim), None) + (None,) * (len(shapes) - 2)
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+def _varargs(shape):
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+
+
+def _reshape(op, apply):
+    def reshape(input, *shape):
+        return apply(op, input, shape=_varargs(shape))
+
+    return reshape
+
+
+def _reshape_function(op, apply):
+    def reshape(input, shape):  # PyTorch's torch.reshape takes the shape as one tuple
+        return apply(op, input, shape=tuple(shape))
+
+    return reshape
+
+
+def _permute_function(op, apply):
+    def permute(input, dims):  # torch.permute takes the dims as one tuple
+        return apply(op, input, axes=tuple(dims))
+
+    return permute
+
+
+def _like(op, apply):
+    def reshape_as(input, other):
+        return apply(op, input, shape=shape_of(op.name, other))
+
+    return reshape_as
+
+
+def _view(op, apply):
+    """``view(*shape)``: ``reshape`` that must not copy. As in PyTorch, a view of a
+    non-contiguous tensor that would need a copy is an error (``reshape`` copies instead)."""
+
+    def view(input, *shape):
+        out = apply(op, input, shape=_varargs(shape))
+        _check_shared("view", input, out)
+        return out
+
+    return view
+
+
+def _view_as(op, apply):
+    def view_as(input, other):
+        out = apply(op, input, shape=shape_of("view_as", other))
+        _check_shared("view_as", input, out)
+        return out
+
+    return view_as
+
+
+def _check_shared(opname, input, out):
+    src, dst = getattr(input, "data", None), getattr(out, "data", None)  # eager tensors only
+    if src is None or dst is None or not getattr(dst, "size", 0) or _owner(src) is _owner(dst):
+        return
+    raise RuntimeError(
+        f"{opname}: a tensor of shape {tuple(src.shape)} whose memory is not laid out "
+        f"row-major (a transpose or a strided slice) cannot be viewed as {tuple(dst.shape)} "
+        "without a copy; use .reshape(...) (which copies when it must) or .contiguous() first"
+    )
+
+
+def _owner(array):
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _flatten(op, apply):
+    def flatten(input, start_dim=0, end_dim=-1):
+        return apply(op, input, start_dim=start_dim, end_dim=end_dim)
+
+    return flatten
+
+
+def _unsqueeze(op, apply):
+    def unsqueeze(input, dim):
+        return apply(op, input, axis=dims("unsqueeze", dim))
+
+    return unsqueeze
+
+
+def _squeeze(op, apply):
+    def squeeze(input, dim=None, *, axis=None):
+        return apply(op, input, dim=dims(op.name, axis if dim is None else dim))
+
+    return squeeze
+
+
+def _expand(op, apply):
+    """``expand(*sizes)``: -1 keeps a dim's size; new dims go in front."""
+
+    def expand(input, *sizes):
+        sizes = _varargs(sizes)
+        shape = shape_of("expand", input) if -1 in sizes else ()
+        lead = len(sizes) - len(shape)
+        return apply(op, input, shape=tuple(shape[i - lead] if s == -1 else s
+                                            for i, s in enumerate(sizes)))  # fmt: skip
+
+    return expand
+
+
+def _broadcast_to(op, apply):
+    def broadcast_to(input, size):
+        return apply(op, input, shape=tuple(size))
+
+    return broadcast_to
+
+
+def _repeat(op, apply):
+    def repeat(input, *sizes):
+        return apply(op, input, repeats=_varargs(sizes))
+
+    return repeat
+
+
+def _permute(op, apply):
+    def permute(input, *dims):
+        if not dims:
+            raise TypeError("permute: give the new order of the dims, e.g. x.permute(1, 0)")
+        return apply(op, input, axes=_varargs(dims))
+
+    return permute
+
+
+def _numpy_t(op, apply):
+    def T(input):  # all dims reversed (numpy's .T; PyTorch's for 2-D)
+        return apply(op, input)
+
+    return T
+
+
+def _transpose(op, apply):
+    def transpose(input, dim0, dim1):
+        return apply(op, input, dim0=dim0, dim1=dim1)
+
+    return transpose
+
+
+def _t(op, apply):
+    def t(input):
+        n = len(shape_of("t", input))
+        if n > 2:
+            raise ShapeError(f"t: expects a tensor of at most 2 dims, got {n}; use transpose")
+        return apply(op, input, dim0=0, dim1=-1)
+
+    return t
+
+
+def _mT(op, apply):
+    def mT(input):
+        return apply(op, input, dim0=-2, dim1=-1)
+
+    return mT
+
+
+def _split(op, apply):
+    """``split(split_size_or_sections, dim=0)``: pieces of one size (the last may be
+    smaller), or of the given sizes; each piece is a slice of the input."""
+
+    def split(input, split_size_or_sections, dim=0):
+        shape = shape_of("split", input)
+        d = _axis("split", dim, len(shape), shape)
+        n = shape[d]
+        sizes = split_size_or_sections
+        if isinstance(sizes, int):
+            if sizes <= 0 and n:
+                raise ValueError(f"split: split_size must be positive, got {sizes}")
+            sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if n else [0]
+        elif sum(sizes) != n:
+            raise ValueError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} "
+                             f"has {n}")  # fmt: skip
+        pieces, start = [], 0
+        for size in sizes:
+            index = (slice(None),) * d + (slice(start, start + size), Ellipsis)
+            pieces.append(apply(op, input, index=index))
+            start += size
+        return tuple(pieces)
+
+    return split
+
+
+def _chunk(op, apply):
+    split = _split(op, apply)
+
+    def chunk(input, chunks, dim=0):
+        shape = shape_of("chunk", input)
+        n = shape[_axis("chunk", dim, len(shape), shape)]
+        return split(input, max(-(-n // chunks), 1), dim)
+
+    return chunk
+
+
+def _unbind(op, apply):
+    def unbind(input, dim=0):
+        shape = shape_of("unbind", input)
+        d = _axis("unbind", dim, len(shape), shape)
+        return tuple(apply(op, input, index=(slice(None),) * d + (i, Ellipsis))
+                     for i in range(shape[d]))  # fmt: skip
+
+    return unbind
+
+
+def _gather(op, apply):
+    def gather(input, dim, index):
+        return apply(op, input, index, dim=dim)
+
+    return gather
+
+
+def _join(op, apply):
+    def join(tensors, dim=0, *, axis=None):
+        if not isinstance(tensors, list | tuple):
+            raise TypeError(f"{op.name}: expects a list or tuple of tensors, got "
+                            f"{type(tensors).__name__}")  # fmt: skip
+        return apply(op, *tensors, dim=dim if axis is None else axis)
+
+    return join
+
+
+declare("reshape", _reshape, methods=("reshape",))
+declare("reshape", _reshape_function, functions=("reshape",))
+declare("reshape", _view, methods=("view",))
+declare("reshape", _like, methods=("reshape_as",))
+declare("reshape", _view_as, methods=("view_as",))
+declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
+declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
+declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
+declare("broadcast_to", _expand, methods=("expand",))
+declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
+declare("repeat", _repeat, methods=("repeat",))
+declare("permute", _permute, methods=("permute",))
+declare("permute", _permute_function, functions=("permute",))
+declare("permute", _numpy_t, properties=("T",))
+declare("transpose", _transpose, methods=("transpose", "swapaxes", "swapdims"),
+        functions=("transpose", "swapaxes", "swapdims"))  # fmt: skip
+declare("transpose", _t, methods=("t",), functions=("t",))
+declare("transpose", _mT, properties=("mT",))
+declare("getitem", _split, methods=("split",), functions=("split",))
+declare("getitem", _chunk, methods=("chunk",), functions=("chunk",))
+declare("getitem", _unbind, methods=("unbind",), functions=("unbind",))
+declare("gather", _gather, methods=("gather",), functions=("gather",))
+declare("cat", _join, functions=("cat", "concat", "concatenate"))
+declare("stack", _join, functions=("stack",))

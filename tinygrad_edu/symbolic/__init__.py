@@ -85,3 +85,10 @@ __all__ = [
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
     "while_loop", "compile", "optimize", "to_onnx",
 ]  # fmt: skip
+
+# The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op
+# library's surface table (see tinygrad_edu.ops.surface), and the rest of the api module's
+# functions; the names above take precedence.
+for _name in api.__all__:
+    globals().setdefault(_name, getattr(api, _name))
+__all__ += sorted(set(api.__all__) - set(__all__))

@@ -1,8 +1,12 @@
 r"""Functions that build symbolic nodes: the symbolic engine's functional API.
 
-Each is one line over :func:`~tinygrad_edu.symbolic.node.apply_op`; the math (forward, shape
-rule, derivative) lives in the op library. Node methods (``x.exp()``, ``x.sum(axis=0)``) and
-operators (``a + b``, ``a @ b``) build the same nodes.
+The functions with PyTorch's names (``exp``, ``sum``, ``cat``, ``transpose``, ``where`` ...)
+are generated from the op library's surface table, the same declarations that give the eager
+``tg.`` functions and both engines' methods (:data:`FUNCTIONS`). The functions written out
+below are the engine's own older names (``reduce_sum``; ``broadcast_to``/``reshape``/
+``sum_to`` taking a node whose run-time shape to use; ``matmul`` with positional transposes):
+each is one line over :func:`~tinygrad_edu.symbolic.node.apply_op`. The math (forward, shape
+rule, derivative) lives in the op library.
 
 >>> from tinygrad_edu.symbolic import Variable, matmul, reduce_sum
 >>> A, B = Variable("A", shape=(3, 4)), Variable("B", shape=(3, 5))
@@ -13,14 +17,19 @@ operators (``a + b``, ``a @ b``) build the same nodes.
 
 from __future__ import annotations
 
+from ..ops.surface import generate
 from .node import Node, apply_op, constant
 
+_, FUNCTIONS, _ = generate(apply_op, symbolic=True)
+globals().update(FUNCTIONS)  # exp, sum, mean, cat, transpose, where, ... (PyTorch's names)
+
 __all__ = [
-    "matmul", "exp", "log", "tanh", "sigmoid", "relu", "relu_grad", "reduce_sum", "reduce_mean",
-    "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
-    "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
-    "where", "getitem", "getitem_grad", "fill", "constant",
+    "FUNCTIONS", "matmul", "relu_grad", "reduce_sum", "reduce_mean", "reduce_max",
+    "broadcast_to", "sum_to", "expand_dims", "softmax_cross_entropy", "zeros_like",
+    "ones_like", "reshape", "getitem", "getitem_grad", "gather_grad", "setitem", "fill",
+    "constant",
 ]  # fmt: skip
+__all__ += sorted(set(FUNCTIONS) - set(__all__))
 
 
 def _shape_arg(like):
@@ -31,31 +40,6 @@ def _shape_arg(like):
 def matmul(a, b, trans_A: bool = False, trans_B: bool = False) -> Node:
     r"""$\mathrm{op}(A)\,\mathrm{op}(B)$, transposing the last two axes where asked."""
     return apply_op("matmul", a, b, trans_A=trans_A, trans_B=trans_B)
-
-
-def exp(x) -> Node:
-    r"""$e^x$ elementwise."""
-    return apply_op("exp", x)
-
-
-def log(x) -> Node:
-    r"""$\ln x$ elementwise."""
-    return apply_op("log", x)
-
-
-def tanh(x) -> Node:
-    r"""$\tanh x$ elementwise."""
-    return apply_op("tanh", x)
-
-
-def sigmoid(x) -> Node:
-    r"""$1/(1+e^{-x})$ elementwise."""
-    return apply_op("sigmoid", x)
-
-
-def relu(x) -> Node:
-    r"""$\max(x, 0)$ elementwise."""
-    return apply_op("relu", x)
 
 
 def relu_grad(y, g) -> Node:
@@ -96,16 +80,6 @@ def expand_dims(x, axis) -> Node:
     return apply_op("expand_dims", x, axis=axis)
 
 
-def softmax(x, axis: int = -1) -> Node:
-    r"""$e^{x_i}/\sum_j e^{x_j}$ along ``axis``."""
-    return apply_op("softmax", x, axis=axis)
-
-
-def log_softmax(x, axis: int = -1) -> Node:
-    r"""$x_i - \log\sum_j e^{x_j}$ along ``axis``."""
-    return apply_op("log_softmax", x, axis=axis)
-
-
 def softmax_cross_entropy(logits, onehot) -> Node:
     r"""$-\frac1N\sum_n\sum_c y_{nc}\log\mathrm{softmax}(z)_{nc}$: the batch-mean loss."""
     return apply_op("softmax_cross_entropy", logits, onehot)
@@ -121,25 +95,10 @@ def ones_like(x) -> Node:
     return apply_op("ones_like", x)
 
 
-def transpose(x, axes=None) -> Node:
-    """Permute the axes (reverse them when ``axes`` is None)."""
-    return apply_op("transpose", x, axes=None if axes is None else tuple(axes))
-
-
 def reshape(x, shape) -> Node:
     """The same elements in ``shape`` (a tuple, one ``-1`` allowed, or a node to copy)."""
     args, attrs = _shape_arg(shape)
     return apply_op("reshape", x, *args, **attrs)
-
-
-def maximum(a, b) -> Node:
-    """Elementwise maximum (broadcasting)."""
-    return apply_op("maximum", a, b)
-
-
-def where(cond, a, b) -> Node:
-    """``a`` where ``cond`` holds, else ``b`` (broadcasting)."""
-    return apply_op("where", cond, a, b)
 
 
 def getitem(x, index) -> Node:
@@ -152,6 +111,18 @@ def getitem_grad(g, like, index) -> Node:
     adjoint of ``x[index]``."""
     args, attrs = _shape_arg(like)
     return apply_op("getitem_grad", g, *args, index=index, **attrs)
+
+
+def gather_grad(g, like, index, dim) -> Node:
+    """Zeros shaped like ``like`` (a node or a tuple) with ``g`` added where
+    ``gather(x, dim, index)`` read: the adjoint of ``gather``."""
+    args, attrs = _shape_arg(like)
+    return apply_op("gather_grad", g, index, *args, dim=dim, **attrs)
+
+
+def setitem(x, value, index) -> Node:
+    """A copy of ``x`` with ``value`` written at ``index`` (PyTorch's ``CopySlices``)."""
+    return apply_op("setitem", x, value, index=index)
 
 
 def fill(x, value) -> Node:

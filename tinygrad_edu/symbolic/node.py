@@ -139,59 +139,11 @@ class Node:
         consts = [i for i in self.inputs if i.op is CONSTANT]
         return consts[0].attrs["value"] if len(consts) == 1 else None
 
-    # -- operators: constants on either side become constant nodes --------------------------
-    def __add__(self, other):
-        return apply_op("add", self, other)
-
-    def __radd__(self, other):
-        return apply_op("add", other, self)
-
-    def __sub__(self, other):
-        return apply_op("sub", self, other)
-
-    def __rsub__(self, other):
-        return apply_op("sub", other, self)
-
-    def __mul__(self, other):
-        return apply_op("mul", self, other)
-
-    def __rmul__(self, other):
-        return apply_op("mul", other, self)
-
-    def __truediv__(self, other):
-        return apply_op("div", self, other)
-
-    def __rtruediv__(self, other):
-        return apply_op("div", other, self)
-
-    def __pow__(self, exponent):
-        if isinstance(exponent, Node):
-            raise TypeError("x ** y needs a constant exponent; for a node write exp(y * log(x))")
-        return apply_op("pow", self, exponent=exponent)
-
-    def __matmul__(self, other):
-        return apply_op("matmul", self, other)
-
-    def __rmatmul__(self, other):
-        return apply_op("matmul", other, self)
-
-    def __neg__(self):
-        return apply_op("neg", self)
-
-    # comparisons build boolean nodes (for cond and while_loop); == and != stay identity,
-    # because nodes are dict keys
-    def __lt__(self, other):
-        return apply_op("less", self, other)
-
-    def __le__(self, other):
-        return apply_op("less_equal", self, other)
-
-    def __gt__(self, other):
-        return apply_op("greater", self, other)
-
-    def __ge__(self, other):
-        return apply_op("greater_equal", self, other)
-
+    # -- ops as methods (x + y, x.exp(), x.sum(dim=1) ...): generated from the op library's
+    #    surface table after the class (see tinygrad_edu.ops.surface), with the eager
+    #    Tensor's names, so one function can build either graph
+    #    (comparisons build boolean nodes, for cond and while_loop; == and != stay
+    #    identity, because nodes are dict keys)
     def __getitem__(self, index):
         return apply_op("getitem", self, index=index)
 
@@ -205,55 +157,6 @@ class Node:
     def __iter__(self):
         raise TypeError(f"Node {self.name!r} holds no values yet, so it cannot be iterated")
 
-    # -- methods with the eager Tensor's names, so one function can build either graph ------
-    def exp(self):
-        return apply_op("exp", self)
-
-    def log(self):
-        return apply_op("log", self)
-
-    def tanh(self):
-        return apply_op("tanh", self)
-
-    def sigmoid(self):
-        return apply_op("sigmoid", self)
-
-    def relu(self):
-        return apply_op("relu", self)
-
-    def sum(self, axis=None, keepdims=False):
-        return apply_op("sum", self, axis=axis, keepdims=keepdims)
-
-    def mean(self, axis=None, keepdims=False):
-        return apply_op("mean", self, axis=axis, keepdims=keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        return apply_op("max", self, axis=axis, keepdims=keepdims)
-
-    def reshape(self, *shape):
-        if len(shape) == 1 and isinstance(shape[0], tuple | list):
-            shape = shape[0]
-        return apply_op("reshape", self, shape=tuple(shape))
-
-    def transpose(self, *axes):
-        if len(axes) == 1 and isinstance(axes[0], tuple | list):
-            axes = axes[0]
-        return apply_op("transpose", self, axes=tuple(axes) if axes else None)
-
-    @property
-    def T(self):
-        """All axes reversed (the matrix transpose for 2-D)."""
-        return apply_op("transpose", self)
-
-    def softmax(self, axis=-1):
-        return apply_op("softmax", self, axis=axis)
-
-    def log_softmax(self, axis=-1):
-        return apply_op("log_softmax", self, axis=axis)
-
-    def matmul(self, other):
-        return apply_op("matmul", self, other)
-
     def astype(self, dtype: str):
         """Convert to ``dtype`` (a name such as ``"float32"``); needs a known input dtype."""
         if self.dtype is None:
@@ -263,8 +166,6 @@ class Node:
             )
         return apply_op("astype", self, dtype=_dtype_name(dtype), src=self.dtype)
 
-    def clone(self):
-        return apply_op("clone", self)
 
 
 def Variable(name: str, shape=None, dtype=None) -> Node:
@@ -349,3 +250,14 @@ sizes 4 and 5); transpose one side or fix the shapes
     shape = op.shape(*shapes, **attrs) if None not in shapes else None
     label = name if name is not None else _name(op, nodes, attrs)
     return Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes))
+
+
+def _install_methods() -> None:
+    from ..ops.surface import generate  # noqa: PLC0415
+
+    methods, _, _ = generate(apply_op, symbolic=True)
+    for name, method in methods.items():
+        setattr(Node, name, method)
+
+
+_install_methods()

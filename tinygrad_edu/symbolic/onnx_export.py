@@ -45,7 +45,8 @@ _UNIFY = {"add", "sub", "mul", "div", "maximum", "greater", "greater_equal", "le
           "less_equal", "equal", "not_equal", "where"}  # inputs must share one dtype  # fmt: skip
 ONNX_OPS = sorted(set(_SIMPLE) | {
     "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "softmax", "log_softmax",
-    "softmax_cross_entropy", "transpose", "reshape", "broadcast_to", "sum_to", "expand_dims",
+    "softmax_cross_entropy", "transpose", "permute", "reshape", "broadcast_to", "sum_to",
+    "expand_dims",
     "ones_like", "zeros_like", "fill", "fill_constant", "astype", "numel", "getitem",
     "cond", "while", "tuple_get", "conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding",
 })  # fmt: skip
@@ -331,11 +332,19 @@ class _Export:
         name, n5 = self.node("Div", [neg, rows_c], "cross_entropy")
         return [n1, n2, n3, n4, n5], name
 
-    def _op_transpose(self, node, args):
+    def _op_permute(self, node, args):
         axes = node.attrs.get("axes")
         if axes is None:
-            axes = list(reversed(range(len(self.need_shape(node.inputs[0], "transpose")))))
-        name, n = self.node("Transpose", args[:1], "transpose", perm=list(axes))
+            axes = list(reversed(range(len(self.need_shape(node.inputs[0], "permute")))))
+        name, n = self.node("Transpose", args[:1], "permute", perm=list(axes))
+        return [n], name
+
+    def _op_transpose(self, node, args):  # PyTorch's transpose(dim0, dim1): a swap
+        perm = list(range(len(self.need_shape(node.inputs[0], "transpose"))))
+        if len(perm) >= 2:
+            a, b = perm[node.attrs["dim0"]], perm[node.attrs["dim1"]]
+            perm[a], perm[b] = b, a
+        name, n = self.node("Transpose", args[:1], "transpose", perm=perm)
         return [n], name
 
     def _target(self, node, args, what):

@@ -14,7 +14,7 @@ is just where the op's arrows join. Arrows point from inputs to results (forward
 Nodes built by ``gradients()`` are dashed orange boxes named ``∂y/∂x``; the ``add`` nodes that
 sum the partial adjoints of a value used twice are gold and say "Σ partial adjoints".
 
-**Eager form** (:func:`draw_eager`, op-as-node). Each backward op is a box (``MulBackward``);
+**Eager form** (:func:`draw_eager`, op-as-node). Each backward op is a box (``MulBackward0``);
 arrows follow ``next_functions``, the way gradients flow, labelled ``input i`` when a node has
 several inputs. ``AccumulateGrad`` boxes (green) point at the leaf tensors they fill (blue, with
 ``.grad`` when present); the output tensor is yellow at the top. Nodes recorded after a given
@@ -566,9 +566,9 @@ def draw_eager(
     >>> import tinygrad_edu as tg
     >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
     >>> dot = draw_eager((a * a).sum(), names={"a": a}, legend=False)
-    >>> dot.source.count("-> n1")  # SumBackward -> MulBackward
+    >>> dot.source.count("-> n1")  # SumBackward0 -> MulBackward0
     1
-    >>> dot.source.count("n1 -> n2")  # MulBackward -> AccumulateGrad of a, once per use
+    >>> dot.source.count("n1 -> n2")  # MulBackward0 -> AccumulateGrad of a, once per use
     2
     """
     if modules is not None and not hasattr(modules, "named_modules"):

@@ -16,7 +16,7 @@ so the two can be compared.
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
 >>> y = (x.exp() + x * 2).sum()
 >>> [n.name() for n in backward_order(y)]  # doctest: +NORMALIZE_WHITESPACE
-['SumBackward', 'AddBackward', 'MulBackward', 'ExpBackward', 'AccumulateGrad']
+['SumBackward0', 'AddBackward0', 'MulBackward0', 'ExpBackward0', 'AccumulateGrad']
 """
 
 from __future__ import annotations
@@ -192,8 +192,8 @@ def draw_backward_order(
     >>> a = tg.tensor([1.0, 2.0], requires_grad=True)
     >>> dot = draw_backward_order((a * a).sum(), names={"a": a})
     >>> dot.order
-    ['SumBackward', 'MulBackward', 'AccumulateGrad']
-    >>> "1. SumBackward" in dot.source and "3. AccumulateGrad" in dot.source
+    ['SumBackward0', 'MulBackward0', 'AccumulateGrad']
+    >>> "1. SumBackward0" in dot.source and "3. AccumulateGrad" in dot.source
     True
     """
     mapping = {**dict(params or {}), **dict(names or {})} or None

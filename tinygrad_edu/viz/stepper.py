@@ -29,8 +29,8 @@ files and ``widget()`` gives a Jupyter slider.
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
 >>> st = BackwardStepper.record((x * x).sum(), names={"x": x})
 >>> [f.title for f in st.frames]
-['start', 'GraphRoot', 'SumBackward', 'MulBackward', 'AccumulateGrad (x)', 'done']
->>> st.frames[3].summed  # x*x: MulBackward's 2nd gradient for x is added to the 1st
+['start', 'GraphRoot', 'SumBackward0', 'MulBackward0', 'AccumulateGrad (x)', 'done']
+>>> st.frames[3].summed  # x*x: MulBackward0's 2nd gradient for x is added to the 1st
 1
 >>> st.frames[4].received_count
 2
@@ -139,6 +139,15 @@ class _Recorder:
             lanes.setdefault(device, []).append((node, inputs))
         if popped is not None:
             lanes.setdefault("cpu", []).insert(0, (popped, None))
+        # NOTE: with several devices, the nodes this step made ready reach their queue only
+        # after the step (the engine's _work pushes them once _evaluate returns): show them
+        # queued on their device's lane, in the queue's order, not as running elsewhere.
+        queued = {id(n) for entries in lanes.values() for n, _ in entries}
+        late = [n for n in frame.newly_ready if id(n) not in queued]
+        for node in late:
+            lanes.setdefault(str(node.device), []).append((node, None))
+        for device in {str(n.device) for n in late}:
+            lanes[device].sort(key=lambda entry: -entry[0].sequence_nr)  # stable: ties keep order
         frame.lanes = {d: [n for n, _ in entries] for d, entries in lanes.items()}
         frame.ready = [n for d in sorted(lanes, key=_lane_key) for n, _ in lanes[d]]
         with task.lock or _NO_LOCK:  # other threads change these while a task runs
@@ -752,7 +761,7 @@ def _shape(a) -> str:
 
 
 def _eager_tags(data) -> dict:
-    """node/leaf -> its name: the renderer's (``AccumulateGrad (A)``, ``AddBackward #2``; see
+    """node/leaf -> its name: the renderer's (``AccumulateGrad (A)``, ``AddBackward0 #2``; see
     NOTE [One name per node] in traverse.py); leaves by their own label."""
     tags = node_names(data)
     tags.update({r.ref: r.label for r in data.nodes if r.kind == "leaf"})

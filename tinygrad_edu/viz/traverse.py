@@ -71,7 +71,7 @@ class NodeRecord:
         id: stable DOT id (traversal order).
         kind: ``"tensor"``, ``"op"``, ``"backward"``, ``"accumulate"``, ``"leaf"``, ``"output"``,
             ``"elision"``.
-        label: the main text (a tensor's name, an op's name, ``"MulBackward"``).
+        label: the main text (a tensor's name, an op's name, ``"MulBackward0"``).
         ref: the engine object drawn (a symbolic Node, an eager Node or Tensor), or None.
         info: extra facts for the drawer (shape, dtype, flags, saved values...).
     """
@@ -474,8 +474,8 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
 def _name_eager_nodes(records, produced) -> None:
     """Give every node record ``info["name"]``: what the drawings, the stepper and the lessons
     call it. NOTE [One name per node]: ``AccumulateGrad (A)`` for leaf ``A``'s node;
-    ``MulBackward (c)`` when the tensor it belongs to was named (``names={"c": c}``); the
-    type alone when the graph has one node of that type; else ``MulBackward #2``, the second
+    ``MulBackward0 (c)`` when the tensor it belongs to was named (``names={"c": c}``); the
+    type alone when the graph has one node of that type; else ``MulBackward0 #2``, the second
     one created (numbered by ``sequence_nr``, the order of the forward code)."""
     leaves = {r.info["accumulate"]: r.label for r in records if r.kind == "leaf"}
     groups: dict = {}
@@ -495,7 +495,7 @@ def _name_eager_nodes(records, produced) -> None:
 
 def node_names(target, names=None) -> dict:
     """backward node -> its name in drawings, the stepper and the lessons (see NOTE [One name
-    per node]): ``AccumulateGrad (A)``, ``MulBackward (D)``, ``AddBackward #2``.
+    per node]): ``AccumulateGrad (A)``, ``MulBackward0 (D)``, ``AddBackward0 #2``.
 
     Args:
         target: the output tensor(s) of an eager graph, or its records (``GraphData``).
@@ -505,7 +505,7 @@ def node_names(target, names=None) -> dict:
     >>> a = tg.tensor([1.0], requires_grad=True)
     >>> b = a * 2
     >>> sorted(node_names((b * a + a).sum(), names={"a": a, "b": b}).values())
-    ['AccumulateGrad (a)', 'AddBackward', 'MulBackward #2', 'MulBackward (b)', 'SumBackward']
+    ['AccumulateGrad (a)', 'AddBackward0', 'MulBackward0 #2', 'MulBackward0 (b)', 'SumBackward0']
     """
     data = target if isinstance(target, GraphData) else eager_graph(target, names)
     return {r.ref: r.info["name"] for r in data.nodes if "name" in r.info}
@@ -524,7 +524,7 @@ def collapse(graph: GraphData, max_nodes: int | None) -> GraphData:
     """A smaller copy of ``graph`` with at most about ``max_nodes`` records.
 
     First, every run of 3 or more records of the same kind linked one-to-one (``exp`` of ``exp``
-    of ``exp``..., or ``ExpBackward`` -> ``ExpBackward`` ...) becomes one record labelled
+    of ``exp``..., or ``ExpBackward0`` -> ``ExpBackward0`` ...) becomes one record labelled
     ``"×N"``. If still too large, the records after the first ``max_nodes - 1`` (in traversal
     order, which starts at the outputs) are replaced by one elision record ``"… N more"``.
     """

@@ -1,0 +1,60 @@
+"""The differential suite covers the whole public API: every Tensor method, ``tg.`` function
+and ``tg.nn.functional`` function has a PyTorch comparison in ``cases.py``, or a reason here
+why not (autograd machinery and modes, tested item by item in ``tests/eager/test_spec.py``)."""
+
+from __future__ import annotations
+
+import inspect
+
+import tinygrad_edu as tg
+from tests.compare.cases import CASES
+from tinygrad_edu.eager import dispatch
+
+_SPEC = "autograd machinery: tests/eager/test_spec.py checks it against SPEC-eager.md"
+EXEMPT = {
+    "Tensor.backward": _SPEC, "Tensor.grad": _SPEC, "Tensor.grad_fn": _SPEC,
+    "Tensor.register_hook": _SPEC, "Tensor.retain_grad": _SPEC, "Tensor.zero_grad": _SPEC,
+    "tg.grad": _SPEC, "tg.Function": _SPEC, "tg.no_grad": _SPEC, "tg.enable_grad": _SPEC,
+    "tg.set_grad_enabled": _SPEC, "tg.is_grad_enabled": _SPEC, "tg.inference_mode": _SPEC,
+    "tg.detect_anomaly": _SPEC,
+    "Tensor.retain_grads": "Paddle's name for retain_grad (test_spec item 29)",
+    "Tensor.clear_gradient": "Paddle's name (test_spec item 29)",
+    "Tensor.stop_gradient": "Paddle's name (test_spec item 29)",
+    "Tensor.astype": "numpy's spelling of to(dtype), no PyTorch name (tests/eager/test_api.py)",
+    "Tensor.name": "a label for drawings (viz), not an op",
+    "Tensor.data": "the backend array (PyTorch's .data is a tensor: docs/coming-from-pytorch.md)",
+    "Tensor.device": "device names: tests/eager (and the per-device engine's tests)",
+    "Tensor.cuda": "needs a GPU: tests/nn and tests/assignments run it where CuPy sees one",
+    "tg.Tensor": "the class itself; its methods are checked one by one",
+    "tg.ShapeError": "the error class; every op's shape errors: tests/ops/test_shape_rules.py",
+    "tg.softmax_cross_entropy": "not a PyTorch name: CSE599W's fused loss (tests/ops, tests/"
+    "assignments); PyTorch's cross_entropy is F.cross_entropy",
+    "tg.sum_to": "not a PyTorch name: the reduction that undoes broadcasting (tests/ops)",
+}  # fmt: skip
+
+
+def public_names() -> set:
+    tensor = {f"Tensor.{n}" for n in dir(tg.Tensor) if not n.startswith("_")}
+    tensor |= {f"Tensor.{n}" for n in dispatch._METHODS if n.startswith("__")}
+    tensor |= {"Tensor.__getitem__", "Tensor.__setitem__", "Tensor.__iter__", "Tensor.__len__"}
+    functions = {f"tg.{n}" for n in tg.__all__ if not inspect.ismodule(getattr(tg, n))}
+    nn_functions = {f"F.{n}" for n in tg.nn.functional.__all__}
+    return tensor | functions | nn_functions
+
+
+def test_every_public_name_has_a_pytorch_comparison():
+    covered = {n for case in CASES for n in case.names}
+    missing = sorted(public_names() - covered - set(EXEMPT))
+    assert not missing, (
+        f"public names with no PyTorch comparison: {missing}; add a row to tests/compare/"
+        "cases.py (one line: C(op, examples) or F/T/G(name, examples, ...))"
+    )
+
+
+def test_exemptions_are_current():
+    covered = {n for case in CASES for n in case.names}
+    public = public_names()
+    stale = sorted(n for n in EXEMPT if n not in public or n in covered)
+    assert not stale, f"remove these from EXEMPT (gone, or now compared): {stale}"
+    unknown = sorted(n for case in CASES for n in case.names if n not in public)
+    assert not unknown, f"cases name things that are not public: {unknown}"

@@ -1,0 +1,212 @@
+"""``apply_op``: run an op of the library on tensors, and record it for backward.
+
+This is the eager engine's hot path: every ``x + y``, ``x.exp()``, ``tg.cat(...)`` ends here.
+It runs the op's forward on the raw arrays and, when grad mode is on and some input requires
+grad, records the backward node (``MulBackward0``, named as in PyTorch) whose
+``next_functions`` point where each input's gradient flows next.
+
+The op methods of :class:`~tinygrad_edu.eager.tensor.Tensor` and the ``tg.`` functions are
+generated here from the op library's surface table (see :mod:`tinygrad_edu.ops.surface`),
+with :func:`apply_op` as their ``apply``.
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from .. import backend
+from ..ops import ShapeError
+from ..ops.surface import generate
+from . import grad_mode
+from .node import OpBackward, SavedTensor, _sequence, place
+from .tensor import Tensor, _as_array
+
+__all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
+
+# NOTE [Views and version counters]
+#     reshape, view, flatten, squeeze, unsqueeze, permute, transpose, expand, basic slicing
+#     (ints, slices, None, ...) and detach() return views: the result shares its base's memory
+#     *and* its version counter, so an in-place change made through either is seen by every
+#     saved value of both. Where the array library copies instead, the result gets a counter
+#     of its own, because a change to it cannot reach the base: integer-array indexing always
+#     copies, and reshape copies an array whose memory is not contiguous (e.g. reshaping a
+#     transpose). The test is the array's memory owner (following ``base``). A view also
+#     remembers its ``_base`` tensor: an in-place op on a view of a tensor that requires grad
+#     is refused (see ``_inplace``), even when the view was made under ``no_grad``.
+_VIEW_OPS = frozenset({"reshape", "flatten", "squeeze", "expand_dims", "permute", "transpose",
+                       "broadcast_to", "getitem"})  # fmt: skip
+_NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
+_ndarray = _np.ndarray
+
+
+def _node_class(op, datas, attrs) -> type:
+    """The backward node class for this call of ``op`` (``SumBackward0`` or ``SumBackward1``)."""
+    name = op.torch_names[op.variant(datas, attrs)] if op.torch_names else op.backward_name
+    cls = _NODE_CLASSES.get((op, name))
+    if cls is None:
+        cls = type(name, (OpBackward,), {"__slots__": ()})
+        cls.__doc__ = f"Backward of ``{op.name}``: runs the op's derivative rule."
+        _NODE_CLASSES[(op, name)] = cls
+        if not op.torch_names:
+            _NODE_CLASSES[op] = cls  # one name: apply_op finds it by the op alone
+    return cls
+
+
+def _explain(op, args, attrs, err: Exception) -> Exception:
+    """Turn an array library's error into one that names the op, the inputs and the fix."""
+    for a in args:
+        if not (isinstance(a, Tensor | int | float | bool) or hasattr(a, "shape")):
+            return TypeError(
+                f"{op.name}: got a {type(a).__name__} ({a!r}) as an input; ops take tensors, "
+                "arrays and Python numbers (convert it first, e.g. tg.tensor(...))"
+            )
+    shapes = [tuple(a.shape) if hasattr(a, "shape") else () for a in args]
+    try:
+        op.shape(*shapes, **attrs)
+    except (ShapeError, TypeError, ValueError) as e:
+        return type(e)(str(e))
+    parts = [f"{a.shape} {a.dtype}" if hasattr(a, "dtype") else repr(a) for a in args]
+    message = f"{op.name}: failed on inputs ({', '.join(parts)}): {err}"
+    try:
+        return type(err)(message)
+    except TypeError:  # an exception class that wants other arguments
+        return RuntimeError(message)
+
+
+def apply_op(op, *args, **attrs) -> Tensor:
+    """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
+
+    This is the hot path of every eager op, so it is written as plain loops.
+    """
+    datas = []
+    dev = None
+    needs_grad = False
+    for a in args:
+        if isinstance(a, Tensor):
+            if dev is None:
+                dev = a._device
+            elif a._device is not dev and a._device != dev:
+                raise RuntimeError(
+                    f"{op.name}: inputs are on different devices ({dev} and {a._device}); "
+                    f"move them to one device first, e.g. x.to('{dev}')"
+                )
+            datas.append(a.data)
+            needs_grad = needs_grad or a._requires_grad
+        else:
+            datas.append(a)
+    d0 = datas[0]
+    xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
+    try:
+        out = op.forward(xp, *datas, **attrs)
+    except (ValueError, TypeError, IndexError) as e:
+        raise _explain(op, args, attrs, e) from e
+    if type(out) is not _ndarray:
+        out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead
+    counter = base = None
+    if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
+        base = args[0]._base if args[0]._base is not None else args[0]
+        counter = args[0]._version  # a view: in-place changes through it are seen by both
+    if not (needs_grad and op.differentiable and _modes.grad):
+        result = _new(Tensor)
+        result.data, result._device, result.grad_fn, result._requires_grad = out, dev, None, False
+        result._output_nr, result._grad, result._base = 0, None, base
+        result._version = counter if counter is not None else [0]
+        return result
+    cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
+    node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
+    node.sequence_nr = next(_sequence)
+    node.op, node.attrs = op, attrs
+    if dev is not _CPU:
+        place(node, dev)  # the engine runs it on that device's queue
+    saves = op.saves
+    edges, meta, saved = [], [], []
+    mask = 0
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
+                mask |= 1 << i
+            else:
+                edges.append(_NO_EDGE)
+            d = a.data
+            meta.append(d.shape)
+            meta.append(d.dtype)
+            saved.append(SavedTensor(a) if i in saves else None)
+        else:
+            edges.append(_NO_EDGE)
+            meta.append(getattr(a, "shape", ()))
+            meta.append(getattr(a, "dtype", None))
+            saved.append(a if i in saves else None)
+    node.next_functions = tuple(edges)
+    # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
+    # objects for the cycle collector to scan, which is what makes long graphs slow to build.
+    n = len(args)
+    node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
+    node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
+    node.saved = (_NONES[n] if n < 8 else (None,) * n) if not saves else tuple(saved)
+    result = _new(Tensor)  # Tensor._make inlined
+    result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
+    result._output_nr, result._grad, result._base = 0, None, base
+    result._version = counter if counter is not None else [0]
+    if op.saves_output:
+        node.saved_out = SavedTensor(result, is_output=True)
+        node._freed = False
+    else:
+        node.saved_out = None
+        node._freed = False if saves else None  # None: nothing saved, may run again
+    if _modes.anomaly:
+        node._record_trace()
+    return result
+
+
+def _apply_inplace(op, input, *others, **attrs):
+    """The ``apply`` of the generated in-place methods (``x.add_(y)``)."""
+    return input._inplace(op, *others, **attrs)
+
+
+_NO_EDGE = (None, 0)
+_new = object.__new__
+_modes = grad_mode._state
+_CPU = backend.parse_device("cpu")
+_NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
+_NONES = [(None,) * n for n in range(8)]
+_META: dict = {}
+
+
+def _owner(array):
+    """The array that owns ``array``'s memory (itself when it is not a view)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _shapes_dtypes(kind: type, meta: list) -> tuple:
+    """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value.
+
+    The key starts with the array type, so dtypes of different namespaces are never compared.
+    """
+    key = (kind, *meta)
+    try:
+        hit = _META.get(key)
+    except TypeError:  # an unhashable constant
+        hit = None
+        key = None
+    if hit is None:
+        hit = (tuple(meta[0::2]), tuple(meta[1::2]))
+        if key is not None and len(_META) < 4096:  # bounded: varying shapes cannot grow it
+            _META[key] = hit
+    return hit
+
+
+def _namespace(dev, data):
+    if dev is None or dev.type == "cpu":
+        return backend.namespace_of(data)
+    return backend.get_namespace(dev)
+
+
+
+# -- the op methods: generated from the surface table (see tinygrad_edu.ops.surface) ---------
+_METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
+for _name, _method in _METHODS.items():
+    setattr(Tensor, _name, _method)
