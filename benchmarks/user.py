@@ -1,0 +1,216 @@
+"""Benchmarks written the way users write them (#15).
+
+``benchmarks.cases`` times the engine on its favourite inputs (one-hot labels, float32, a
+chain that alternates with ``tanh``). These cases time what a PyTorch user types instead:
+
+* ``chain_f64`` / ``chain_f32``: ``y = y * 1.0001 + 0.5; y = y * 0.9999`` repeated (Python
+  numbers in the chain, 999 ops) then ``y.sum().backward()``, on a 4-element tensor made from
+  a float64 (or float32) numpy array: pure per-op overhead. Against PyTorch.
+* ``mlp_labels`` / ``mlp_labels_f64``: one training step of the 784-256-10 ReLU MLP, batch
+  256, with ``F.cross_entropy(logits, labels)`` on integer class labels. Against the same
+  step written by hand in numpy (which picks the labels' logits by index, as a careful
+  hand-written step would) and PyTorch.
+* ``deep_f32`` / ``deep_f64``: a 100,000-deep chain of ``y * 1.0001`` and ``y + 0.0001`` on a
+  one-element tensor made from Python data (float32) or a float64 array, then
+  ``y.backward()`` with no gradient argument. Against PyTorch. This is where the cycle
+  collector shows: see docs/performance.md.
+
+Every case makes its leaves inside the timed call (as a script does once per run), except the
+MLP's weights, which live across steps as a model's parameters do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tinygrad_edu as tg
+import tinygrad_edu.nn.functional as F
+from tinygrad_edu import backend
+
+from .cases import Case, _sync, _torch_device, torch
+
+__all__ = ["CASES", "REPS", "scalar_chain", "deep_scalar_chain"]
+
+
+# -- the 1000-op chain with Python numbers ------------------------------------------------------
+def scalar_chain(y, n: int):
+    """``n // 3`` rounds of ``y * 1.0001 + 0.5`` then ``y * 0.9999`` (eager, torch or numpy)."""
+    for _ in range(n // 3):
+        y = y * 1.0001 + 0.5
+        y = y * 0.9999
+    return y
+
+
+def _chain_case(dtype):
+    def make(size: str = "full", device: str = "cpu") -> Case:
+        n = 999 if size == "full" else 30
+        x0 = np.array([0.1, -0.2, 0.3, -0.4], dtype)
+        impls = {}
+
+        def eager():
+            x = tg.tensor(x0, requires_grad=True, device=device)
+            y = scalar_chain(x, n)
+            y.sum().backward()
+            return y, x.grad
+
+        impls["eager"] = eager
+        xp = backend.get_namespace(device)
+        x0d = xp.asarray(x0)
+
+        def hand_written():
+            y = scalar_chain(x0d, n)  # numpy keeps the array's dtype for Python numbers
+            g = xp.ones_like(y)
+            for _ in range(n // 3):  # d/dy of (y * a + b) * c is a * c, one multiply each
+                g = g * 0.9999
+                g = g * 1.0001
+            return y, g
+
+        impls["numpy"] = hand_written
+        if torch is not None:
+            tdev = _torch_device(device)
+
+            def torch_impl():
+                x = torch.tensor(x0, requires_grad=True, device=tdev)
+                y = scalar_chain(x, n)
+                y.sum().backward()
+                return y, x.grad
+
+            impls["torch"] = torch_impl
+        ref = "torch" if torch is not None else "numpy"
+        title = (f"{n + 1}-op chain with Python numbers (y*1.0001+0.5, y*0.9999), "
+                 f"4 {np.dtype(dtype).name} elements, forward + backward")  # fmt: skip
+        return Case(f"chain_{_short(dtype)}", title, ref, impls,
+                    targets={"eager": (1.0, None)} if ref == "torch" else {},
+                    sync=_sync(device))  # fmt: skip
+
+    return make
+
+
+# -- the MLP step with class-index labels --------------------------------------------------------
+def _mlp_data(size, dtype):
+    n, d, h, c = (256, 784, 256, 10) if size == "full" else (8, 20, 16, 5)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, d)).astype(dtype)
+    labels = rng.integers(0, c, n)
+    w1 = (rng.standard_normal((d, h)) / np.sqrt(d)).astype(dtype)
+    w2 = (rng.standard_normal((h, c)) / np.sqrt(h)).astype(dtype)
+    return x, labels, w1, w2
+
+
+def _mlp_case(dtype):
+    def make(size: str = "full", device: str = "cpu") -> Case:
+        x, labels, w1, w2 = _mlp_data(size, dtype)
+        n = x.shape[0]
+        shape = "x".join(str(s) for s in (x.shape[1], w1.shape[1], w2.shape[1]))
+        impls = {}
+        xp = backend.get_namespace(device)
+        xd, ld, w1d, w2d = (xp.asarray(a) for a in (x, labels, w1, w2))
+        rows = xp.arange(n)
+
+        def hand_written():
+            h = xd @ w1d
+            r = xp.maximum(h, 0)
+            z = r @ w2d
+            zs = z - xp.max(z, axis=1, keepdims=True)
+            e = xp.exp(zs)
+            se = xp.sum(e, axis=1, keepdims=True)
+            loss = -xp.mean(zs[rows, ld] - xp.log(se[:, 0]))
+            dz = e / se
+            dz[rows, ld] -= 1
+            dz /= n
+            dw2 = r.T @ dz
+            dh = (dz @ w2d.T) * (h > 0)
+            dw1 = xd.T @ dh
+            return loss, dw1, dw2
+
+        impls["numpy"] = hand_written
+
+        xt, yt = tg.tensor(x, device=device), tg.tensor(labels, device=device)
+        W1 = tg.tensor(w1, requires_grad=True, device=device)
+        W2 = tg.tensor(w2, requires_grad=True, device=device)
+
+        def eager():
+            W1.grad = W2.grad = None
+            loss = F.cross_entropy((xt @ W1).relu() @ W2, yt)
+            loss.backward()
+            return loss, W1.grad, W2.grad
+
+        impls["eager"] = eager
+        if torch is not None:
+            tdev = _torch_device(device)
+            tx, tl = torch.tensor(x, device=tdev), torch.tensor(labels, device=tdev)
+            T1 = torch.tensor(w1, requires_grad=True, device=tdev)
+            T2 = torch.tensor(w2, requires_grad=True, device=tdev)
+
+            def torch_impl():
+                T1.grad = T2.grad = None
+                loss = torch.nn.functional.cross_entropy((tx @ T1).relu() @ T2, tl)
+                loss.backward()
+                return loss, T1.grad, T2.grad
+
+            impls["torch"] = torch_impl
+        name = "mlp_labels" if dtype == np.float32 else f"mlp_labels_{_short(dtype)}"
+        title = (f"MLP step, batch {n}, {shape}, F.cross_entropy with class-index labels, "
+                 f"{np.dtype(dtype).name}")  # fmt: skip
+        return Case(name, title, "numpy", impls, targets={"eager": (1.05, None)},
+                    sync=_sync(device))  # fmt: skip
+
+    return make
+
+
+# -- the 100,000-deep chain ----------------------------------------------------------------------
+def deep_scalar_chain(y, n: int):
+    """``n`` ops: ``y * 1.0001`` and ``y + 0.0001`` in turn (eager or torch)."""
+    for _ in range(n // 2):
+        y = y * 1.0001
+        y = y + 0.0001
+    return y
+
+
+def _deep_case(dtype):
+    def make(size: str = "full", device: str = "cpu") -> Case:
+        n = 100_000 if size == "full" else 2_000
+        impls = {}
+        # a user's float32 tensor comes from Python data; a float64 one from a numpy array
+        x0 = [0.5] if dtype == np.float32 else np.array([0.5], dtype)
+
+        def eager():
+            x = tg.tensor(x0, requires_grad=True, device=device)
+            y = deep_scalar_chain(x, n)
+            y.backward()
+            return y, x.grad
+
+        impls["eager"] = eager
+        if torch is not None:
+            tdev = _torch_device(device)
+
+            def torch_impl():
+                x = torch.tensor(x0, requires_grad=True, device=tdev)
+                y = deep_scalar_chain(x, n)
+                y.backward()
+                return y, x.grad
+
+            impls["torch"] = torch_impl
+        ref = "torch" if torch is not None else "eager"
+        title = f"{n:,}-deep chain with Python numbers, {np.dtype(dtype).name}, forward + backward"
+        return Case(f"deep_{_short(dtype)}", title, ref, impls,
+                    targets={"eager": (1.0, None)} if ref == "torch" else {},
+                    sync=_sync(device))  # fmt: skip
+
+    return make
+
+
+def _short(dtype) -> str:
+    return {"float32": "f32", "float64": "f64"}[np.dtype(dtype).name]
+
+
+CASES = {
+    "chain_f64": _chain_case(np.float64),
+    "chain_f32": _chain_case(np.float32),
+    "mlp_labels": _mlp_case(np.float32),
+    "mlp_labels_f64": _mlp_case(np.float64),
+    "deep_f64": _deep_case(np.float64),
+    "deep_f32": _deep_case(np.float32),
+}
+REPS = {"chain_f64": 60, "chain_f32": 60, "mlp_labels": 100, "mlp_labels_f64": 60,
+        "deep_f64": 5, "deep_f32": 5}  # fmt: skip
