@@ -20,7 +20,7 @@ EXEMPT = {
     "Tensor.retain_grads": "Paddle's name for retain_grad (test_spec item 29)",
     "Tensor.clear_gradient": "Paddle's name (test_spec item 29)",
     "Tensor.stop_gradient": "Paddle's name (test_spec item 29)",
-    "Tensor.astype": "numpy's spelling of to(dtype), no PyTorch name (tests/eager/test_api.py)",
+    "Tensor.astype": "numpy's to(dtype), no PyTorch name (tests/eager/test_torch_api.py)",
     "Tensor.name": "a label for drawings (viz), not an op",
     "Tensor.data": "the backend array (PyTorch's .data is a tensor: docs/coming-from-pytorch.md)",
     "Tensor.device": "device names: tests/eager (and the per-device engine's tests)",

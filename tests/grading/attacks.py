@@ -199,26 +199,19 @@ def edition_untouched(repo, edition, out):
     return _write(out, _files(edition, solution_files(repo)))
 
 
-def forge_atexit(repo, edition, out):
+def hostile(repo, edition, out):
+    """The untouched edition, plus every trick to score without solving or to see what is
+    hidden: rewrite results.json at exit and from a process that outlives the grader, patch
+    pytest's reports and numpy's checks, and look for the hidden tests and the reference
+    (topo_sort, A1.1, raises what it found, so a visible test shows it)."""
     files = _files(edition, solution_files(repo))
     files["tinygrad_edu/symbolic/graph.py"] += _FORGE_ATEXIT
-    return _write(out, files)
-
-
-def forge_pytest(repo, edition, out):
-    files = _files(edition, solution_files(repo))
     for f in ("tinygrad_edu/symbolic/graph.py", "tinygrad_edu/nn/functional.py"):
         files[f] += _FORGE_PYTEST
-    return _write(out, files)
-
-
-def peek(repo, edition, out):
-    files = _files(edition, solution_files(repo))
     graph = "tinygrad_edu/symbolic/graph.py"
-    text = files[graph] + _PEEK
     files[graph] = re.sub(
         r'^([ \t]*)raise NotImplementedError\("A1\.1: [^"]*"\)\n',
-        lambda m: _peek_body(m.group(1)), text, count=1, flags=re.M,
+        lambda m: _peek_body(m.group(1)), files[graph] + _PEEK, count=1, flags=re.M,
     )  # fmt: skip
     return _write(out, files)
 
@@ -272,9 +265,7 @@ def renamed_file(repo, edition, out):
 SUBMISSIONS = {
     "reference": reference,
     "edition": edition_untouched,
-    "forge_atexit": forge_atexit,
-    "forge_pytest": forge_pytest,
-    "peek": peek,
+    "hostile": hostile,
     "endless_loop": endless_loop,
     "syntax_error": syntax_error,
     "whole_repository": whole_repository,

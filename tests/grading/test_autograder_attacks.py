@@ -7,9 +7,9 @@ way Gradescope grades: ``run_autograder`` as root, each submission with its own
 sandbox user. Every test below reads one submission's ``results.json``:
 
 - the reference scores 100%, the untouched student edition at most 15%;
-- forging (``atexit``, a process that outlives the grader, patching pytest and numpy) gets
-  exactly the untouched edition's score, and the results file is the grader's;
-- peeking at the hidden tests and the reference finds nothing and shows nothing;
+- a hostile edition (forging with ``atexit`` and with a process that outlives the grader,
+  patching pytest and numpy, peeking at the hidden tests and the reference) gets exactly the
+  untouched edition's score, the results file is the grader's, and the peek finds nothing;
 - an endless loop costs only its task (the other tasks score full) and says "timed out";
 - a file that does not parse costs only the tasks whose code lives in it, and says where;
 - a whole-repository upload and a browser-renamed ``graph (1).py`` score 100%, and the
@@ -147,7 +147,7 @@ def _grade_all(folder: Path, setup) -> dict:
         except subprocess.TimeoutExpired as e:
             log = f"run_autograder did not finish in 600 s\n{e.stdout}"
         seconds = time.monotonic() - start
-        if name == "forge_atexit":
+        if name == "hostile":
             time.sleep(4)  # give a process that outlived the grader time to strike
         path = folder / "results" / name / "results.json"
         data = json.loads(path.read_text()) if path.is_file() else None
@@ -252,9 +252,8 @@ def test_untouched_edition_scores_at_most_15_percent(graded):
     assert not wrong, f"these fail for another reason than a missing solution: {wrong}"
 
 
-@pytest.mark.parametrize("attack", ["forge_atexit", "forge_pytest"])
-def test_forging_gets_the_untouched_editions_score(graded, attack):
-    data = _results(graded, attack)
+def test_forging_gets_the_untouched_editions_score(graded):
+    data = _results(graded, "hostile")
     edition = _results(graded, "edition")
     assert attacks.FORGED not in _all_text(data), "the submission wrote the results file"
     assert data["score"] == edition["score"]
@@ -264,9 +263,7 @@ def test_forging_gets_the_untouched_editions_score(graded, attack):
 
 
 def test_peeking_finds_no_hidden_test_or_solution(graded):
-    data = _results(graded, "peek")
-    edition = _results(graded, "edition")
-    assert data["score"] == edition["score"]
+    data = _results(graded, "hostile")
     a11 = [t for t in data["tests"] if _task(t) == "A1.1" and t["visibility"] == "visible"]
     assert a11 and all("PEEK found" in t["output"] for t in a11), "the attack did not run"
     if not graded["privileged"]:

@@ -33,7 +33,7 @@ def test_unpack_zip_refuses_links_and_escapes(tmp_path):
     assert not (tmp_path / "evil.py").exists() and not (out / "link.py").exists()
 
 
-def test_grade_batch(tmp_path, sandbox_setup):
+def test_grade_batch(tmp_path, sandbox_setup, monkeypatch):
     repo = toy.make(tmp_path / "repo")
     zip_path = tmp_path / "autograder.zip"
     build_autograder_zip(repo, zip_path)
@@ -48,7 +48,8 @@ def test_grade_batch(tmp_path, sandbox_setup):
     (subs / "notes.txt").write_text("not a submission")
     out = tmp_path / "grades.csv"
     users = sandbox_setup.users or None
-    rows = grade_batch(subs, out, autograder=zip_path, jobs=2, timeout=5,
+    monkeypatch.chdir(tmp_path)  # relative paths, as typed on a command line
+    rows = grade_batch("submissions", "grades.csv", autograder=zip_path, jobs=2, timeout=5,
                        sandbox_python=sandbox_setup.python, users=users,
                        mode="user" if users else "rlimits", log=lambda line: None)  # fmt: skip
     assert [r["name"] for r in rows] == ["alice", "bob", "carol"]

@@ -1,4 +1,13 @@
-"""Tools for instructors: numeric gradient checks (more to come: points, student editions)."""
+"""Tools for instructors: gradient checks, points, student editions, a sandboxed autograder.
+
+The package exports the numeric gradient checks that graded tests use. The rest lives in its
+modules, one concept each: ``pytest_plugin`` (points per task, Gradescope's results.json,
+the ``run``/``reference`` fixtures), ``probe`` and ``wire`` (probes return plain data),
+``student`` and ``gitignore`` (student editions), ``gradescope`` (the autograder zip),
+``autograder``, ``submission``, ``splice``, ``sandbox`` and ``child`` (grading a submission
+without ever importing it), ``batch`` (a folder of submissions), ``tables`` (the instructor
+guide's tables). See the instructor guide (``docs/instructors.md``).
+"""
 
 from .eager_check import GradcheckError, gradcheck, gradgradcheck
 from .gradcheck import (

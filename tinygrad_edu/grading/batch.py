@@ -117,12 +117,14 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
         One dict per submission: ``name``, ``score``, ``max_score``, ``tasks``, ``seconds``,
         ``status``.
     """
-    submissions, out_csv = Path(submissions), Path(out_csv)
+    submissions, out_csv = Path(submissions).resolve(), Path(out_csv).resolve()
     entries = sorted(p for p in submissions.iterdir() if p.is_dir() or p.suffix == ".zip")
     if not entries:
         raise ValueError(f"grade-batch: no submissions (folders or .zip files) in {submissions}")
-    results = Path(results) if results else out_csv.with_name(out_csv.stem + "-results")
+    results = Path(results).resolve() if results else out_csv.with_name(out_csv.stem + "-results")
     results.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chmod(results, 0o700)  # logs and results of every student: not for sandboxed code
     jobs = max(1, min(jobs, len(entries)))
     root = os.geteuid() == 0 and mode != "rlimits"
     if not root:
@@ -176,13 +178,16 @@ def _grade_one(entry: Path, source: Path, work: Path, results: Path, slot: int, 
     out.mkdir(parents=True)
     start = time.monotonic()
     status = "ok"
-    submission = entry
-    if entry.suffix == ".zip":
-        submission = work / f"unzipped-{safe}"
-        try:
+    # NOTE: every submission is graded from a private copy (the batch's work folder is
+    # root's, 0700): one student's sandboxed code must not reach another's files
+    submission = work / f"submission-{safe}"
+    try:
+        if entry.suffix == ".zip":
             unpack_zip(entry, submission)
-        except (zipfile.BadZipFile, ValueError, OSError) as e:
-            status = f"bad zip: {e}"
+        else:
+            shutil.copytree(entry, submission, symlinks=True)
+    except (zipfile.BadZipFile, ValueError, OSError, shutil.Error) as e:
+        status = f"unreadable submission: {e}"
     data = None
     if status == "ok":
         env = {k: v for k, v in os.environ.items() if not k.startswith("AUTOGRADER_")}

@@ -242,9 +242,8 @@ def _number(x):
 def _failure_text(report) -> str:
     """The message of a failure: the exception's own text, not the whole traceback."""
     crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None and crash.message:
-        return crash.message
-    return report.longreprtext
+    text = crash.message if crash is not None and crash.message else report.longreprtext
+    return re.sub(r"^[\w.]*SubmissionError: ", "", text)  # its message speaks for itself
 
 
 class _Scoreboard:

@@ -280,7 +280,12 @@ class Sandbox:
         argv = [c.python, "-I", "-B", str(self.runtime / "child.py"), str(self.workdir),
                 str(req_r), str(resp_w), limits]  # fmt: skip
         cmd, kwargs = self._command(argv)
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        # the log is the grader's: children write to it, but none can open it (0600, root)
+        out = (
+            os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+            if self.log
+            else subprocess.DEVNULL
+        )
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self._scratch,

@@ -16,9 +16,12 @@ __all__ = [
 ]
 
 
-class ShapeError(ValueError):
+class ShapeError(ValueError, RuntimeError):
     """An op was given inputs whose shapes it cannot combine. The message names the op and
-    every input shape."""
+    every input shape.
+
+    A ``ValueError`` (numpy's habit) that is also a ``RuntimeError``, which is what PyTorch
+    raises for shape mismatches: ``except RuntimeError`` in PyTorch code catches it too."""
 
 
 REGISTRY: dict[str, Op] = {}

@@ -67,7 +67,7 @@ class Mul(Op):
     >>> from tinygrad_edu.ops import RAW, get_op
     >>> get_op("mul").vjp(RAW, np.ones(2), (np.array([1., 2.]), np.array([3., 4.])), None,
     ...                   ((2,), (2,)), (True, True))
-    (array([3., 4.]), array([1., 2.]))
+    [array([3., 4.]), array([1., 2.])]
     """
 
     name, arity, saves = "mul", 2, (0, 1)
