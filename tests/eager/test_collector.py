@@ -115,3 +115,45 @@ def test_mul_div_matmul_save_an_input_only_for_the_other_inputs_gradient(needs):
                 np.testing.assert_allclose(t.grad.numpy(), ref.grad.numpy(), rtol=1e-12)
             else:
                 assert t.grad is None
+
+
+class _Twice(tg.autograd.Function):
+    """y = a + b, whose backward hands the *same* fresh array to both inputs."""
+
+    made = []
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.array(g.numpy(), copy=True)
+        _Twice.made.append(weakref.ref(out))
+        return out, out
+
+
+def test_a_fresh_gradient_becomes_grad_without_a_copy_a_shared_one_is_copied():
+    _Twice.made.clear()
+    a = tg.tensor(np.ones(3), requires_grad=True)
+    b = tg.tensor(np.ones(3), requires_grad=True)
+    _Twice.apply(a, b).backward(tg.tensor(np.full(3, 2.0)))
+    made = _Twice.made[0]()
+    # the array went to two leaves: the first to run gets a copy (the other's buffer still
+    # holds the array), the second keeps the array itself, which nobody else holds by then
+    assert a.grad.data is not b.grad.data
+    assert made is not None and (made is a.grad.data or made is b.grad.data)
+    a.grad.data += 1  # writing into one gradient does not change the other
+    np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_a_weight_gradient_nobody_else_holds_is_kept_as_computed():
+    w = tg.tensor(np.ones((3, 2)), requires_grad=True)
+    x = tg.tensor(np.arange(12.0).reshape(4, 3))
+    (x @ w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ np.ones((4, 2)))
+    first = w.grad.data
+    (x @ w).sum().backward()  # the second gradient is added into the first, in place
+    assert w.grad.data is first
+    np.testing.assert_allclose(w.grad.numpy(), 2 * x.numpy().T @ np.ones((4, 2)))

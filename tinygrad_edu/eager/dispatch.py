@@ -142,7 +142,10 @@ def apply_op(op, *args, **attrs) -> Tensor:
     # objects for the cycle collector to scan, which is what makes long graphs slow to build.
     n = len(args)
     node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
-    node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
+    try:
+        node.shapes, node.dtypes = _META[(type(out), *meta)]
+    except (KeyError, TypeError):  # a new combination, or an unhashable constant
+        node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
     saves = _SAVES.get((op, mask)) if op.saves else None
     if saves is None and op.saves:
         saves = _saves(op, mask)

@@ -336,7 +336,7 @@ def _evaluate(task, node, grads, push):
     lock, and ``push((-sequence_nr, k, node, inputs))`` each node that became ready (``k``
     counts them: nodes of equal number, AccumulateGrads, run first in, first out)."""
     obs = task.observer
-    if node._tensor_hooks or node._pre_hooks or node._retained or task.captures:
+    if node._hooked or task.captures:  # one test for the rare cases (see Node._hooked)
         grads = _before_node(task, node, grads)
     if task.exec_nodes is not None and node not in task.exec_nodes:
         outs = ()  # its gradient is not needed
@@ -348,7 +348,7 @@ def _evaluate(task, node, grads, push):
         outs = node.apply(grads, task.create_graph)
         if not task.retain_graph:
             node.release()
-        if node._post_hooks:
+        if node._hooked and node._post_hooks:
             outs = _after_node(task, node, grads, outs)
         if task.anomaly:
             _check_nan(node, outs)

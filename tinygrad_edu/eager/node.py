@@ -85,6 +85,10 @@ class Node:
     # two assignments.
     __slots__ = ("next_functions", "sequence_nr", "__weakref__", "__dict__")
     _pre_hooks = _post_hooks = _tensor_hooks = _retained = _trace = None
+    # NOTE [One test for hooks]: True once any hook or retained gradient is set on this node,
+    # so the engine tests one attribute per node instead of four. What it costs a reader:
+    # every method that sets one of the four must also set this (they all live below).
+    _hooked = False
     device = CPU
 
     def __init__(self, next_functions=()):
@@ -111,6 +115,7 @@ class Node:
         """``fn(grad_outputs)`` runs before the node; it may return replacement gradients."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+        self._hooked = True
         self._pre_hooks.append(fn)
         return RemovableHandle(self._pre_hooks, fn)
 
@@ -119,12 +124,14 @@ class Node:
         for ``grad_inputs``."""
         if self._post_hooks is None:
             self._post_hooks = []
+        self._hooked = True
         self._post_hooks.append(fn)
         return RemovableHandle(self._post_hooks, fn)
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         if self._tensor_hooks is None:
             self._tensor_hooks = {}
+        self._hooked = True
         hooks = self._tensor_hooks.setdefault(output_nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
@@ -132,6 +139,7 @@ class Node:
     def _retain(self, output_nr: int, tensor) -> None:
         if self._retained is None:
             self._retained = {}
+        self._hooked = True
         self._retained[output_nr] = weakref.ref(tensor)
 
     def _record_trace(self) -> None:

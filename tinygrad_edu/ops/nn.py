@@ -90,26 +90,36 @@ def _class_dim(ndim):
     return 1 if ndim >= 2 else 0
 
 
-def _nll_weights(xp, target, shape, dtype, weight, ignore_index):
-    """An array of ``shape`` (the log-probabilities'): at each sample's target class, that
-    class's weight (1 without weights; 0 where the target is ``ignore_index``); 0 elsewhere."""
-    c = _class_dim(len(shape))
-    n_classes = shape[c]
+def _nll_targets(xp, target, n_classes, dtype, weight, ignore_index):
+    """``(safe, ws)``: each sample's class (0 where the target is ``ignore_index``) and its
+    weight (that class's weight, 1 without weights, 0 where ignored). Raises for a class
+    outside ``0..n_classes - 1``."""
     valid = target != ignore_index
     safe = xp.where(valid, target, xp.zeros_like(target))
-    bad = xp.logical_and(valid, xp.logical_or(safe < 0, safe >= n_classes))
-    if bool(xp.any(bad)):
-        wrong = [int(v) for v in xp.reshape(safe[bad], (-1,))][0]
-        raise IndexError(
-            f"nll_loss: target holds class {wrong}, but there are {n_classes} classes "
-            f"(0..{n_classes - 1}); ignore_index is {ignore_index}"
-        )
+    # two reductions test the whole target; the element-wise test only runs to name a culprit
+    if safe.size and not (bool(xp.min(safe) >= 0) and bool(xp.max(safe) < n_classes)):
+        bad = xp.logical_and(valid, xp.logical_or(safe < 0, safe >= n_classes))
+        if bool(xp.any(bad)):
+            wrong = [int(v) for v in xp.reshape(safe[bad], (-1,))][0]
+            raise IndexError(
+                f"nll_loss: target holds class {wrong}, but there are {n_classes} classes "
+                f"(0..{n_classes - 1}); ignore_index is {ignore_index}"
+            )
+    ws = xp.astype(valid, dtype)
+    if weight is not None:
+        picked = xp.take(xp.asarray(weight, dtype=dtype), xp.reshape(safe, (-1,)), axis=0)
+        ws = ws * xp.reshape(picked, safe.shape)
+    return safe, ws
+
+
+def _nll_weights(xp, safe, ws, shape):
+    """An array of ``shape`` (the log-probabilities'): at each sample's target class, the
+    sample's weight ``ws``; 0 elsewhere (``safe``, ``ws``: from :func:`_nll_targets`)."""
+    c = _class_dim(len(shape))
+    n_classes = shape[c]
     tail = (1,) * (len(shape) - c - 1)
     hit = xp.expand_dims(safe, axis=c) == xp.reshape(xp.arange(n_classes), (n_classes,) + tail)
-    w = xp.astype(xp.logical_and(hit, xp.expand_dims(valid, axis=c)), dtype)
-    if weight is not None:
-        w = w * xp.reshape(xp.asarray(weight, dtype=dtype), (n_classes,) + tail)
-    return w
+    return xp.astype(hit, ws.dtype) * xp.expand_dims(ws, axis=c)
 
 
 def _reduce(xp, loss, w, reduction):
@@ -144,8 +154,10 @@ class NllLoss(Op):
     name, arity, saves = "nll_loss", 2, (1,)
 
     def forward(self, xp, logp, target, weight=None, ignore_index=-100, reduction="mean"):
-        w = _nll_weights(xp, target, tuple(logp.shape), logp.dtype, weight, ignore_index)
-        return _reduce(xp, -xp.sum(logp * w, axis=_class_dim(logp.ndim)), w, reduction)
+        c = _class_dim(logp.ndim)
+        safe, ws = _nll_targets(xp, target, logp.shape[c], logp.dtype, weight, ignore_index)
+        picked = xp.take_along_axis(logp, xp.expand_dims(safe, axis=c), axis=c)  # logp[n, y_n]
+        return _reduce(xp, -xp.squeeze(picked, axis=c) * ws, ws, reduction)
 
     def shape(self, lshape, tshape, weight=None, ignore_index=-100, reduction="mean"):
         c = _class_dim(len(lshape))
@@ -176,11 +188,13 @@ class NllLossGrad(Op):
     def forward(self, xp, g, target, like=None, shape=None, weight=None, ignore_index=-100,
                 reduction="mean"):  # fmt: skip
         shape = tuple(like.shape) if shape is None else tuple(shape)
-        w = _nll_weights(xp, target, shape, g.dtype, weight, ignore_index)
+        n_classes = shape[_class_dim(len(shape))]
+        safe, ws = _nll_targets(xp, target, n_classes, g.dtype, weight, ignore_index)
+        w = _nll_weights(xp, safe, ws, shape)
         if reduction == "none":
             return -xp.expand_dims(g, axis=_class_dim(len(shape))) * w
         if reduction == "mean":
-            denom = xp.sum(w)
+            denom = xp.sum(ws)
             w = w / xp.where(denom == 0, xp.ones_like(denom), denom)
         return -g * w
 
