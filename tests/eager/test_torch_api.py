@@ -287,6 +287,17 @@ def test_a_truncated_model_file_names_the_file():
         tg.nn.load(path)
 
 
+def test_torch_save_and_load_spelling_round_trips(tmp_path):
+    model = tg.nn.Linear(3, 2)
+    path = str(tmp_path / "model.pt")  # PyTorch's habit; the file is written as model.pt.npz
+    tg.save(model.state_dict(), path)
+    other = tg.nn.Linear(3, 2)
+    other.load_state_dict(tg.load(path))
+    np.testing.assert_array_equal(other.weight.numpy(), model.weight.numpy())
+    with pytest.raises(FileNotFoundError):
+        tg.load(str(tmp_path / "missing.pt"))
+
+
 # -- item assignment: PyTorch's CopySlices ------------------------------------------------------
 def test_item_assignment_is_recorded_as_copy_slices():
     torch = pytest.importorskip("torch")

@@ -127,6 +127,6 @@ def floating(xp, x):
     (dtype('float32'), dtype('float64'))
     """
     dt = getattr(x, "dtype", None)
-    if dt is None or dt.kind == "f":
+    if dt is None or category(dt) == _FLOAT:
         return x
     return xp.astype(x, xp.float32)

@@ -504,7 +504,7 @@ class MaskedFill(Op):
     name, arity, saves = "masked_fill", 3, (1,)
 
     def forward(self, xp, x, mask, value):
-        if str(getattr(mask, "dtype", "bool")) != "bool":
+        if "bool" not in str(getattr(mask, "dtype", "bool")):
             raise TypeError(
                 f"masked_fill: the mask must be a bool tensor (as in PyTorch), not "
                 f"{mask.dtype}; make one with a comparison (x > 0) or mask.bool()"

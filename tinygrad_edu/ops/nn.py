@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from .base import Op, ShapeError, fmt_shapes, normalize_axes, register
+from .dtypes import category
 from .surface import cast, declare
 
 __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad", "OneHot"]
@@ -18,7 +19,7 @@ def _log_softmax(xp, x, axis):
 
 
 def _need_float(opname, x):
-    if getattr(x, "dtype", None) is not None and x.dtype.kind != "f":
+    if getattr(x, "dtype", None) is not None and category(x.dtype) != 2:
         raise TypeError(
             f"{opname}: the input is {x.dtype}, but {opname} needs a floating dtype (as in "
             f"PyTorch); convert first, e.g. x.float(), or pass dtype=tg.float32"
