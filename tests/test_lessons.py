@@ -32,7 +32,9 @@ def _fresh():
     lessons.set_strict(None)
 
 
-@pytest.mark.parametrize("module", ["checks", "exercise", "notebooks", "lesson00", "lesson03"])
+@pytest.mark.parametrize(
+    "module", ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13"]
+)
 def test_doctests(module):
     mod = importlib.import_module(f"tinygrad_edu.lessons.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
