@@ -273,8 +273,8 @@ if "torch" in curves:
 
 # %% [markdown]
 # The two loss curves agree to float32 rounding, step by step: the same model, the same
-# optimizer, the same numbers. (The step number is PyTorch's Adam too: bias correction,
-# $\beta = (0.9, 0.999)$, $\epsilon = 10^{-8}$.)
+# optimizer, the same numbers. Our `optim.Adam` is PyTorch's algorithm with PyTorch's
+# defaults: the same bias correction, $\beta = (0.9, 0.999)$, $\epsilon = 10^{-8}$.
 #
 # ## 4. Item assignment, `CopySlices`, and walking `grad_fn`
 #

@@ -71,6 +71,7 @@ class Mul(Op):
     """
 
     name, arity, saves = "mul", 2, (0, 1)
+    saves_for = {0: (1,), 1: (0,)}  # a is read only for b's gradient, b only for a's
 
     def forward(self, xp, a, b):
         return torch_result(xp, a * b, a, b)
@@ -88,6 +89,7 @@ class Div(Op):
     $\partial L/\partial b = -g\,a/b^2$."""
 
     name, arity, saves = "div", 2, (0, 1)
+    saves_for = {0: (1,)}  # a is read only for b's gradient; b for both
 
     def forward(self, xp, a, b):
         return torch_result(xp, a / b, a, b, floating=True)
