@@ -350,6 +350,10 @@ C("squeeze", (E(S(1, 3, 1)), E(S(1, 3, 1), args=(0,)), E(S(1, 3, 1), args=(1,)),
 C("broadcast_to", (E(S(3), args=(2, 3)), E(S(2, 1), args=(2, -1, 4)), E(S(), args=((3,),)),
                    E(S(1, 3, layout="T"), args=(4, 3))), only=("expand",))  # fmt: skip
 C("broadcast_to", (E(S(3), args=((2, 3),)), E(S(2, 1), args=((3, 2, 4),))), only=("broadcast_to",))
+C("broadcast_to", (E(S(3), S(2, 3)), E(S(2, 1), S(3, 2, 4)), E(S(), S(2)), E(S(2), S(3))),
+  only=("expand_as",))
+C("astype", (E(S(2, 3), S(3, dtype="float32")), E(S(3, dtype="int64"), S(2)),
+             E(S(2), S(2, dtype="int64")), E(S(2), S(2))), only=("type_as",), rtol=1e-6)
 C("repeat", (E(S(2, 3, 2), args=(2, 1)), E(S(2, 3), args=(2,))))  # fewer repeats than dims
 C("repeat", (E(S(3), args=(2,)), E(S(2, 3), args=(2, 1)), E(S(2, 3), args=((1, 2, 3),)),
              E(S(2, 3, layout="T"), args=(2, 2)), E(S(), args=(3,))))  # fmt: skip

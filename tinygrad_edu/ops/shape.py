@@ -630,6 +630,13 @@ def _expand(op, apply):
     return expand
 
 
+def _expand_as(op, apply):
+    def expand_as(input, other):
+        return apply(op, input, shape=shape_of("expand_as", other))
+
+    return expand_as
+
+
 def _broadcast_to(op, apply):
     def broadcast_to(input, size):
         return apply(op, input, shape=tuple(size))
@@ -761,6 +768,7 @@ declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
 declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
 declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
 declare("broadcast_to", _expand, methods=("expand",))
+declare("broadcast_to", _expand_as, methods=("expand_as",))
 declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
 declare("repeat", _repeat, methods=("repeat",))
 declare("permute", _permute, methods=("permute",))
