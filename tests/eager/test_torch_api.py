@@ -257,6 +257,19 @@ def test_adding_a_string_is_a_type_error_naming_the_fix(L):
         "a" * x
 
 
+def test_a_list_or_a_max_pair_as_an_operand_is_a_type_error(L):
+    # torch refuses both; before, a list crashed inside dtype promotion (AttributeError) and
+    # the (values, indices) pair of max(dim) could be stacked into a (2, ...) result
+    x = L.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match=r"sub: got a \(values, indices\) pair.*\.values"
+                       if L is tg else "max"):
+        x - x.max(dim=1, keepdim=True)
+    with pytest.raises(TypeError, match=r"add: got a list" if L is tg else "list"):
+        x + [1.0, 2.0]
+    torch_like = x - x.max(dim=1, keepdim=True).values  # the fix the message names
+    assert torch_like.tolist() == [[-1.0, 0.0], [-1.0, 0.0]]
+
+
 def test_tensor_of_none_is_an_error():
     with pytest.raises(TypeError, match=r"tensor\(\): data is None; give a number"):
         tg.tensor(None)  # was tensor(nan)
