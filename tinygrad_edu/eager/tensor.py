@@ -56,7 +56,8 @@ def _as_array(xp, value):
 #     input buffer, ``_accumulate``'s and ``_unshared``'s arguments, ``getrefcount``'s own:
 #     4); any other caller holds one more and gets a copy, and an interpreter whose counts we
 #     have not checked always copies.
-_REFS_WHEN_UNSHARED = 4 if sys.implementation.name == "cpython" and sys.version_info < (3, 14) else 0
+_CHECKED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_REFS_WHEN_UNSHARED = 4 if _CHECKED else 0
 
 
 def _unshared(g) -> bool:
