@@ -280,6 +280,22 @@ def test_nothing_the_child_started_or_wrote_survives_it(box, sandbox_setup):
     assert not marker.exists(), "a file the sandbox user left in /tmp survived the sweep"
 
 
+def test_a_file_left_in_any_world_writable_folder_is_swept(box, sandbox_setup):
+    if not sandbox_setup.privileged or not os.path.isdir("/run"):
+        pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
+    make, _ = box
+    stash = Path(tempfile.mkdtemp(prefix="tgedu-stash-", dir="/run"))  # like /var/crash
+    os.chmod(stash, 0o1777)
+    try:
+        with make() as sb:
+            assert str(stash) in sb.config.writable
+            assert sb.call("probes.p", "write", {"path": str(stash / "for-later"), "size": 9})
+            assert (stash / "for-later").exists()
+        assert not (stash / "for-later").exists(), "a later child could read what it left"
+    finally:
+        shutil.rmtree(stash, ignore_errors=True)
+
+
 def test_no_network_when_it_can_be_isolated(box, sandbox_setup):
     make, _ = box
     with make() as sb:
