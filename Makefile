@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 EXTRAS ?= dev,viz,notebooks,docs
 PYTEST_ARGS ?= -n 2
 
-.PHONY: venv graphviz chromium test demo lint format bench docs clean
+.PHONY: venv graphviz chromium test demo lint format bench docs lessons-html clean
 
 venv: $(STAMP)
 
@@ -56,6 +56,11 @@ test: venv graphviz chromium
 
 docs: venv
 	$(BIN)/python -m mkdocs build --strict
+
+# Every lesson as one standalone HTML file (build/lessons-html/), the student edition as the
+# site publishes it, with KaTeX inlined: the maths renders offline, nothing loads from a CDN.
+lessons-html: venv
+	$(BIN)/python docs/lesson_html.py
 
 demo: venv graphviz
 	$(BIN)/tinygrad-edu demo

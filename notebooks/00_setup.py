@@ -121,12 +121,15 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 10 device engine | one ready queue and one thread per device, lanes, reentrant backward |
 # | 11 CNNs | convolution as im2col, pooling, batch norm, a CNN drawn by module and trained |
 # | 12 PyTorch graphs | draw your PyTorch model, its backward order, DLPack and version counters |
+# | 13 coming from PyTorch | your PyTorch code run unchanged, side by side with PyTorch |
 #
 # In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
 # Lesson 9 builds on lesson 8 (the symbolic engine as a small compiler), lesson 10 on lesson 5
 # (the eager engine across devices and threads); lesson 11 takes lesson 6's training loop to
 # convolutional networks, and lesson 12 turns the renderer on PyTorch's own graphs.
+# **Coming from PyTorch?** Read lesson 13 next: it runs the PyTorch code you already write
+# (`nn.Module`, `F.cross_entropy`, `optim.Adam`, `no_grad()`) on this library, beside PyTorch.
 # Every lesson has small exercises with checks like the one below.
 
 # %% [markdown]

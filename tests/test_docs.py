@@ -18,6 +18,7 @@ import functools
 import hashlib
 import html
 import http.server
+import importlib.util
 import io
 import json
 import os
@@ -133,8 +134,10 @@ window.addEventListener("load", function () {
 </script>"""
 
 
-@pytest.fixture(scope="session")
-def server(site):
+@contextlib.contextmanager
+def _serve(directory):
+    """Serve ``directory`` on 127.0.0.1 (pages with the probe added before ``</body>``)."""
+
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
@@ -157,12 +160,20 @@ def server(site):
         def handle_error(self, request, client_address):
             pass  # the browser may drop a connection it no longer needs
 
-    httpd = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    httpd = Server(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    with _serve(site) as url:
+        yield url
 
 
 def _chromium() -> str:
@@ -362,3 +373,69 @@ def test_screenshot_shows_the_drawing(tmp_path, server):
     on_screen = {rgb for count, rgb in colors if count >= 50}
     shown = fills & on_screen
     assert len(shown) >= 2, f"graph colours {sorted(fills)} not on screen"
+
+
+# -- standalone HTML of a lesson (docs/lesson_html.py, make lessons-html) --------------------
+HTML_LESSONS = ("01_derivatives", "03_ops_as_nodes")  # maths and a plot; maths and a stepper
+
+
+def _lesson_html():
+    spec = importlib.util.spec_from_file_location("lesson_html", ROOT / "docs" / "lesson_html.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def lesson_pages(tmp_path_factory) -> Path:
+    """The exported student editions of ``HTML_LESSONS`` (as ``make lessons-html`` writes them)."""
+    pytest.importorskip("nbconvert")
+    out = tmp_path_factory.mktemp("lessons-html")
+    for stem in HTML_LESSONS:
+        _lesson_html().export_html(ROOT / "notebooks" / f"{stem}.ipynb", out)
+    return out
+
+
+@pytest.mark.parametrize("stem", HTML_LESSONS)
+def test_exported_lesson_html_refers_to_nothing_outside(lesson_pages, stem):
+    """No script, stylesheet or font from a CDN or any other file: KaTeX is inside the page."""
+    text = (lesson_pages / f"{stem}.html").read_text(encoding="utf-8")
+    assert not re.findall(r"<script\b[^>]*\ssrc=", text), "a <script src=...>"
+    assert not re.findall(r"<link\b[^>]*stylesheet", text), "a <link rel=stylesheet>"
+    assert not re.findall(r"@import", text), "an @import"
+    urls = re.findall(r"url\(\s*['\"]?([^)'\"]*)", text)
+    assert urls and all(u.startswith(("data:", "#")) for u in urls), \
+        [u for u in urls if not u.startswith(("data:", "#"))][:5]  # fmt: skip
+    assert "mathjax" not in text.lower() and "require.min.js" not in text
+    assert "renderMathInElement" in text and "font-family:KaTeX_Main" in text
+    fonts = list(_lesson_html().KATEX.glob("fonts/*.woff2"))
+    assert fonts and text.count("url(data:font/woff2;base64,") == len(fonts)  # all inlined
+    assert "BEGIN SOLUTION" not in text and "NotImplementedError" in text  # the student edition
+    assert "$" in text and ("\\frac" in text or "\\partial" in text)  # maths for KaTeX
+
+
+def test_exported_lesson_html_without_the_katex_fonts_is_refused(monkeypatch, tmp_path):
+    module = _lesson_html()
+    css = (module.KATEX / "katex.min.css").read_text(encoding="utf-8")
+    assert "url(fonts/" not in module._inline_fonts(css)
+    with pytest.raises(RuntimeError, match="font reference"):
+        module._inline_fonts(css + '@font-face{src:url(fonts/KaTeX_New.otf) format("opentype")}')
+    monkeypatch.setattr(module, "KATEX", tmp_path)
+    with pytest.raises(FileNotFoundError, match="vendor_katex.py"):
+        module.katex_head()
+
+
+@pytest.mark.parametrize("stem", HTML_LESSONS)
+def test_exported_lesson_html_in_the_browser(tmp_path, lesson_pages, stem):
+    """Offline in Chromium: the maths typeset by KaTeX, no raw TeX, every picture loads,
+    nothing fetched, the players animate."""
+    with _serve(lesson_pages) as url:
+        r = _probe(tmp_path, f"{url}{stem}.html")
+    assert r["external"] == [], f"loaded from another host: {r['external']}"
+    assert r["images"] > 0 and r["broken"] == [], r["broken"]
+    assert r["katex"] > 0 and r["katexErrors"] == 0, r
+    assert r["rawTex"] == [], f"raw TeX: {r['rawTex']}"
+    for player in r["players"]:
+        assert player["playing"] and player["now"] != player["first"], f"still: {player}"
+    if stem == "03_ops_as_nodes":
+        assert r["players"], "the stepper is missing"

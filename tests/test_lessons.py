@@ -5,6 +5,7 @@ paired with its executed ``.ipynb``."""
 import doctest
 import importlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -32,7 +33,9 @@ def _fresh():
     lessons.set_strict(None)
 
 
-@pytest.mark.parametrize("module", ["checks", "exercise", "notebooks", "lesson00", "lesson03"])
+@pytest.mark.parametrize(
+    "module", ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13"]
+)
 def test_doctests(module):
     mod = importlib.import_module(f"tinygrad_edu.lessons.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
@@ -434,3 +437,39 @@ def test_student_edition_runs_top_to_bottom(name):
         if ex.fallback is not None:
             assert f"NOTICE  {ex.name} is not solved yet" in text
     assert "❌" not in text, "a teaching check failed in the student edition"
+
+
+_NO_TORCH = """import sys
+
+
+class _NoTorch:  # this interpreter behaves as if PyTorch were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, _NoTorch())
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in LESSONS if n[:2] in ("12", "13")])
+def test_pytorch_lessons_run_without_pytorch(name, tmp_path, monkeypatch):
+    """The lessons that compare with PyTorch run top to bottom without it (a kernel where
+    ``import torch`` fails), say how to install it, and their checks pass on our results."""
+    pytest.importorskip("nbclient")
+    from tinygrad_edu.lessons.notebooks import execute_notebook
+
+    (tmp_path / "sitecustomize.py").write_text(_NO_TORCH, encoding="utf-8")
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
+    monkeypatch.setenv("PYTHONPATH", path)
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+    done = execute_notebook(nb, NOTEBOOKS, strict=True, timeout=240)
+    outputs = _outputs(done)
+    assert not any(o["output_type"] == "error" for o in outputs)
+    text = "\n".join(_output_text(o) for o in outputs)
+    assert "PyTorch is not installed" in text and "pip install" in text
+    module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+    for ex in module.EXERCISES:
+        assert f"✅ PASS  {ex.name}:" in text, f"{ex.name} without PyTorch"
+    assert "❌" not in text

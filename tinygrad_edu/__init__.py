@@ -12,7 +12,7 @@ edges, CSE599W's design) lives in :mod:`tinygrad_edu.symbolic`.
 tensor([2., 4.])
 """
 
-from . import eager
+from . import autograd, eager
 from .dtypes import (
     bool,
     double,
@@ -91,7 +91,7 @@ __all__ = [
     "manual_seed", "is_tensor", "numel", "sum_to", "softmax_cross_entropy", "ShapeError",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
-    "eager", "nn", "symbolic", "optim", "from_dlpack",
+    "autograd", "eager", "nn", "symbolic", "optim", "from_dlpack", "save", "load",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
@@ -102,4 +102,8 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name in ("save", "load"):  # torch.save(model.state_dict(), path), torch.load(path)
+        from .nn import module
+
+        return getattr(module, name)
     raise AttributeError(f"module 'tinygrad_edu' has no attribute {name!r}")

@@ -209,6 +209,10 @@ C("relu", unary("away"))
 C("neg", unary())
 C("clone", unary())
 C("pow", unary("positive"), names=("Tensor.square", "tg.square", "Tensor.square_"))
+# integer and bool inputs: computed in float32, PyTorch's default float (numpy: float64); the
+# in-place forms (x.exp_() of an int tensor) are errors in both
+for _op in ("exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "erf"):
+    C(_op, (E(S(2, 3, dtype="int64")), E(S(3, dtype="bool"))), rtol=1e-6, atol=1e-7)
 
 # -- arithmetic: tensors, numbers, broadcasting; x.add(y, alpha=2) -------------------------------
 for _op, _fill in (("add", "normal"), ("sub", "normal"), ("mul", "normal"), ("div", "away")):
@@ -240,6 +244,9 @@ C("where", (E(S(2, 3), S(3), condition=np.array([True, False, True])),
             E(S(), S(2, 2), condition=np.array([[True], [False]])),
             E(S(3, 2, layout="T"), S(), condition=np.eye(3, 2) > 0)),
   call=call_on(_where, lambda fn, x, y, condition: fn(condition, x, y)))  # fmt: skip
+C("where", tuple(E(condition=np.array([True, False, True]), a=a, b=b)
+                for a, b in ((1, 0), (1, 0.5), (2.5, False), (True, False))),
+  names=("tg.where",), call=lambda L, name, condition, a, b: L.where(condition, a, b))
 C("where", (E(S(2, 3), condition=np.array([True, False, True]), y=0.5),),
   call=call_on(lambda attr, x, condition, y: x.where(condition, y),
                lambda fn, x, condition, y: fn(condition, x, y)))
@@ -249,6 +256,7 @@ def _masked_fill(L, name, x, *value, mask, number=None):
     return call_default(L, name, x, mask, value[0] if value else number)
 
 
+C("masked_fill", (E(S(2, 3), mask=np.array([1, 0, 1]), number=0.5),), call=_masked_fill)  # error
 C("masked_fill", (E(S(2, 3), mask=np.array([True, False, True]), number=0.5),
                   E(S(3, 2, layout="T"), mask=np.eye(3, 2) > 0, number=-1.0),
                   E(S(2, 3), S(), mask=np.array([[True], [False]])),
@@ -271,6 +279,31 @@ C("logical_and", (E(S(4), S(4, dtype="int64")),), only=("logical_and",))  # nonz
 C("sum", reductions() + (E(S(2, 3), axis=1, keepdims=True), E(S(3, dtype="int64")),
                          E(S(2, 2, dtype="bool"), dim=0)))  # fmt: skip
 C("mean", reductions() + (E(S(2, 3), axis=(0, 1)),))
+
+
+def _with_dtype(L, name, x, *rest, dtype, **kw):
+    """``dtype=`` given by name (``"float64"``) in the table, as each library's dtype."""
+    return call_default(L, name, x, *rest, dtype=getattr(L, dtype), **kw)
+
+
+# dtype=: the input is converted first (sum of an int tensor in float64, ...)
+C("sum", (E(S(2, 3, dtype="int64"), dtype="float64"), E(S(2, 3), dim=1, dtype="float32"),
+          E(S(3, dtype="bool"), dtype="int32")), call=_with_dtype, rtol=1e-6, atol=1e-7)
+C("mean", (E(S(2, 3, dtype="int64"), dim=0, dtype="float64"), E(S(4), dtype="float32")),
+  call=_with_dtype, rtol=1e-6, atol=1e-7)
+# a 0-d input has one dim for PyTorch: 0 or -1 (anything else, or both, is an error)
+_SCALAR_DIMS = (E(S(), dim=0), E(S(), dim=-1, keepdim=True), E(S(), axis=0), E(S(), dim=1),
+                E(S(), dim=(0, -1)), E(S(), dim=(0,)))  # fmt: skip
+for _op in ("sum", "mean", "all", "any"):
+    C(_op, _SCALAR_DIMS)
+C("var", (E(S(), dim=0), E(S(), dim=-1, correction=0), E(S(), dim=1)))
+C("std", (E(S(), dim=0, unbiased=False), E(S(), dim=2)))
+C("max", (E(S(), dim=0), E(S(), dim=(0,))), only=("amax",))
+C("all", (E(S(2, 3, dtype="bool")), E(S(2, 3), dim=1), E(S(2, 3, dtype="int64"), dim=0,
+          keepdim=True), E(S(0, 3, dtype="bool")), E(S(2, 3, dtype="bool"), axis=-1),
+          E(S(3, 2, layout="T"), dim=(0, 1))))  # fmt: skip
+C("any", (E(S(2, 3, dtype="bool")), E(S(2, 3), dim=0), E(S(4, dtype="int64"), dim=0),
+          E(S(0, 3, dtype="bool")), E(S(0, 3, dtype="bool"), dim=1)))  # fmt: skip
 C("var", reductions() + (E(S(3, 4), dim=1, correction=0), E(S(3, 4), dim=0, unbiased=False),
                          E(S(5), unbiased=True), E(S(2, 5), args=(1, False, True))))  # fmt: skip
 C("std", reductions() + (E(S(3, 4), dim=1, correction=0), E(S(5), unbiased=False)))
@@ -285,6 +318,12 @@ C("argmin", reductions("distinct", empty=False))
 C("cumsum", (E(S(5), dim=0), E(S(2, 3), dim=1), E(S(2, 3), dim=-2),
              E(S(3, 4, layout="T"), dim=0), E(S(), dim=0), E(S(0, 2), dim=0),
              E(S(3, dtype="int64"), dim=0)))  # fmt: skip
+C("cumsum", (E(S(3, dtype="int64"), dim=0, dtype="float64"), E(S(2, 3), dim=1, dtype="float32"),
+             E(S(), dim=1)), call=_with_dtype, rtol=1e-6, atol=1e-7)  # fmt: skip
+for _op in ("softmax", "log_softmax"):  # int inputs need dtype=; empty inputs stay empty
+    C(_op, (E(S(2, 3, dtype="int64"), dim=1, dtype="float64"), E(S(2, 3), dim=0, dtype="float32"),
+            E(S(0, 3), dim=0, dtype="float64")), call=_with_dtype, rtol=1e-6, atol=1e-7)
+    C(_op, (E(S(2, 3, dtype="int64"), dim=1), E(S(0, 3), dim=0), E(S(3, 0), dim=0)))
 C("softmax", (E(S(2, 3), dim=1), E(S(2, 3), dim=0), E(S(4), dim=-1), E(S(3, 4, layout="T"), dim=1),
               E(S(2, 3, 2), dim=1), E(S(0, 3), dim=1)))  # fmt: skip
 C("log_softmax", (E(S(2, 3), dim=1), E(S(4), dim=0), E(S(3, 4, layout="T"), dim=-1),
@@ -307,6 +346,7 @@ C("squeeze", (E(S(1, 3, 1)), E(S(1, 3, 1), args=(0,)), E(S(1, 3, 1), args=(1,)),
 C("broadcast_to", (E(S(3), args=(2, 3)), E(S(2, 1), args=(2, -1, 4)), E(S(), args=((3,),)),
                    E(S(1, 3, layout="T"), args=(4, 3))), only=("expand",))  # fmt: skip
 C("broadcast_to", (E(S(3), args=((2, 3),)), E(S(2, 1), args=((3, 2, 4),))), only=("broadcast_to",))
+C("repeat", (E(S(2, 3, 2), args=(2, 1)), E(S(2, 3), args=(2,))))  # fewer repeats than dims
 C("repeat", (E(S(3), args=(2,)), E(S(2, 3), args=(2, 1)), E(S(2, 3), args=((1, 2, 3),)),
              E(S(2, 3, layout="T"), args=(2, 2)), E(S(), args=(3,))))  # fmt: skip
 C("permute", (E(S(2, 3, 4), args=(2, 0, 1)), E(S(2, 3, 4), args=((1, 0, 2),)), E(S(), args=()),
@@ -337,6 +377,9 @@ def _join(attr, *tensors, **kw):
 C("cat", (E(S(2, 3), S(1, 3)), E(S(2, 3), S(2, 1), dim=1), E(S(2, 3), S(0, 3)),
           E(S(3, 2, layout="T"), S(2, 2), dim=-1), E(S(4), S(4))),
   call=call_on(_join, lambda fn, *xs, **kw: fn(list(xs), **kw)))  # fmt: skip
+C("cat", (E(S(2, 3, dtype="float32"), S(1, 3, dtype="int64")), E(S(2, dtype="int64"),
+          S(2, dtype="bool")), E(S(1, 2), S(1, 2, dtype="float32"), dim=1)),
+  call=call_on(_join, lambda fn, *xs, **kw: fn(list(xs), **kw)), rtol=1e-6)  # promotion
 C("stack", (E(S(2, 3), S(2, 3)), E(S(2, 3), S(2, 3), dim=2), E(S(), S()),
             E(S(3, 2, layout="T"), S(2, 3), dim=-1)),
   call=call_on(_join, lambda fn, *xs, **kw: fn(xs, **kw)))  # fmt: skip
@@ -352,7 +395,8 @@ C("matmul", (E(S(2, 3), S(3, 4)), E(S(3, 2, layout="T"), S(3, 3)), E(S(3), S(3, 
 # -- activations of tg.nn.functional (ops of the library) -----------------------------------------
 C("leaky_relu", unary("away") + (E(S(2, 3, fill="away"), args=(0.2,)),
                                  E(S(4, fill="away"), negative_slope=0.5)))  # fmt: skip
-C("gelu", unary("wide") + (E(S(2, 3, fill="wide"), approximate="tanh"),))
+C("gelu", unary("wide") + (E(S(2, 3, fill="wide"), approximate="tanh"),
+                           E(S(3), approximate="fast")))  # fmt: skip
 C("softplus", unary("wide") + (E(S(2, 3, fill="wide"), beta=2.0, threshold=3.0),))
 
 
@@ -392,6 +436,7 @@ F("cross_entropy", (
     E(S(0, 3), args=(np.zeros(0, dtype=np.int64),)),
     E(S(3, 4, layout="T"), args=(np.array([3, 0, 1]),)),
     E(S(4, 3), args=(np.array([0, 3, 1, 2]),)),
+    E(S(4, 3), args=(_target,), reduction="avg"),
 ))
 F("nll_loss", (
     E(S(4, 3), args=(_target,)),
@@ -475,6 +520,9 @@ T("__setitem__", (E(S(4, 3), S(3), index=1), E(S(4, 3), index=(slice(None), 0), 
                   E(S(4, 3), S(5), index=0)), call=_setitem)  # fmt: skip
 T("__iter__", (E(S(3, 2)), E(S(2)), E(S())), call=lambda L, name, x: tuple(x))
 T("__len__", (E(S(3, 2)), E(S())), call=lambda L, name, x: len(x))
+T("__contains__", (E(S(3, dtype="int64"), value=1), E(S(2, 2), value=0.5), E(S(0), value=0),
+                   E(S(2), S(), value=None)),
+  call=lambda L, name, x, *other, value: (other[0] if other else value) in x)  # fmt: skip
 for _name in ("float", "double", "half", "long", "int", "bool"):
     T(_name, (E(S(2, 3)), E(S(3, dtype="int64")), E(S(2, dtype="bool"))),
       call=lambda L, name, x: getattr(x, name.split(".")[1])(), rtol=1e-3, atol=1e-3)

@@ -20,7 +20,7 @@ EXEMPT = {
     "Tensor.retain_grads": "Paddle's name for retain_grad (test_spec item 29)",
     "Tensor.clear_gradient": "Paddle's name (test_spec item 29)",
     "Tensor.stop_gradient": "Paddle's name (test_spec item 29)",
-    "Tensor.astype": "numpy's spelling of to(dtype), no PyTorch name (tests/eager/test_api.py)",
+    "Tensor.astype": "numpy's to(dtype), no PyTorch name (tests/eager/test_torch_api.py)",
     "Tensor.name": "a label for drawings (viz), not an op",
     "Tensor.data": "the backend array (PyTorch's .data is a tensor: docs/coming-from-pytorch.md)",
     "Tensor.device": "device names: tests/eager (and the per-device engine's tests)",
@@ -30,13 +30,16 @@ EXEMPT = {
     "tg.softmax_cross_entropy": "not a PyTorch name: CSE599W's fused loss (tests/ops, tests/"
     "assignments); PyTorch's cross_entropy is F.cross_entropy",
     "tg.sum_to": "not a PyTorch name: the reduction that undoes broadcasting (tests/ops)",
+    "tg.save": "files: tests/eager/test_torch_api.py (torch.save/torch.load's spelling)",
+    "tg.load": "files: tests/eager/test_torch_api.py (torch.save/torch.load's spelling)",
 }  # fmt: skip
 
 
 def public_names() -> set:
     tensor = {f"Tensor.{n}" for n in dir(tg.Tensor) if not n.startswith("_")}
     tensor |= {f"Tensor.{n}" for n in dispatch._METHODS if n.startswith("__")}
-    tensor |= {"Tensor.__getitem__", "Tensor.__setitem__", "Tensor.__iter__", "Tensor.__len__"}
+    tensor |= {"Tensor.__getitem__", "Tensor.__setitem__", "Tensor.__iter__", "Tensor.__len__",
+               "Tensor.__contains__"}
     functions = {f"tg.{n}" for n in tg.__all__ if not inspect.ismodule(getattr(tg, n))}
     nn_functions = {f"F.{n}" for n in tg.nn.functional.__all__}
     return tensor | functions | nn_functions

@@ -90,6 +90,8 @@ EXAMPLES = {
     "min_dim": ((_m1,), {"dim": -1, "keepdim": True}),
     "argmax": ((_m1,), {"axis": 1}),
     "argmin": ((_m1,), {}),
+    "all": ((_m1 > 0,), {"axis": 1}),
+    "any": ((_m1 > 0,), {"axis": (0, 2), "keepdims": True}),
     "var": ((_m1,), {"axis": (0, 1), "correction": 1}),
     "std": ((_m1,), {"axis": 2, "correction": 0, "keepdims": True}),
     "cumsum": ((_m1,), {"dim": 1}),

@@ -16,7 +16,7 @@ from tinygrad_edu.viz.draw import FORMS  # noqa: E402
 from tinygrad_edu.viz.examples import seed, seed_inputs  # noqa: E402
 
 from .conftest import needs_dot  # noqa: E402
-from .torch_cases import CASES, cnn_case, mlp_case, normalise, seed_case, walk  # noqa: E402
+from .torch_cases import CASES, cnn_case, mlp_case, seed_case, walk  # noqa: E402
 
 
 def _kinds(data, kind):
@@ -72,7 +72,7 @@ def test_seed_same_structure_as_our_engine(seed_eager):
     theirs = viz.eager_graph(E_torch, names={**torch_leaves, "E": E_torch})
 
     def structure(data):
-        labels = {n.id: normalise(n.label) for n in data.nodes}
+        labels = {n.id: n.label for n in data.nodes}  # the same names: PyTorch's
         edges = Counter((labels[e.src], labels[e.dst], e.label) for e in data.edges)
         return Counter(labels.values()), edges
 

@@ -20,7 +20,7 @@ from tinygrad_edu import viz  # noqa: E402
 from tinygrad_edu.eager import Observer, observe  # noqa: E402
 from tinygrad_edu.viz.examples import seed, seed_inputs  # noqa: E402
 
-from .torch_cases import CASES, normalise, observed_order, walk  # noqa: E402
+from .torch_cases import CASES, observed_order, walk  # noqa: E402
 
 
 def _names(nodes):
@@ -215,7 +215,7 @@ def test_our_engine_runs_the_order_pytorch_runs(name, fn):
         # a node's name, and for an AccumulateGrad the leaf it fills
         out = []
         for n in nodes:
-            name = normalise(type(n).__name__ if hasattr(n, "_sequence_nr") else n.name())
+            name = type(n).__name__ if hasattr(n, "_sequence_nr") else n.name()
             if hasattr(n, "variable"):
                 name += f"({next(k for k, t in named.items() if t is n.variable)})"
             out.append(name)

@@ -91,9 +91,3 @@ def observed_order(output):
     for h in handles:
         h.remove()
     return ran
-
-
-def normalise(name: str) -> str:
-    """A node name to compare across the libraries: our nodes carry PyTorch's names
-    (``MulBackward0``, ``MmBackward0``, ``ConvolutionBackward0`` ...), so it is the name."""
-    return name

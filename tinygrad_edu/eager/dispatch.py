@@ -17,7 +17,7 @@ import numpy as _np
 from .. import backend
 from ..ops import ShapeError
 from ..ops.surface import generate
-from . import grad_mode
+from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
 from .tensor import Tensor, _as_array
 
@@ -114,12 +114,13 @@ def apply_op(op, *args, **attrs) -> Tensor:
         return result
     cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
-    node.sequence_nr = next(_sequence)
+    node.sequence_nr = seq = next(_sequence)
+    if not seq & _FREEZE_MASK:
+        collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
     node.op, node.attrs = op, attrs
     if dev is not _CPU:
         place(node, dev)  # the engine runs it on that device's queue
-    saves = op.saves
-    edges, meta, saved = [], [], []
+    edges, meta = [], []
     mask = 0
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
@@ -132,19 +133,26 @@ def apply_op(op, *args, **attrs) -> Tensor:
             d = a.data
             meta.append(d.shape)
             meta.append(d.dtype)
-            saved.append(SavedTensor(a) if i in saves else None)
         else:
             edges.append(_NO_EDGE)
             meta.append(getattr(a, "shape", ()))
             meta.append(getattr(a, "dtype", None))
-            saved.append(a if i in saves else None)
     node.next_functions = tuple(edges)
     # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
     # objects for the cycle collector to scan, which is what makes long graphs slow to build.
     n = len(args)
     node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
     node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
-    node.saved = (_NONES[n] if n < 8 else (None,) * n) if not saves else tuple(saved)
+    saves = _SAVES.get((op, mask)) if op.saves else None
+    if saves is None and op.saves:
+        saves = _saves(op, mask)
+    if saves:
+        saved = []
+        for i, a in enumerate(args):
+            saved.append(None if i not in saves else SavedTensor(a) if isinstance(a, Tensor) else a)
+        node.saved = tuple(saved)
+    else:
+        node.saved = _NONES[n] if n < 8 else (None,) * n
     result = _new(Tensor)  # Tensor._make inlined
     result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
     result._output_nr, result._grad, result._base = 0, None, base
@@ -172,6 +180,26 @@ _CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}
+_SAVES: dict = {}  # (op, mask of the inputs that need grad) -> positions of the inputs to save
+_FREEZE_MASK = collector.FREEZE_EVERY - 1
+
+
+def _saves(op, mask: int) -> tuple:
+    """The inputs a node of ``op`` keeps, when the inputs in ``mask`` need gradients.
+
+    NOTE [Save only what backward reads]
+        ``op.saves_for`` says whose gradient reads a saved input: ``mul`` reads ``b`` only for
+        ``a``'s gradient and ``a`` only for ``b``'s. So ``y * 1.0001`` keeps the number, not
+        ``y``, as PyTorch's ``MulBackward0`` does: one ``SavedTensor`` less per op, and ``y``
+        is freed as soon as the program drops it. The cost to a reader: which inputs a node
+        holds depends on which inputs need grad, not on the op alone.
+    """
+    keep = tuple(
+        i for i in op.saves
+        if i not in op.saves_for or any(mask >> j & 1 for j in op.saves_for[i])
+    )  # fmt: skip
+    _SAVES[(op, mask)] = keep
+    return keep
 
 
 def _owner(array):

@@ -39,6 +39,7 @@ import os
 import threading
 
 from ..backend import get_namespace, namespace_of
+from . import collector
 from .grad_mode import _state as _modes
 from .grad_mode import is_anomaly_enabled
 from .node import CPU, DEVICES, GraphRoot, accumulate_into
@@ -269,6 +270,7 @@ def execute(task: GraphTask):
     finally:
         _local.depth = depth
         _modes.grad = grad_mode
+        collector.thaw()  # see NOTE [Long graphs and the cycle collector]
     if obs is not None:
         obs.end(task)
     return task.captured

@@ -150,6 +150,10 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, element) -> bool:
+        """``v in x``: whether some element of ``x`` equals ``v`` (as in PyTorch)."""
+        return bool((self == element).any())
+
     def numpy(self):
         """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
         another device, simulated ones included, is copied to the host)."""

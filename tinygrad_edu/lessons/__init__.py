@@ -5,7 +5,7 @@
 * :mod:`~tinygrad_edu.lessons.exercise`: an :class:`Exercise` grades the learner's answer
   inside a guard (mistakes give a hint, never a traceback) and records the common wrong
   answers its check must reject.
-* ``lesson00`` ... ``lesson08``: each lesson's exercises, imported by its notebook as ``ex``::
+* ``lesson00`` ... ``lesson13``: each lesson's exercises, imported by its notebook as ``ex``::
 
       from tinygrad_edu.lessons import lesson01 as ex
       ex.central_difference.check(central_difference)
@@ -65,7 +65,7 @@ __all__ = [
     "lesson_modules",
 ]
 
-LESSONS = tuple(f"lesson{n:02d}" for n in range(13))
+LESSONS = tuple(f"lesson{n:02d}" for n in range(14))
 
 
 def lesson_modules() -> list:

@@ -123,6 +123,8 @@ def _reduce(name, loss, reduction):
 def _legacy(reduction, size_average, reduce):
     """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
     if size_average is None and reduce is None:
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
         return reduction
     if reduce is False:
         return "none"

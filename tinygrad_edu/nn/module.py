@@ -360,8 +360,12 @@ def load(path: str | os.PathLike) -> dict[str, _np.ndarray]:
     """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``).
 
     A file that is not such an archive (truncated, damaged, another format) is a
-    ``ValueError`` naming the file."""
+    ``ValueError`` naming the file. ``load("model.pt")`` finds ``model.pt.npz``, the name
+    ``save(state, "model.pt")`` wrote, so PyTorch's ``torch.save``/``torch.load`` spelling
+    works unchanged."""
     path = os.fspath(path)
+    if not os.path.exists(path) and os.path.exists(path + ".npz"):
+        path += ".npz"
     try:
         with _np.load(path, allow_pickle=False) as archive:
             return {k: archive[k] for k in archive.files}

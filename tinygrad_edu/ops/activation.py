@@ -40,6 +40,8 @@ class Gelu(Op):
     name, saves = "gelu", (0,)
 
     def forward(self, xp, x, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise ValueError(approximate)  # the shape rule below says what is wrong
         if approximate == "tanh":
             return x * 0.5 * (1 + xp.tanh((x + 0.044715 * x * x * x) * _SQRT_2_OVER_PI))
         return x * 0.5 * (1 + erf(xp, x / math.sqrt(2)))

@@ -16,9 +16,12 @@ __all__ = [
 ]
 
 
-class ShapeError(ValueError):
+class ShapeError(ValueError, RuntimeError):
     """An op was given inputs whose shapes it cannot combine. The message names the op and
-    every input shape."""
+    every input shape.
+
+    A ``ValueError`` (numpy's habit) that is also a ``RuntimeError``, which is what PyTorch
+    raises for shape mismatches: ``except RuntimeError`` in PyTorch code catches it too."""
 
 
 REGISTRY: dict[str, Op] = {}
@@ -56,13 +59,16 @@ class Op:
 
     ``saves`` lists which inputs' *values* the rule reads (by position); ``saves_output`` says
     whether it reads the output. Everything else reaches the rule as a shape only (Paddle's
-    "no need buffer"), so a graph holds only what backward truly needs.
+    "no need buffer"), so a graph holds only what backward truly needs. ``saves_for`` narrows
+    ``saves`` further: ``{0: (1,)}`` means input 0 is read only for input 1's gradient, so
+    the eager engine keeps it only when input 1 needs one (the rule then gets ``None`` there).
     """
 
     name: ClassVar[str] = ""
     arity: ClassVar[int] = 1
     saves: ClassVar[tuple[int, ...]] = ()
     saves_output: ClassVar[bool] = False
+    saves_for: ClassVar[dict[int, tuple[int, ...]]] = {}
     differentiable: ClassVar[bool] = True
     #: PyTorch's ``grad_fn`` name for this op, when it is not ``<Name>Backward0``.
     torch_name: ClassVar[str | None] = None

@@ -14,15 +14,17 @@ Python number. They disagree elsewhere, and the eager engine follows PyTorch:
 
 >>> import numpy as np
 >>> from tinygrad_edu.ops.dtypes import result_type
->>> result_type(np, np.arange(3), 0.5), result_type(np, np.ones(2, np.float32), np.float64(2))
-(dtype('float32'), dtype('float32'))
+>>> np.dtype(result_type(np, np.arange(3), 0.5)).name  # numpy: float64
+'float32'
+>>> np.dtype(result_type(np, np.ones(2, np.float32), np.float64(2))).name  # numpy: float64
+'float32'
 """
 
 from __future__ import annotations
 
 import numpy as _np  # type checks only (a numpy scalar is a weak operand)
 
-__all__ = ["result_type", "torch_result", "category", "can_cast"]
+__all__ = ["result_type", "torch_result", "category", "can_cast", "floating"]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
 _CATEGORIES: dict = {}
@@ -113,3 +115,18 @@ def torch_result(xp, out, a, b, floating: bool = False):
         return out  # (integer division lands here only if the library already gave floats)
     want = result_type(xp, a, b, floating=floating)
     return out if want == dt else xp.astype(out, want)
+
+
+def floating(xp, x):
+    """``x`` itself when it is floating, else ``x`` as float32, PyTorch's default float: what
+    ``exp``, ``sqrt``, ``sigmoid`` ... of an integer or bool tensor compute in (numpy would
+    give float64).
+
+    >>> import numpy as np
+    >>> floating(np, np.arange(3)).dtype, floating(np, np.ones(2)).dtype
+    (dtype('float32'), dtype('float64'))
+    """
+    dt = getattr(x, "dtype", None)
+    if dt is None or category(dt) == _FLOAT:
+        return x
+    return xp.astype(x, xp.float32)

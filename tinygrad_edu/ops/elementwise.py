@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, register
-from .dtypes import torch_result
-from .surface import binary, declare, reflected, unary
+from .dtypes import floating, torch_result
+from .surface import binary, cast, declare, reflected, unary
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowTensor", "Exp", "Log", "Log1p", "Sqrt",
@@ -67,10 +67,11 @@ class Mul(Op):
     >>> from tinygrad_edu.ops import RAW, get_op
     >>> get_op("mul").vjp(RAW, np.ones(2), (np.array([1., 2.]), np.array([3., 4.])), None,
     ...                   ((2,), (2,)), (True, True))
-    (array([3., 4.]), array([1., 2.]))
+    [array([3., 4.]), array([1., 2.])]
     """
 
     name, arity, saves = "mul", 2, (0, 1)
+    saves_for = {0: (1,), 1: (0,)}  # a is read only for b's gradient, b only for a's
 
     def forward(self, xp, a, b):
         return torch_result(xp, a * b, a, b)
@@ -88,6 +89,7 @@ class Div(Op):
     $\partial L/\partial b = -g\,a/b^2$."""
 
     name, arity, saves = "div", 2, (0, 1)
+    saves_for = {0: (1,)}  # a is read only for b's gradient; b for both
 
     def forward(self, xp, a, b):
         return torch_result(xp, a / b, a, b, floating=True)
@@ -167,7 +169,7 @@ class Exp(Op):
     name, saves_output = "exp", True
 
     def forward(self, xp, x):
-        return xp.exp(x)
+        return xp.exp(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         # BEGIN SOLUTION A1.4
@@ -182,7 +184,7 @@ class Log(Op):
     name, saves = "log", (0,)
 
     def forward(self, xp, x):
-        return xp.log(x)
+        return xp.log(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         # BEGIN SOLUTION A1.4
@@ -197,7 +199,7 @@ class Log1p(Op):
     name, saves, torch_name = "log1p", (0,), "Log1PBackward0"
 
     def forward(self, xp, x):
-        return xp.log1p(x)
+        return xp.log1p(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g / (inputs[0] + 1),)
@@ -210,7 +212,7 @@ class Sqrt(Op):
     name, saves_output = "sqrt", True
 
     def forward(self, xp, x):
-        return xp.sqrt(x)
+        return xp.sqrt(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g / (out * 2),)
@@ -223,7 +225,7 @@ class Rsqrt(Op):
     name, saves_output = "rsqrt", True
 
     def forward(self, xp, x):
-        return 1 / xp.sqrt(x)
+        return 1 / xp.sqrt(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * out * out * out * -0.5,)
@@ -236,7 +238,7 @@ class Sin(Op):
     name, saves = "sin", (0,)
 
     def forward(self, xp, x):
-        return xp.sin(x)
+        return xp.sin(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.cos(inputs[0]),)
@@ -249,7 +251,7 @@ class Cos(Op):
     name, saves = "cos", (0,)
 
     def forward(self, xp, x):
-        return xp.cos(x)
+        return xp.cos(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (-g * F.sin(inputs[0]),)
@@ -313,7 +315,7 @@ class Erf(Op):
     name, saves = "erf", (0,)
 
     def forward(self, xp, x):
-        return erf(xp, x)
+        return erf(xp, floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         x = inputs[0]
@@ -327,7 +329,7 @@ class Tanh(Op):
     name, saves_output = "tanh", True
 
     def forward(self, xp, x):
-        return xp.tanh(x)
+        return xp.tanh(floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * (1 - out * out),)
@@ -344,6 +346,7 @@ class Sigmoid(Op):
     name, saves_output = "sigmoid", True
 
     def forward(self, xp, x):
+        x = floating(xp, x)
         e = xp.exp(-xp.abs(x))
         return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -417,6 +420,8 @@ class Minimum(_Extremum):
 
 def _arrays(xp, a, b):
     """Python numbers as arrays of the other operand's namespace (some functions need it)."""
+    if not hasattr(a, "shape") and not hasattr(b, "shape"):  # where(cond, 1, 0): see _where
+        return xp.asarray(a), xp.asarray(b)
     if not hasattr(a, "shape"):
         a = xp.asarray(a, dtype=b.dtype if isinstance(a, int) else None)
     if not hasattr(b, "shape"):
@@ -501,6 +506,11 @@ class MaskedFill(Op):
     name, arity, saves = "masked_fill", 3, (1,)
 
     def forward(self, xp, x, mask, value):
+        if "bool" not in str(getattr(mask, "dtype", "bool")):
+            raise TypeError(
+                f"masked_fill: the mask must be a bool tensor (as in PyTorch), not "
+                f"{mask.dtype}; make one with a comparison (x > 0) or mask.bool()"
+            )
         return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
 
     def shape(self, xshape, mshape, vshape=()):
@@ -708,7 +718,14 @@ def _extremes(x):
 
 def _where(op, apply):
     def where(condition, input, other):
-        return apply(op, condition, input, other)
+        if hasattr(input, "shape") or hasattr(other, "shape"):
+            return apply(op, condition, input, other)
+        # two Python numbers: PyTorch's dtype for them (where(c, 1, 0.5) is float32). NOTE:
+        # derivative rules call the op itself with numbers and keep their float64 precision.
+        pair = (input, other)
+        dtype = ("float32" if any(isinstance(v, float) for v in pair) else
+                 "bool" if all(isinstance(v, bool) for v in pair) else "int64")  # fmt: skip
+        return cast(apply, apply(op, condition, input, other), dtype)
 
     return where
 

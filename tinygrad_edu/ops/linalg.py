@@ -24,6 +24,7 @@ class MatMul(Op):
     """
 
     name, arity, saves = "matmul", 2, (0, 1)
+    saves_for = {0: (1,), 1: (0,)}  # A is read only for B's gradient, B only for A's
     torch_names = ("MmBackward0", "BmmBackward0")
 
     def variant(self, inputs, attrs):

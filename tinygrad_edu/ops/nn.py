@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from .base import Op, ShapeError, fmt_shapes, normalize_axes, register
-from .surface import declare
+from .dtypes import category
+from .surface import cast, declare
 
 __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad", "OneHot"]
 
@@ -15,6 +16,14 @@ __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGr
 def _log_softmax(xp, x, axis):
     z = x - xp.max(x, axis=axis, keepdims=True)
     return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+
+
+def _need_float(opname, x):
+    if getattr(x, "dtype", None) is not None and category(x.dtype) != 2:
+        raise TypeError(
+            f"{opname}: the input is {x.dtype}, but {opname} needs a floating dtype (as in "
+            f"PyTorch); convert first, e.g. x.float(), or pass dtype=tg.float32"
+        )
 
 
 class _AlongAxis(Op):
@@ -31,6 +40,9 @@ class Softmax(_AlongAxis):
     name, saves_output = "softmax", True
 
     def forward(self, xp, x, axis=-1):
+        _need_float(self.name, x)
+        if x.size == 0:  # nothing to normalise (numpy's max of nothing would fail)
+            return xp.asarray(x, copy=True)
         e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
         return e / xp.sum(e, axis=axis, keepdims=True)
 
@@ -46,6 +58,9 @@ class LogSoftmax(_AlongAxis):
     name, saves_output = "log_softmax", True
 
     def forward(self, xp, x, axis=-1):
+        _need_float(self.name, x)
+        if x.size == 0:
+            return xp.asarray(x, copy=True)
         return _log_softmax(xp, x, axis)
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
@@ -222,8 +237,8 @@ def _along_dim(op, apply):
     """``softmax(input, dim=-1)``; numpy's ``axis`` is an alias. (PyTorch's ``F.softmax``
     without ``dim`` picks one by a deprecated rule; here it is always the last dim.)"""
 
-    def along_dim(input, dim=-1, *, axis=None):
-        return apply(op, input, axis=dim if axis is None else axis)
+    def along_dim(input, dim=-1, *, dtype=None, axis=None):
+        return apply(op, cast(apply, input, dtype), axis=dim if axis is None else axis)
 
     return along_dim
 

@@ -1,6 +1,6 @@
 r"""Reductions and scans: ``sum``, ``mean``, ``var``/``std``, ``max``/``min`` (over axes, or
-along one dim with indices), ``argmax``/``argmin``, ``cumsum``, ``sum_to`` (the reduction that
-undoes broadcasting) and ``numel``.
+along one dim with indices), ``argmax``/``argmin``, ``all``/``any``, ``cumsum``, ``sum_to``
+(the reduction that undoes broadcasting) and ``numel``.
 
 The ops take numpy's ``axis``/``keepdims``; the public surfaces (bottom of the file) speak
 PyTorch's ``dim``/``keepdim`` and accept numpy's spelling too.
@@ -12,11 +12,11 @@ import math
 
 from .base import REGISTRY, Op, ShapeError, normalize_axes, register
 from .dtypes import category
-from .surface import ValuesIndices, declare, dims, reduction
+from .surface import ValuesIndices, cast, declare, dims, reduction, scalar_dims
 
 __all__ = [
     "Sum", "Mean", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "ArgMin", "Var", "Std",
-    "Cumsum", "SumTo", "Numel", "reduced_shape",
+    "Cumsum", "SumTo", "Numel", "All", "Any", "reduced_shape",
 ]  # fmt: skip
 
 
@@ -117,6 +117,26 @@ class Min(Max):
         return xp.min(x, axis=axis, keepdims=keepdims)
 
 
+@register
+class All(_Reduction):
+    """True where every element over the axes is nonzero (a bool result). Not differentiable."""
+
+    name, differentiable = "all", False
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.all(x, axis=axis, keepdims=keepdims)
+
+
+@register
+class Any(_Reduction):
+    """True where some element over the axes is nonzero (a bool result). Not differentiable."""
+
+    name, differentiable = "any", False
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.any(x, axis=axis, keepdims=keepdims)
+
+
 class _AlongDim(Op):
     """The extreme value along one ``dim`` (``x.max(dim)``): the gradient goes to the element
     that ``argmax``/``argmin`` picks, the first of ties, as in PyTorch."""
@@ -212,7 +232,8 @@ class Var(_Reduction):
 @register
 class Std(Var):
     r"""Standard deviation $\sqrt{\mathrm{var}}$.
-    $\partial L/\partial x = g\,\frac{x - \bar x}{(n - c)\,\mathrm{std}}$ (reuses the output)."""
+    $\partial L/\partial x = g\,\frac{x - \bar x}{(n - c)\,\mathrm{std}}$ (reuses the output;
+    0 where the std is 0, as in PyTorch)."""
 
     name, saves_output, torch_names = "std", True, ("StdBackward0", "StdBackward0")
 
@@ -223,8 +244,10 @@ class Std(Var):
         x = inputs[0]
         d = x - F.mean(x, axis=axis, keepdims=True)
         n = F.numel(shapes[0], axis) - correction
-        scale = _restore_axes(F, g, axis, keepdims) / (_restore_axes(F, out, axis, keepdims) * n)
-        return (d * scale,)
+        std = _restore_axes(F, out, axis, keepdims)
+        zero = F.equal(std, 0)  # all values equal: 0, as in PyTorch (not 0/0 = nan)
+        scale = _restore_axes(F, g, axis, keepdims) / (F.where(zero, 1.0, std) * n)
+        return (F.where(zero, 0.0, d * scale),)
 
 
 @register
@@ -304,14 +327,14 @@ class Numel(Op):
 
 
 # -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
-def _dim_args(opname, dim, keepdim, axis, keepdims):
+def _dim_args(opname, dim, keepdim, axis, keepdims, input=None):
     if axis is not None:
         if dim is not None and dim != axis:
             raise TypeError(f"{opname}: got both dim={dim!r} and axis={axis!r}")
         dim = axis
     if keepdims is not None:
         keepdim = keepdims
-    return dims(opname, dim), keepdim
+    return scalar_dims(opname, input, dims(opname, dim)), keepdim
 
 
 def _extreme(op, apply):
@@ -339,7 +362,8 @@ def _amax(op, apply):
     ties sharing the gradient."""
 
     def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
-        dim, keepdim = _dim_args(op.name, None if dim == () else dim, keepdim, axis, keepdims)
+        dim = None if dim == () else dim
+        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims, input)
         if dim is None or dim == ():
             shape = getattr(input, "shape", None)
             dim = None if shape is None else tuple(range(len(shape)))
@@ -364,7 +388,7 @@ def _var(op, apply):
             keepdims=None, ddof=None):  # fmt: skip
         if isinstance(dim, bool):  # x.var(False): PyTorch's var(unbiased)
             dim, unbiased = None, dim
-        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims)
+        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims, input)
         given = [c for c in (correction, ddof, None if unbiased is None else int(unbiased))
                  if c is not None]  # fmt: skip
         if len(given) > 1:
@@ -375,11 +399,13 @@ def _var(op, apply):
 
 
 def _cumsum(op, apply):
-    def cumsum(input, dim=None, *, axis=None):
+    def cumsum(input, dim=None, *, dtype=None, axis=None):
         dim = dims(op.name, axis if dim is None else dim)
         if type(dim) is not int:
             raise TypeError(f"cumsum: dim must be one int (PyTorch requires it), got {dim!r}")
-        return apply(op, input, dim=dim)
+        if getattr(input, "shape", None) == () and dim not in (0, -1):
+            raise IndexError(f"cumsum: dim {dim} is out of range for a 0-d tensor (use 0 or -1)")
+        return apply(op, cast(apply, input, dtype), dim=dim)
 
     return cumsum
 
@@ -395,3 +421,5 @@ declare("min", _amax, methods=("amin",), functions=("amin",))
 declare("argmax", _arg, methods=("argmax",), functions=("argmax",))
 declare("argmin", _arg, methods=("argmin",), functions=("argmin",))
 declare("cumsum", _cumsum, methods=("cumsum",), functions=("cumsum",))
+declare("all", reduction, methods=("all",), functions=("all",))
+declare("any", reduction, methods=("any",), functions=("any",))

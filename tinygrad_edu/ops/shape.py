@@ -10,6 +10,7 @@ import math
 import numpy as _np  # shape arithmetic only (a zero-byte view for indexing rules)
 
 from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, normalize_axes, register
+from .dtypes import result_type
 from .surface import declare, dims, shape_of
 
 __all__ = [
@@ -223,6 +224,8 @@ class Repeat(Op):
     name = "repeat"
 
     def forward(self, xp, x, repeats):
+        if len(repeats) < x.ndim:  # numpy's tile would pad the repeats: PyTorch refuses
+            raise ValueError("fewer repeats than dims")
         return xp.tile(x, tuple(repeats))
 
     def shape(self, xshape, repeats):
@@ -259,6 +262,10 @@ class Cat(Op):
     name, arity = "cat", -1
 
     def forward(self, xp, *xs, dim=0):
+        dt = xs[0].dtype if xs else None
+        if any(x.dtype != dt for x in xs):  # PyTorch's promotion (numpy's would differ)
+            dt = result_type(xp, *xs)
+            xs = [xp.astype(x, dt) for x in xs]
         return xp.concat(xs, axis=dim)
 
     def shape(self, *shapes, dim=0):

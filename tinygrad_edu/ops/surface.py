@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 __all__ = [
     "Surface", "SURFACES", "declare", "generate", "unary", "binary", "reflected",
-    "reduction", "dims", "shape_of", "ValuesIndices",
+    "reduction", "dims", "scalar_dims", "cast", "shape_of", "ValuesIndices",
 ]  # fmt: skip
 
 
@@ -155,15 +155,44 @@ def dims(opname: str, dim):
     )
 
 
-def reduction(op, apply):
-    """``f(input, dim=None, keepdim=False)``; numpy's ``axis``/``keepdims`` are aliases."""
+def scalar_dims(opname: str, input, dim):
+    """``dim`` for ``input``, except that a 0-d input's only valid dims, 0 and -1 (PyTorch
+    treats a 0-d tensor as having one dim of size 1), become None: nothing to reduce over."""
+    if dim is None or getattr(input, "shape", None) != ():
+        return dim
+    for d in (dim,) if type(dim) is int else dim:
+        if d not in (0, -1):
+            raise IndexError(f"{opname}: dim {d} is out of range for a 0-d tensor (use 0 or -1)")
+    if type(dim) is not int and len(dim) > 1:
+        from .base import ShapeError  # noqa: PLC0415
 
-    def reduction(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        raise ShapeError(f"{opname}: dims {dim} name the one dim of a 0-d tensor twice")
+    return None
+
+
+def cast(apply, input, dtype):
+    """``input`` converted to ``dtype`` first (the ``dtype=`` argument of PyTorch's ``sum``,
+    ``mean``, ``cumsum``, ``softmax``...), recorded like ``x.to(dtype)``."""
+    if dtype is None or dtype == getattr(input, "dtype", None):
+        return input
+    from .base import REGISTRY  # noqa: PLC0415  (base imports nothing from here)
+
+    return apply(REGISTRY["astype"], input, dtype=dtype, src=getattr(input, "dtype", None))
+
+
+def reduction(op, apply):
+    """``f(input, dim=None, keepdim=False, *, dtype=None)``; numpy's ``axis``/``keepdims``
+    are aliases."""
+
+    def reduction(input, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
         if axis is not None or keepdims is not None:
             dim = _alias(op.name, dim, None, axis, "dim", "axis")
             keepdim = _alias(op.name, keepdim, False, keepdims, "keepdim", "keepdims")
-        if dim is not None and type(dim) is not int:
-            dim = dims(op.name, dim)
+        if dim is not None:
+            dim = scalar_dims(op.name, input, dim if type(dim) is int else dims(op.name, dim))
+        if dtype is not None:  # before and after: numpy sums int32 into int64
+            return cast(apply, apply(op, cast(apply, input, dtype), axis=dim, keepdims=keepdim),
+                        dtype)  # fmt: skip
         return apply(op, input, axis=dim, keepdims=keepdim)
 
     return reduction

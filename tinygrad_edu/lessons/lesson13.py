@@ -1,0 +1,301 @@
+"""Lesson 13's exercises: PyTorch code that runs unchanged on both libraries — a softmax in
+PyTorch's spelling (``max(dim)`` returns values *and* indices) and a training step.
+
+Each answer is a function that takes the library as an argument (``torch``), so the same code
+is graded on our tensors and, where PyTorch is installed, on PyTorch's too; without PyTorch
+the checks grade on our own results.
+
+>>> [ex.number for ex in EXERCISES]
+['13.1', '13.2']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .exercise import Exercise, Verdict, Wrong
+from .lesson12 import has_torch
+
+__all__ = ["EXERCISES", "softmax", "train_step", "libraries", "blobs", "make_mlp"]
+
+
+def libraries() -> list:
+    """``[tinygrad_edu]``, then ``torch`` where PyTorch is installed: the libraries graded."""
+    import tinygrad_edu  # noqa: PLC0415
+
+    libs = [tinygrad_edu]
+    if has_torch():
+        import torch  # noqa: PLC0415
+
+        libs.append(torch)
+    return libs
+
+
+def _numpy(t) -> np.ndarray:
+    """A tensor of either library (or an array) as a float64 numpy array."""
+    if hasattr(t, "detach"):
+        t = t.detach()
+    return np.asarray(t.numpy() if hasattr(t, "numpy") else t, dtype=np.float64)
+
+
+# -- 13.1 a softmax in PyTorch's spelling ------------------------------------------------------
+def _reference_softmax(x, dim):
+    """softmax along ``dim``: $e^{x - \\max x} / \\sum e^{x - \\max x}$, in PyTorch's spelling."""
+    e = (x - x.max(dim=dim, keepdim=True).values).exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+_reference_softmax.__name__ = "softmax"
+
+
+def _softmax_numpy(a: np.ndarray, dim: int) -> np.ndarray:
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _softmax_cases():
+    rng = np.random.default_rng(13)
+    return [("a 3×3 matrix along dim=1", rng.normal(size=(3, 3)), 1),
+            ("a 2×5 matrix along dim=0", rng.normal(size=(2, 5)), 0),
+            ("a 2×3×4 tensor along dim=-1", rng.normal(size=(2, 3, 4)), -1),
+            ("scores near 1000 (a trained network's logits can be large)",
+             np.array([[1000.0, 1001.0, 999.0], [-5.0, 0.0, 5.0]]), 1)]  # fmt: skip
+
+
+def _grade_softmax(fn) -> Verdict:
+    for lib in libraries():
+        who = "PyTorch" if lib.__name__ == "torch" else "our tensors"
+        for title, a, dim in _softmax_cases():
+            x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+            out = fn(x, dim)
+            if not hasattr(out, "grad_fn"):
+                return Verdict(False, f"{who}, {title}: returned a {type(out).__name__}",
+                               "return a tensor of the library you were given")  # fmt: skip
+            got, want = _numpy(out), _softmax_numpy(a, dim)
+            if got.shape == (2, *want.shape):  # NOTE: x - (values, indices) stacks the pair
+                return Verdict(False, f"{who}, {title}: shape {got.shape}, expected "
+                               f"{want.shape}", _MAX_PAIR)  # fmt: skip
+            if got.shape != want.shape:
+                return Verdict(False, f"{who}, {title}: shape {got.shape}, expected "
+                               f"{want.shape}", "keep every dimension: keepdim=True on the "
+                               "max and on the sum")  # fmt: skip
+            if not np.all(np.isfinite(got)):
+                return Verdict(False, f"{who}, {title}: got {got.ravel()[:3]} ...", "exp(1000) "
+                               "overflows to inf, and inf/inf is nan: subtract the largest "
+                               "value along dim first (softmax does not change)")  # fmt: skip
+            if not np.allclose(got, want, atol=1e-9):
+                return Verdict(False, f"{who}, {title}: expected {np.round(want.ravel()[:3], 4)}"
+                               f" ..., got {np.round(got.ravel()[:3], 4)} ...", "each slice "
+                               "along dim must sum to 1: divide by e.sum(dim=dim, keepdim=True) "
+                               "(without keepdim the sums line up with the wrong "
+                               "axis)")  # fmt: skip
+            if out.grad_fn is None:
+                return Verdict(False, f"{who}, {title}: the result has no grad_fn",
+                               "stay with the library's tensors (no .numpy(), no "
+                               ".detach()), so backward() can flow through")  # fmt: skip
+            w = np.linspace(-1.0, 1.0, a.size).reshape(a.shape)
+            (out * lib.tensor(w, dtype=lib.float64)).sum().backward()
+            s = want
+            expected = s * (w - (s * w).sum(axis=dim, keepdims=True))
+            if not np.allclose(_numpy(x.grad), expected, atol=1e-9):
+                return Verdict(False, f"{who}, {title}: a wrong gradient", "compute with the "
+                               "tensor's own ops, so the engine records each step")  # fmt: skip
+    where = "our tensors and PyTorch's" if has_torch() else "our tensors (PyTorch is not " \
+        "installed)"  # fmt: skip
+    return Verdict(True, f"right values and gradients on 2-d and 3-d inputs, any dim, logits "
+                         f"near 1000, for {where}")  # fmt: skip
+
+
+def _no_values(x, dim):
+    e = (x - x.max(dim=dim, keepdim=True)).exp()  # a (values, indices) pair, not a tensor
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def _no_shift(x, dim):
+    e = x.exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def _no_keepdim(x, dim):
+    e = (x - x.max(dim=dim, keepdim=True).values).exp()
+    return e / e.sum(dim=dim)
+
+
+def _numpy_exp(x, dim):
+    e = np.exp(x - x.max(dim=dim, keepdim=True).values)
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+_MAX_PAIR = (
+    "max(dim) returns two tensors, as in PyTorch: (values, indices). Take the "
+    "values: x.max(dim=dim, keepdim=True).values (or x.amax(dim=dim, keepdim=True))"
+)
+
+softmax = Exercise(
+    "13.1", "a softmax in PyTorch's spelling", _grade_softmax,
+    wrong=[
+        Wrong("max(dim) used as a tensor", _no_values, ".values"),
+        Wrong("no shift by the max", _no_shift, "subtract the largest value"),
+        Wrong("the sum without keepdim", _no_keepdim, "keepdim=True"),
+        Wrong("numpy's exp on a tensor", _numpy_exp, "library's own"),
+    ],
+    hints=[("AttributeError", "'ValuesIndices' object", _MAX_PAIR),
+           ("TypeError", "return_types.max", _MAX_PAIR),
+           ("ShapeError", "", "keep every dimension: keepdim=True on the max and on the sum"),
+           ("RuntimeError", "must match the size", "keep every dimension: keepdim=True on the "
+            "max and on the sum"),
+           ("RuntimeError", "numpy()", "numpy functions work on arrays, not on tensors: use "
+            "the tensor's own methods (x.exp(), x.sum(dim=...))")],
+    fallback=_reference_softmax,
+)  # fmt: skip
+
+
+# -- 13.2 a training step ----------------------------------------------------------------------
+def blobs(n: int = 60, seed: int = 13) -> tuple[np.ndarray, np.ndarray]:
+    """Three clusters of 2-d points and their class labels 0, 1, 2 (numpy)."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.0, 2.0], [-2.0, -1.0], [2.0, -1.0]])
+    labels = np.arange(n) % 3
+    points = centres[labels] + 0.8 * rng.normal(size=(n, 2))
+    return points.astype(np.float32), labels.astype(np.int64)
+
+
+def make_mlp(torch, hidden: int = 16, seed: int = 13):
+    """An ``nn.Module`` MLP (2 → hidden → 3) of ``torch`` (either library) with weights drawn
+    by numpy from ``seed``, so both libraries start from the same numbers."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(2, hidden)
+            self.fc2 = nn.Linear(hidden, 3)
+
+        def forward(self, x):
+            return self.fc2(F.relu(self.fc1(x)))
+
+    model = MLP()
+    rng = np.random.default_rng(seed)
+    state = {k: torch.tensor(rng.uniform(-0.5, 0.5, size=tuple(v.shape)).astype(np.float32))
+             for k, v in model.state_dict().items()}  # fmt: skip
+    model.load_state_dict(state)
+    return model
+
+
+def _reference_step(torch, model, opt, x, y):
+    """One step with library ``torch``: clear the gradients, forward, cross-entropy on class
+    labels, backward, update; the loss as a Python float."""
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+_reference_step.__name__ = "train_step"
+
+
+def _train(torch, step, steps: int = 3, adam: bool = False):
+    """Losses and final parameters after ``steps`` calls of ``step`` from the same start."""
+    points, labels = blobs()
+    model = make_mlp(torch)
+    opt = (torch.optim.Adam(model.parameters(), lr=0.05) if adam else
+           torch.optim.SGD(model.parameters(), lr=0.5))  # fmt: skip
+    x, y = torch.tensor(points), torch.tensor(labels)
+    losses = [step(torch, model, opt, x, y) for _ in range(steps)]
+    return losses, [_numpy(p) for p in model.parameters()]
+
+
+def _grade_step(fn) -> Verdict:
+    for lib in libraries():
+        who = "PyTorch" if lib.__name__ == "torch" else "our library"
+        for adam in (False, True):
+            what = f"{who}, {'Adam' if adam else 'SGD'}"
+            losses, params = _train(lib, fn, adam=adam)
+            want_losses, want_params = _train(lib, _reference_step, adam=adam)
+            if not all(isinstance(v, float) for v in losses):
+                kinds = sorted({type(v).__name__ for v in losses})
+                return Verdict(False, f"{what}: returned {', '.join(kinds)}", "return "
+                               "loss.item(), a Python float (a list of loss tensors keeps "
+                               "every step's graph alive)")  # fmt: skip
+            if not np.isclose(losses[0], want_losses[0], rtol=1e-4):
+                return Verdict(False, f"{what}: first loss {losses[0]:.4f}, expected "
+                               f"{want_losses[0]:.4f}", "F.cross_entropy takes the raw scores "
+                               "(logits) and the class labels: it applies log-softmax itself, "
+                               "so do not softmax first")  # fmt: skip
+            start = [_numpy(p) for p in make_mlp(lib).parameters()]
+            if all(np.array_equal(p, s) for p, s in zip(params, start)):
+                return Verdict(False, f"{what}: the parameters never changed", "call "
+                               "opt.step() after loss.backward(), and opt.zero_grad() before "
+                               "backward, not between backward and step")  # fmt: skip
+            if not np.allclose(losses, want_losses, rtol=1e-4):
+                return Verdict(False, f"{what}: losses {np.round(losses, 4).tolist()}, expected "
+                               f"{np.round(want_losses, 4).tolist()}", "gradients add up in "
+                               ".grad from one backward to the next: call opt.zero_grad() at "
+                               "the start of every step")  # fmt: skip
+            if not all(np.allclose(p, q, rtol=1e-4, atol=1e-6)
+                       for p, q in zip(params, want_params)):  # fmt: skip
+                return Verdict(False, f"{what}: the right losses, other parameters",
+                               "one opt.step() per call, after backward")  # fmt: skip
+    where = "our library and PyTorch" if has_torch() else "our library (PyTorch is not " \
+        "installed)"  # fmt: skip
+    return Verdict(True, f"3 steps with SGD and with Adam match the reference, in {where}")
+
+
+def _no_zero_grad(torch, model, opt, x, y):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def _softmax_first(torch, model, opt, x, y):
+    F = torch.nn.functional
+    opt.zero_grad()
+    loss = F.cross_entropy(F.softmax(model(x), dim=1), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+def _zero_after_backward(torch, model, opt, x, y):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.zero_grad()
+    opt.step()
+    return loss.item()
+
+
+def _tensor_returned(torch, model, opt, x, y):
+    opt.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def _forward_in_no_grad(torch, model, opt, x, y):
+    opt.zero_grad()
+    with torch.no_grad():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
+train_step = Exercise(
+    "13.2", "a training step", _grade_step,
+    wrong=[
+        Wrong("no opt.zero_grad()", _no_zero_grad, "opt.zero_grad()"),
+        Wrong("softmax before cross_entropy", _softmax_first, "do not softmax first"),
+        Wrong("zero_grad between backward and step", _zero_after_backward, "not between"),
+        Wrong("the loss tensor returned", _tensor_returned, "loss.item()"),
+        Wrong("the forward pass inside no_grad()", _forward_in_no_grad, "outside no_grad"),
+    ],
+    hints=[("RuntimeError", "does not require grad", "the forward pass must run with "
+            "gradients on (outside no_grad()): no_grad() is for evaluation, where no backward "
+            "follows")],
+    fallback=_reference_step,
+)  # fmt: skip
+
+EXERCISES = (softmax, train_step)
