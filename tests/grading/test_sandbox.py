@@ -253,6 +253,24 @@ def test_a_flood_of_output_ends_at_the_file_size_limit(box):
     assert (root / "child.log").stat().st_size <= 1 << 16
 
 
+def test_a_working_copy_is_for_its_own_sandbox_user_only(box, sandbox_setup):
+    if len(sandbox_setup.users) < 2:
+        pytest.skip(f"needs two sandbox users: {sandbox_setup.reason or 'not root'}")
+    from tinygrad_edu.grading.autograder import _tree_modes  # noqa: PLC0415
+
+    make, root = box
+    copy = root / "copy-of-a"  # a working copy of the submission graded as user a
+    (copy / "pkg").mkdir(parents=True)
+    (copy / "pkg" / "solution.pyc").write_bytes(b"student a's code")
+    with make() as sb:
+        _tree_modes(copy, sb.config.gid)
+        assert sb.call("probes.p", "read", {"path": str(copy / "pkg" / "solution.pyc")})
+    other = sandbox_config(sandbox_setup.python, sandbox_setup.users[1], "user", timeout=30)
+    with Sandbox(other, root / "work", root / "runtime", root / "scratch") as sb:
+        with pytest.raises(ProbeFailed, match="PermissionError"):
+            sb.call("probes.p", "read", {"path": str(copy / "pkg" / "solution.pyc")})
+
+
 def _processes_of(uid):
     out = []
     for pid in os.listdir("/proc"):
