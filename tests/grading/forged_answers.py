@@ -10,14 +10,20 @@ and tuple emptied; ``--forge drop-last``: every list and tuple loses its last el
 keep their keys, so a ``count`` still says what it said). Tests of given code (tasks without
 a solution region and no ``uses``) get honest answers, as in the autograder.
 
-Used by ``tests/grading/test_forged_answers.py``::
+Used by ``tests/grading/test_forged_answers.py``, which runs every way in one process::
 
-    pytest -p tests.grading.forged_answers --forge empty tests/assignments
+    python -m tests.grading.forged_answers REPORT.json tests/assignments/test_a1_symbolic.py ...
+
+or one way at a time::
+
+    pytest -p tests.grading.forged_answers --forge empty --forge-report R.json tests/assignments
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +32,7 @@ from tinygrad_edu.grading import tables, wire
 from tinygrad_edu.grading.probe import call_in_process
 from tinygrad_edu.grading.pytest_plugin import GRADER
 
-__all__ = ["Forger", "shrink", "shift", "HOW"]
+__all__ = ["Forger", "shrink", "shift", "main", "HOW"]
 
 HOW = ("empty", "drop-last", "constant", "zeros")
 
@@ -73,6 +79,14 @@ class Forger:
         self.how, self.regions = how, set(regions)
         self.changed: set[str] = set()  # tests that got at least one forged answer
         self.first: dict = {}
+        self.passed: set[str] = set()
+        self.failed: set[str] = set()
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed or (report.skipped and report.when != "teardown"):
+            self.failed.add(report.nodeid)
+        elif report.when == "call":
+            self.passed.add(report.nodeid)
 
     def sort_key(self, info):
         return (-1,) if info is None else (info["order"],)
@@ -107,5 +121,30 @@ def pytest_configure(config) -> None:
 
 def pytest_sessionfinish(session) -> None:
     forger = session.config.pluginmanager.get_plugin(GRADER)
+    report = {"forged": sorted(forger.changed), "passed": sorted(forger.passed - forger.failed)}
     with open(session.config.getoption("forge_report"), "w", encoding="utf-8") as f:
-        json.dump(sorted(forger.changed), f)
+        json.dump(report, f)
+
+
+def main(argv: list[str]) -> int:
+    """Run the suites ``argv[1:]`` once per way of forging; write ``{how: report}`` to
+    ``argv[0]`` (one process: the imports are paid once)."""
+    import pytest  # noqa: PLC0415
+
+    out, suites = argv[0], argv[1:]
+    reports = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for how in HOW:
+            path = f"{tmp}/{how}.json"
+            pytest.main(["-p", "tests.grading.forged_answers", "--forge", how, "--forge-report",
+                         path, "-p", "no:cacheprovider", "-q", "--no-header", "-p", "no:xdist",
+                         *suites])  # fmt: skip
+            with open(path, encoding="utf-8") as f:
+                reports[how] = json.load(f)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(reports, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
