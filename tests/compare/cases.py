@@ -299,6 +299,10 @@ for _op in ("sum", "mean", "all", "any"):
 C("var", (E(S(), dim=0), E(S(), dim=-1, correction=0), E(S(), dim=1)))
 C("std", (E(S(), dim=0, unbiased=False), E(S(), dim=2)))
 C("max", (E(S(), dim=0), E(S(), dim=(0,))), only=("amax",))
+for _op in ("max", "min"):  # (values, indices) of a 0-d tensor along dim 0 or -1
+    C(_op, (E(S(), dim=0), E(S(), dim=-1, keepdim=True), E(S(), dim=1)))
+for _op in ("argmax", "argmin"):
+    C(_op, (E(S(), dim=0), E(S(), dim=-1), E(S(), dim=1)))
 C("all", (E(S(2, 3, dtype="bool")), E(S(2, 3), dim=1), E(S(2, 3, dtype="int64"), dim=0,
           keepdim=True), E(S(0, 3, dtype="bool")), E(S(2, 3, dtype="bool"), axis=-1),
           E(S(3, 2, layout="T"), dim=(0, 1))))  # fmt: skip
@@ -346,6 +350,10 @@ C("squeeze", (E(S(1, 3, 1)), E(S(1, 3, 1), args=(0,)), E(S(1, 3, 1), args=(1,)),
 C("broadcast_to", (E(S(3), args=(2, 3)), E(S(2, 1), args=(2, -1, 4)), E(S(), args=((3,),)),
                    E(S(1, 3, layout="T"), args=(4, 3))), only=("expand",))  # fmt: skip
 C("broadcast_to", (E(S(3), args=((2, 3),)), E(S(2, 1), args=((3, 2, 4),))), only=("broadcast_to",))
+C("broadcast_to", (E(S(3), S(2, 3)), E(S(2, 1), S(3, 2, 4)), E(S(), S(2)), E(S(2), S(3))),
+  only=("expand_as",))
+C("astype", (E(S(2, 3), S(3, dtype="float32")), E(S(3, dtype="int64"), S(2)),
+             E(S(2), S(2, dtype="int64")), E(S(2), S(2))), only=("type_as",), rtol=1e-6)
 C("repeat", (E(S(2, 3, 2), args=(2, 1)), E(S(2, 3), args=(2,))))  # fewer repeats than dims
 C("repeat", (E(S(3), args=(2,)), E(S(2, 3), args=(2, 1)), E(S(2, 3), args=((1, 2, 3),)),
              E(S(2, 3, layout="T"), args=(2, 2)), E(S(), args=(3,))))  # fmt: skip
@@ -360,8 +368,11 @@ C("transpose", (E(S(2, 3)), E(S(4)), E(S()), E(S(3, 4, layout="T"))), only=("t",
 C("transpose", (E(S(2, 3)), E(S(2, 3, 4)), E(S(2, 3, 4, layout="T"))), only=("mT",))
 C("getitem", (E(S(5, 2), args=(2,)), E(S(7, 2), args=([2, 2, 3],)), E(S(5, 3), args=(2, 1)),
               E(S(4, 3, layout="T"), args=(2,)), E(S(0, 3), args=(2,))), only=("split",))
-C("getitem", (E(S(5, 2), args=(2,)), E(S(6, 3), args=(3, 1)), E(S(4, 3, layout="T"), args=(2,))),
+C("getitem", (E(S(5, 2), args=(2,)), E(S(6, 3), args=(3, 1)), E(S(4, 3, layout="T"), args=(2,)),
+              E(S(0, 3), args=(2,)), E(S(3, 0), args=(3, 1)), E(S(4), args=(0,))),
   only=("chunk",))  # fmt: skip
+C("flatten", (E(S(), args=(0,)), E(S(), args=(-1, 0)), E(S(), args=(1,)), E(S(), args=(0, 1))))
+C("squeeze", (E(S(), args=(0,)), E(S(), dim=-1), E(S(), args=(1,))))
 C("getitem", (E(S(3, 2)), E(S(3, 2), args=(1,)), E(S(2, 4, layout="T"), args=(0,))),
   only=("unbind",))  # fmt: skip
 C("gather", (E(S(3, 4), args=(1, np.array([[0, 3], [1, 1], [2, 0]]))),

@@ -6,8 +6,8 @@ Where both libraries should behave alike, a test runs the same code on each (the
 fixture: ``tinygrad_edu``, then ``torch``), so PyTorch itself confirms the expected behaviour.
 Defects of #10 tested elsewhere (one test each, not repeated here):
 
-- ``transpose(0, 1)`` of a matrix, ``transpose(1, 1)``, ``d/dx x**0`` at 0, ``(-2.0) ** x`` and
-  the cross-entropy of an empty batch: rows of the differential suite, ``tests/compare/cases.py``.
+- ``transpose(0, 1)`` of a matrix, ``transpose(1, 1)``, ``(-2.0) ** x`` and the cross-entropy
+  of an empty batch: rows of the differential suite, ``tests/compare/cases.py``.
 - backward from several threads into one shared leaf:
   ``tests/eager/test_engine_devices.py::test_backward_from_several_threads_into_one_leaf_loses_nothing``.
 - the symbolic Executor's stray node or string key in ``feed_dict``, and ``gradients()`` of an
@@ -224,6 +224,14 @@ def test_int_tensor_add_a_float_in_place_is_an_error(L):
     assert n.tolist() == [8, 10]
 
 
+def test_the_derivative_of_x_to_the_0_is_0_at_0(L):
+    x = L.tensor([0.0, 1.5, -2.0], dtype=L.float64, requires_grad=True)
+    (x**0).sum().backward()  # 0 * x**-1 at 0 was nan
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    (y,) = L.autograd.grad(x.pow(0.0).sum(), x, create_graph=True)
+    assert y.tolist() == [0.0, 0.0, 0.0]
+
+
 def test_a_custom_functions_float32_gradient_for_a_float64_input_is_cast(L):
     class Scale(L.autograd.Function):
         @staticmethod
@@ -247,6 +255,19 @@ def test_adding_a_string_is_a_type_error_naming_the_fix(L):
         x + "a"
     with pytest.raises(TypeError):
         "a" * x
+
+
+def test_a_list_or_a_max_pair_as_an_operand_is_a_type_error(L):
+    # torch refuses both; before, a list crashed inside dtype promotion (AttributeError) and
+    # the (values, indices) pair of max(dim) could be stacked into a (2, ...) result
+    x = L.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match=r"sub: got a \(values, indices\) pair.*\.values"
+                       if L is tg else "max"):
+        x - x.max(dim=1, keepdim=True)
+    with pytest.raises(TypeError, match=r"add: got a list" if L is tg else "list"):
+        x + [1.0, 2.0]
+    torch_like = x - x.max(dim=1, keepdim=True).values  # the fix the message names
+    assert torch_like.tolist() == [[-1.0, 0.0], [-1.0, 0.0]]
 
 
 def test_tensor_of_none_is_an_error():

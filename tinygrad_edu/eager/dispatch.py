@@ -16,7 +16,7 @@ import numpy as _np
 
 from .. import backend
 from ..ops import ShapeError
-from ..ops.surface import generate
+from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
 from .tensor import Tensor, _as_array
@@ -56,6 +56,12 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
     """Turn an array library's error into one that names the op, the inputs and the fix."""
     for a in args:
         if not (isinstance(a, Tensor | int | float | bool) or hasattr(a, "shape")):
+            if isinstance(a, ValuesIndices):
+                return TypeError(
+                    f"{op.name}: got a (values, indices) pair as an input; max/min "
+                    "along a dim return two tensors, as in PyTorch: take .values (or use "
+                    "amax/amin)"
+                )
             return TypeError(
                 f"{op.name}: got a {type(a).__name__} ({a!r}) as an input; ops take tensors, "
                 "arrays and Python numbers (convert it first, e.g. tg.tensor(...))"
@@ -98,7 +104,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
     xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
     try:
         out = op.forward(xp, *datas, **attrs)
-    except (ValueError, TypeError, IndexError) as e:
+    except (ValueError, TypeError, IndexError, AttributeError) as e:
         raise _explain(op, args, attrs, e) from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead

@@ -141,6 +141,7 @@ softmax = Exercise(
     ],
     hints=[("AttributeError", "'ValuesIndices' object", _MAX_PAIR),
            ("TypeError", "return_types.max", _MAX_PAIR),
+           ("TypeError", "(values, indices) pair", _MAX_PAIR),
            ("ShapeError", "", "keep every dimension: keepdim=True on the max and on the sum"),
            ("RuntimeError", "must match the size", "keep every dimension: keepdim=True on the "
             "max and on the sum"),

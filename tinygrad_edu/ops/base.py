@@ -138,7 +138,7 @@ def normalize_axes(opname: str, axis, ndim: int, shape=None) -> tuple[int, ...]:
     where = f"shape {tuple(shape)}" if shape is not None else "an input"
     out = []
     for a in axes:
-        if not -ndim <= a < max(ndim, 1):
+        if not -max(ndim, 1) <= a < max(ndim, 1):  # a 0-d input takes 0 and -1, as in PyTorch
             raise ShapeError(f"{opname}: axis {a} is out of range for {where} ({ndim} dims)")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):

@@ -716,6 +716,13 @@ def _extremes(x):
     return -math.inf, math.inf
 
 
+def _type_as(op, apply):
+    def type_as(input, other):  # x.to(other.dtype)
+        return cast(apply, input, other.dtype)
+
+    return type_as
+
+
 def _where(op, apply):
     def where(condition, input, other):
         if hasattr(input, "shape") or hasattr(other, "shape"):
@@ -770,6 +777,7 @@ declare("clone", unary, methods=("clone",), functions=("clone",))
 declare("maximum", binary, methods=("maximum",), functions=("maximum",))
 declare("minimum", binary, methods=("minimum",), functions=("minimum",))
 declare("where", _where, functions=("where",))
+declare("astype", _type_as, methods=("type_as",))
 declare("where", _where_method, methods=("where",))
 declare("masked_fill", _masked_fill, methods=("masked_fill",), functions=("masked_fill",),
         inplace=("masked_fill_",))  # fmt: skip

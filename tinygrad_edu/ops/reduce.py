@@ -146,6 +146,7 @@ class _AlongDim(Op):
 
     def forward(self, xp, x, dim=0, keepdim=False):
         if x.ndim == 0:
+            normalize_axes(self.name, dim, 0)  # 0 or -1 only
             return x
         idx = getattr(xp, self._arg)(x, axis=dim, keepdims=True)
         values = xp.take_along_axis(x, idx, axis=dim)
@@ -181,6 +182,7 @@ class _Arg(Op):
 
     def forward(self, xp, x, axis=None, keepdims=False):
         if x.ndim == 0:
+            normalize_axes(self.name, axis, 0)  # 0 or -1 only
             return xp.zeros((), dtype=xp.int64)
         return getattr(xp, self.name)(x, axis=axis, keepdims=keepdims)
 

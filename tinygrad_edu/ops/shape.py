@@ -26,7 +26,7 @@ def _target(like, shape):
 
 def _axis(opname, axis, ndim, shape=None):
     """One axis, made non-negative (0-d inputs accept 0 and -1, as in PyTorch)."""
-    return normalize_axes(opname, axis, max(ndim, 1), shape)[0] if ndim else 0
+    return normalize_axes(opname, axis, max(ndim, 1), shape)[0]
 
 
 @register
@@ -165,7 +165,7 @@ class ExpandDims(Op):
 def _squeezed(opname, shape, dim):
     if dim is None:
         return tuple(d for d in shape if d != 1)
-    axes = normalize_axes(opname, dim, max(len(shape), 1), shape) if shape else ()
+    axes = normalize_axes(opname, dim, max(len(shape), 1), shape)  # 0-d: 0 or -1
     return tuple(d for i, d in enumerate(shape) if not (i in axes and d == 1))
 
 
@@ -190,9 +190,9 @@ class Squeeze(Op):
 
 
 def _flattened(opname, shape, start_dim, end_dim):
+    a, b = (_axis(opname, d, len(shape), shape) for d in (start_dim, end_dim))
     if not shape:
         return (1,)
-    a, b = (_axis(opname, d, len(shape), shape) for d in (start_dim, end_dim))
     if a > b:
         raise ShapeError(f"{opname}: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"for shape {tuple(shape)}")  # fmt: skip
@@ -630,6 +630,13 @@ def _expand(op, apply):
     return expand
 
 
+def _expand_as(op, apply):
+    def expand_as(input, other):
+        return apply(op, input, shape=shape_of("expand_as", other))
+
+    return expand_as
+
+
 def _broadcast_to(op, apply):
     def broadcast_to(input, size):
         return apply(op, input, shape=tuple(size))
@@ -714,9 +721,13 @@ def _chunk(op, apply):
     split = _split(op, apply)
 
     def chunk(input, chunks, dim=0):
+        if type(chunks) is not int or chunks <= 0:
+            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
         shape = shape_of("chunk", input)
         n = shape[_axis("chunk", dim, len(shape), shape)]
-        return split(input, max(-(-n // chunks), 1), dim)
+        if n == 0:  # as many empty pieces as asked for (PyTorch)
+            return split(input, [0] * chunks, dim)
+        return split(input, -(-n // chunks), dim)
 
     return chunk
 
@@ -757,6 +768,7 @@ declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
 declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
 declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
 declare("broadcast_to", _expand, methods=("expand",))
+declare("broadcast_to", _expand_as, methods=("expand_as",))
 declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
 declare("repeat", _repeat, methods=("repeat",))
 declare("permute", _permute, methods=("permute",))

@@ -175,6 +175,8 @@ def cast(apply, input, dtype):
     ``mean``, ``cumsum``, ``softmax``...), recorded like ``x.to(dtype)``."""
     if dtype is None or dtype == getattr(input, "dtype", None):
         return input
+    if hasattr(input, "astype"):  # the engine's own conversion (an int result leaves the graph)
+        return input.astype(dtype)
     from .base import REGISTRY  # noqa: PLC0415  (base imports nothing from here)
 
     return apply(REGISTRY["astype"], input, dtype=dtype, src=getattr(input, "dtype", None))
