@@ -45,6 +45,7 @@ def check_rule(run, opname, arrays, needs=None, **attrs):
         f"{where} must return one gradient per input ({len(arrays)}), got "
         f"{got.get('type') or got['count']}"
     )
+    assert len(got["grads"]) == len(arrays), f"{where}: one gradient per input"
     numeric = numeric_gradient(lambda v: op.forward(np, *v, **attrs), arrays, projection=g)
     for i, (gi, need) in enumerate(zip(got["grads"], needs)):
         if not need:
@@ -194,6 +195,7 @@ def test_executor_runs_again_with_new_values_and_constants(run):
     """Executor.run: one executor, new feeds of new shapes, constants"""
     feeds = [{"x": _rng(2).standard_normal(shape)} for shape in [(3,), (2, 5)]]
     results = run(probes.execute, spec=EXP_SUM, outputs=["y"], feeds=feeds)
+    assert len(results) == len(feeds), f"one result per run(), got {len(results)}"
     for feed, (out,) in zip(feeds, results):
         xv = feed["x"]
         np.testing.assert_allclose(out, np.exp(xv * 2 + 1).sum(axis=0), rtol=1e-6)
@@ -375,6 +377,7 @@ def test_softmax_cross_entropy_rule_with_large_logits(run):
     labels = np.eye(5)[[4, 0, 2]]
     got = run(probes.vjp, op="softmax_cross_entropy", inputs=[logits, labels], g=1.0,
               needs=[True, False])  # fmt: skip
+    assert len(got["grads"]) == 2 and got["grads"][1] is None, "(d logits, None for labels)"
     gl = got["grads"][0]
     z = logits - logits.max(axis=1, keepdims=True)
     p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)

@@ -20,6 +20,8 @@ The model is scored here, on the test set, from the weights your training produc
 import numpy as np
 import pytest
 
+import tinygrad_edu as tg
+from tinygrad_edu import nn
 from tinygrad_edu.data import load_digits
 from tinygrad_edu.grading import compare_gradients, numeric_gradient, random_projection
 
@@ -59,7 +61,10 @@ def test_linear_layer_forward(run):
     assert got["shape"] == (4, 3), (
         f"Linear(5, 3) on a (4, 5) batch gives (4, 3), got {got['shape']}"
     )
-    W, b = got["weight"], got["bias"]
+    tg.manual_seed(0)  # the probe's layer, built here from given code (its initialisation)
+    layer = nn.Linear(5, 3)
+    W, b = layer.weight.numpy(), layer.bias.numpy()
+    np.testing.assert_array_equal(got["weight"], W, err_msg="Linear(5, 3)'s initial weight")
     np.testing.assert_allclose(
         got["y"], xv @ W.T + b, rtol=1e-5, atol=1e-6, err_msg="y = x W^T + b"
     )
@@ -105,11 +110,17 @@ START, TARGET = _rng(4).standard_normal(5), _rng(5).standard_normal(5)
 SLOPE = np.array([0.5, -1.0, 2.0, -0.25, 1.5])  # the constant gradient of a linear loss
 
 
-def _steps(history, start):
+STEPS = 6  # the steps probes.optimize takes unless told otherwise
+
+
+def _steps(history, start, n=STEPS):
+    """The parameter's change at each of the ``n`` steps."""
+    assert len(history) == n, f"{n} steps were taken, but {len(history)} parameters came back"
     return np.diff(np.vstack([start, *history]), axis=0)
 
 
 def _assert_steps(got, want, what):
+    assert len(got) == len(want), f"{what}: {len(want)} steps were taken, got {len(got)}"
     for k, (g, w) in enumerate(zip(got, want), 1):
         np.testing.assert_allclose(
             g, w, rtol=1e-10, atol=1e-12, err_msg=f"{what}: the parameter after step {k}"
@@ -121,6 +132,7 @@ def _assert_steps(got, want, what):
 def test_plain_sgd_steps_against_the_gradient(run):
     """SGD: without momentum, p -= lr * grad"""
     history = run(probes.optimize, kind="sgd", settings={"lr": 0.1}, start=START, target=TARGET)
+    _steps(history, START)
     before = np.vstack([START, *history[:-1]])
     _assert_steps(history, before - 0.1 * 2 * (before - TARGET), "SGD(lr=0.1)")
 
@@ -151,7 +163,11 @@ def test_sgd_weight_decay_adds_to_the_gradient(run):
                   start=START, target=TARGET)  # fmt: skip
     as_loss = run(probes.optimize, kind="sgd", settings=base, start=START, target=TARGET,
                   l2=0.1)  # fmt: skip
+    _steps(decayed, START)
     _assert_steps(decayed, as_loss, "SGD(weight_decay=0.1) vs 0.05 |p|^2 in the loss")
+    # the first step moves against the gradient plus the decay (the buffer starts at it)
+    first = START - 0.05 * (2 * (START - TARGET) + 0.1 * START)
+    _assert_steps(decayed[:1], [first], "SGD(weight_decay=0.1): p - lr (g + 0.1 p) first")
 
 
 @pytest.mark.task("A3.4")
@@ -173,9 +189,12 @@ def test_adam_ignores_the_scale_of_the_loss(run):
     one = run(probes.optimize, kind="adam", settings=settings, start=START, target=TARGET)
     big = run(probes.optimize, kind="adam", settings=settings, start=START, target=TARGET,
               scale=1000.0)  # fmt: skip
+    _steps(one, START), _steps(big, START)
     for k, (a, b) in enumerate(zip(one, big), 1):
         np.testing.assert_allclose(b, a, rtol=1e-7, err_msg=f"Adam: step {k} depends on scale")
-    assert not np.allclose(one[-1], START), "Adam must move the parameter"
+    # bias correction makes the first step lr * g / (|g| + eps), whatever the scale
+    g = 2 * (START - TARGET)
+    _assert_steps(one[:1], [START - 0.05 * g / (np.abs(g) + 1e-12)], "Adam: the first step")
 
 
 @pytest.mark.task("A3.4")
@@ -186,7 +205,11 @@ def test_adam_weight_decay_adds_to_the_gradient(run):
                   start=START, target=TARGET)  # fmt: skip
     as_loss = run(probes.optimize, kind="adam", settings={"lr": 0.02}, start=START,
                   target=TARGET, l2=0.05)  # fmt: skip
+    _steps(decayed, START)
     _assert_steps(decayed, as_loss, "Adam(weight_decay=0.05) vs 0.025 |p|^2 in the loss")
+    g = 2 * (START - TARGET) + 0.05 * START  # the first step is lr * g / (|g| + eps)
+    _assert_steps(decayed[:1], [START - 0.02 * g / (np.abs(g) + 1e-8)],
+                  "Adam(weight_decay=0.05): the first step, with g + 0.05 p")  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------

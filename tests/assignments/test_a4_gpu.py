@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from tinygrad_edu.backend import cuda_available
+from tinygrad_edu.grading import compare_gradients, numeric_gradient
 
 from . import probes_a4 as probes
 
@@ -50,6 +51,11 @@ def test_eager_forward_and_backward_on_the_gpu_match_the_cpu(run):
     assert gpu["same_device"], "the gradient stays on the GPU"
     for what in ("loss", "da", "db"):
         np.testing.assert_allclose(gpu[what], cpu[what], rtol=1e-10, err_msg=f"{what} on the GPU")
+    # and both are right: numpy's value, and central differences of it
+    f = lambda a, b: np.tanh(a @ b).sum() + np.exp(a * a).mean()  # noqa: E731
+    np.testing.assert_allclose(gpu["loss"], f(av, bv), rtol=1e-10, err_msg="the loss")
+    compare_gradients([gpu["da"], gpu["db"]], numeric_gradient(lambda v: f(*v), [av, bv]),
+                      names=["a", "b"], what="backward() on the GPU")  # fmt: skip
 
 
 @pytest.mark.points(1)
@@ -59,8 +65,12 @@ def test_symbolic_executor_on_the_gpu(run):
     cpu = run(probes.symbolic_on, device="cpu", x=xv, w=wv)
     gpu = run(probes.symbolic_on, device="cuda", x=xv, w=wv)
     assert all(gpu["numpy"]), "run() hands results back as numpy arrays"
+    assert len(cpu["values"]) == len(gpu["values"]) == 2, "run([y, dW]) gives two values"
     for c, g in zip(cpu["values"], gpu["values"]):
         np.testing.assert_allclose(g, c, rtol=1e-10)
+    h = np.exp(xv @ wv)  # y = sum(exp(x W)), dy/dW = x^T exp(x W)
+    np.testing.assert_allclose(gpu["values"][0], h.sum(), rtol=1e-10, err_msg="y")
+    np.testing.assert_allclose(gpu["values"][1], xv.T @ h, rtol=1e-10, err_msg="dy/dW")
 
 
 @pytest.mark.points(1)

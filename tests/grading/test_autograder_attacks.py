@@ -26,9 +26,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SUITES = "tests/assignments"
 TIMEOUT = 8  # seconds per probe call in these runs (the slowest honest probe takes ~1 s)
 STUDENT_SHARE = 0.15
+METADATA = "student-42@example.edu"  # in submission_metadata.json: only root may read it
 
 
 def _instructor_repository() -> bool:
@@ -86,9 +89,9 @@ def _isolation_submissions(repo: Path, edition: Path, uses: dict) -> dict:
     return builders
 
 
-def _collect_uses(source: Path) -> dict:
+def _collect_uses(source: Path, folder: Path) -> dict:
     """Task -> the tasks whose student code its tests use (from the suites' markers)."""
-    plugin = source.parent / "collect_uses.py"
+    plugin = folder / "collect_uses.py"
     plugin.write_text(
         "import json\n"
         "def pytest_collection_finish(session):\n"
@@ -98,34 +101,50 @@ def _collect_uses(source: Path) -> dict:
         "        if m is not None:\n"
         "            uses = m.kwargs.get('uses')\n"
         "            out.setdefault(m.args[0], sorted(uses) if uses is not None else None)\n"
-        f"    open({str(source.parent / 'uses.json')!r}, 'w').write(json.dumps(out))\n"
+        f"    open({str(folder / 'uses.json')!r}, 'w').write(json.dumps(out))\n"
     )
-    env = dict(os.environ, PYTHONPATH=f"{source / 'reference'}:{source.parent}")
+    env = dict(os.environ, PYTHONPATH=f"{source / 'reference'}:{folder}")
     subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "collect_uses",
          "-p", "no:cacheprovider", "-c", str(source / "pytest.ini"), "--rootdir", str(source),
          SUITES],
         cwd=source, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    return json.loads((source.parent / "uses.json").read_text())
+    return json.loads((folder / "uses.json").read_text())
 
 
 def _grade_all(folder: Path, setup) -> dict:
     from tinygrad_edu.grading.gradescope import build_autograder_zip  # noqa: PLC0415
-    from tinygrad_edu.grading.student import make_student_edition  # noqa: PLC0415
 
     folder.mkdir(parents=True, exist_ok=True)
     build_autograder_zip(ROOT, folder / "autograder.zip")
-    source = folder / "ag" / "source"
+    # NOTE: the moved /autograder is laid out as Gradescope's: root's, 0711 (setup.sh), in a
+    # folder every user can reach (pytest's own temporary folders would hide it), holding the
+    # source, the submissions and the results, and a world-readable submission_metadata.json
+    ag = Path(tempfile.mkdtemp(prefix="tgedu-ag-"))
+    try:
+        return _grade_in(folder, ag, setup)
+    finally:
+        shutil.rmtree(ag, ignore_errors=True)
+
+
+def _grade_in(folder: Path, ag: Path, setup) -> dict:
+    from tinygrad_edu.grading.student import make_student_edition  # noqa: PLC0415
+
+    os.chmod(ag, 0o711)
+    source = ag / "source"
     _unzip(folder / "autograder.zip", source)
+    (ag / "submission_metadata.json").write_text(json.dumps({"users": [METADATA]}))
+    os.chmod(ag / "submission_metadata.json", 0o644)
     edition = folder / "edition"
     make_student_edition(ROOT, edition)
-    uses = _collect_uses(source)
+    uses = _collect_uses(source, folder)
     builders = {name: (fn, None) for name, fn in attacks.SUBMISSIONS.items()}
     builders.update(_isolation_submissions(ROOT, edition, uses))
     jobs = []
     for name, (build, _) in builders.items():
-        build(ROOT, edition, folder / "submissions" / name)
+        build(ROOT, edition, ag / f"submission-{name}")
+        os.chmod(ag / f"submission-{name}", 0o700)  # Gradescope: one submission per container
         jobs.append(name)
 
     def run(slot_name):
@@ -134,9 +153,9 @@ def _grade_all(folder: Path, setup) -> dict:
         env.pop("PYTHONPATH", None)
         env.update(setup.env(slot))
         env.update(
-            AUTOGRADER_ROOT=str(folder / "ag"),
-            AUTOGRADER_SUBMISSION=str(folder / "submissions" / name),
-            AUTOGRADER_RESULTS=str(folder / "results" / name),
+            AUTOGRADER_ROOT=str(ag),
+            AUTOGRADER_SUBMISSION=str(ag / f"submission-{name}"),
+            AUTOGRADER_RESULTS=str(ag / f"results-{name}"),
             AUTOGRADER_TIMEOUT=str(TIMEOUT),
         )
         start = time.monotonic()
@@ -149,7 +168,7 @@ def _grade_all(folder: Path, setup) -> dict:
         seconds = time.monotonic() - start
         if name == "hostile":
             time.sleep(4)  # give a process that outlived the grader time to strike
-        path = folder / "results" / name / "results.json"
+        path = ag / f"results-{name}" / "results.json"
         data = json.loads(path.read_text()) if path.is_file() else None
         return name, {"results": data, "log": log[-20000:], "seconds": seconds}
 
@@ -273,6 +292,7 @@ def test_peeking_finds_no_hidden_test_or_solution(graded):
     leaked = [name for name in _hidden_test_names() if name in text]
     assert not leaked, f"hidden test names reached the results: {leaked}"
     assert "BEGIN SOLUTION" not in text
+    assert METADATA not in text, "the submission read submission_metadata.json"
 
 
 def test_an_endless_loop_costs_only_its_task(graded):

@@ -76,6 +76,14 @@ def test_zip_contents(repo, tmp_path):
     again = tmp_path / "again.zip"  # reproducible: the same repository gives the same bytes
     build_autograder_zip(repo, again)
     assert again.read_bytes() == out.read_bytes()
+    # the run fits Gradescope's default timeout (10 minutes) unless told otherwise
+    assert 'BUDGET="${AUTOGRADER_BUDGET:-540}"' in read["run_autograder"]
+    build_autograder_zip(repo, again, budget=1800)
+    with zipfile.ZipFile(again) as zf:
+        assert 'BUDGET="${AUTOGRADER_BUDGET:-1800}"' in zf.read("run_autograder").decode()
+    for bad in (100, 5000, 600.5):
+        with pytest.raises(ValueError, match="budget"):
+            build_autograder_zip(repo, again, budget=bad)
 
 
 def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
@@ -107,8 +115,13 @@ def _scores(data) -> dict:
 
 
 def test_the_reference_scores_full_marks(source, tmp_path, sandbox_setup):
+    metadata = source.parent / "submission_metadata.json"  # Gradescope's, world-readable
+    metadata.write_text('{"users": [{"email": "student@example.edu"}]}')
+    os.chmod(metadata, 0o644)
     data, log = _grade(source, tmp_path, {"ops.py": toy.OPS, "more.py": toy.MORE},
                        sandbox_setup)  # fmt: skip
+    if os.geteuid() == 0:  # only root may read what sits next to the submission now
+        assert stat.S_IMODE(metadata.stat().st_mode) & 0o077 == 0
     assert data["score"] == FULL, log
     assert _scores(data) == toy.POINTS
     assert [t["name"] for t in data["tests"]][:3] == [

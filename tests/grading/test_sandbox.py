@@ -1,5 +1,6 @@
 """The sandbox: children that run probes, with limits, timeouts, and (as root) another user."""
 
+import contextlib
 import os
 import shutil
 import socket
@@ -72,6 +73,43 @@ def escape(marker):
 def garbage():
     os.write(int(sys.argv[3]), b"\\x05" + b"\\x00" * 7 + b"junk!")
     time.sleep(5)
+
+
+def hostile():
+    """What a clever submission tries against the grader: every answer is what it got."""
+    import signal
+    out = {}
+    parent = os.getppid()
+    for what in ("environ", "cmdline", "fd/0", "mem"):
+        try:
+            with open(f"/proc/{parent}/{what}", "rb") as f:
+                out[what] = len(f.read(100))
+        except OSError as e:
+            out[what] = type(e).__name__
+    try:
+        os.kill(parent, signal.SIGTERM)
+        out["kill"] = "sent"
+    except OSError as e:
+        out["kill"] = type(e).__name__
+    pids = []
+    try:
+        for _ in range(500):  # a fork bomb, capped
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            pids.append(pid)
+        out["fork"] = "unlimited"
+    except OSError as e:
+        out["fork"] = type(e).__name__
+    out["forked"] = len(pids)
+    out["env"] = sorted(os.environ)
+    return out
+
+
+def flood(n):
+    os.write(1, b"x" * n)
+    return "flooded"
 
 
 def connect(port):
@@ -192,6 +230,47 @@ def test_the_sandbox_user_cannot_read_or_write_the_graders_files(box, sandbox_se
         shutil.rmtree(private)
 
 
+def test_the_child_cannot_signal_or_inspect_the_grader_and_forks_are_capped(box, sandbox_setup):
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
+    make, _ = box
+    with make(processes=16) as sb:
+        got = sb.call("probes.p", "hostile", {})
+        uid = sb.config.uid
+    assert got["kill"] == "PermissionError", got  # and this process is still here
+    assert all(got[k] == "PermissionError" for k in ("environ", "fd/0", "mem")), got
+    assert got["fork"] == "BlockingIOError" and got["forked"] < 16, got
+    assert not [k for k in got["env"] if k.startswith(("AUTOGRADER", "PYTEST", "SUDO"))]
+    assert not _processes_of(uid), "the forked processes outlived the child"
+
+
+def test_a_flood_of_output_ends_at_the_file_size_limit(box):
+    make, root = box
+    with make(file_bytes=1 << 16) as sb:
+        with contextlib.suppress(ProbeFailed, SandboxDied):  # EFBIG, or SIGXFSZ
+            sb.call("probes.p", "flood", {"n": 1 << 22})
+        assert sb.call("probes.p", "ok", {"x": 1})["calls"] >= 1  # the grader goes on
+    assert (root / "child.log").stat().st_size <= 1 << 16
+
+
+def test_a_working_copy_is_for_its_own_sandbox_user_only(box, sandbox_setup):
+    if len(sandbox_setup.users) < 2:
+        pytest.skip(f"needs two sandbox users: {sandbox_setup.reason or 'not root'}")
+    from tinygrad_edu.grading.autograder import _tree_modes  # noqa: PLC0415
+
+    make, root = box
+    copy = root / "copy-of-a"  # a working copy of the submission graded as user a
+    (copy / "pkg").mkdir(parents=True)
+    (copy / "pkg" / "solution.pyc").write_bytes(b"student a's code")
+    with make() as sb:
+        _tree_modes(copy, sb.config.gid)
+        assert sb.call("probes.p", "read", {"path": str(copy / "pkg" / "solution.pyc")})
+    other = sandbox_config(sandbox_setup.python, sandbox_setup.users[1], "user", timeout=30)
+    with Sandbox(other, root / "work", root / "runtime", root / "scratch") as sb:
+        with pytest.raises(ProbeFailed, match="PermissionError"):
+            sb.call("probes.p", "read", {"path": str(copy / "pkg" / "solution.pyc")})
+
+
 def _processes_of(uid):
     out = []
     for pid in os.listdir("/proc"):
@@ -217,6 +296,22 @@ def test_nothing_the_child_started_or_wrote_survives_it(box, sandbox_setup):
         assert marker.exists() and stat.S_IMODE(marker.stat().st_mode) & 0o077 == 0  # umask
     assert not _processes_of(uid), "a process of the sandbox user outlived its child"
     assert not marker.exists(), "a file the sandbox user left in /tmp survived the sweep"
+
+
+def test_a_file_left_in_any_world_writable_folder_is_swept(box, sandbox_setup):
+    if not sandbox_setup.privileged or not os.path.isdir("/run"):
+        pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
+    make, _ = box
+    stash = Path(tempfile.mkdtemp(prefix="tgedu-stash-", dir="/run"))  # like /var/crash
+    os.chmod(stash, 0o1777)
+    try:
+        with make() as sb:
+            assert str(stash) in sb.config.writable
+            assert sb.call("probes.p", "write", {"path": str(stash / "for-later"), "size": 9})
+            assert (stash / "for-later").exists()
+        assert not (stash / "for-later").exists(), "a later child could read what it left"
+    finally:
+        shutil.rmtree(stash, ignore_errors=True)
 
 
 def test_no_network_when_it_can_be_isolated(box, sandbox_setup):

@@ -77,6 +77,18 @@ def test_files_are_read_safely(tmp_path):
     assert "pkg/__init__.py  <-  pkg/__init__.py" in report
 
 
+def test_a_linked_folder_is_not_followed(tmp_path):
+    secret = tmp_path / "reference" / "pkg" / "eager"  # say /autograder/source/reference
+    secret.mkdir(parents=True)
+    (secret / "engine.py").write_text("SECRET = 1\n")
+    root = tmp_path / "sub" / "repo"
+    root.mkdir(parents=True)
+    os.symlink(tmp_path / "reference" / "pkg", root / "pkg", target_is_directory=True)
+    mapping = map_submission(tmp_path / "sub", MANIFEST)
+    assert mapping.texts == {} and "SECRET" not in mapping.report()
+    assert "repo/pkg is a link; links are not followed" in mapping.report()
+
+
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
 def test_utf8_with_or_without_bom(tmp_path, bom):
     (tmp_path / "engine.py").write_bytes(bom + "y = 'é'\n".encode())

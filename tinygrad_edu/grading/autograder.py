@@ -70,12 +70,18 @@ json.dump(errors, sys.stdout)
 """
 
 
-def _tree_modes(root: Path) -> None:
-    """Folders 0755, files 0644: readable by the sandbox user, writable by no one else."""
+def _tree_modes(root: Path, gid: int | None = None) -> None:
+    """Folders 0755, files 0644: readable by the sandbox user, writable by no one else.
+
+    With ``gid`` (the sandbox user's group, as root): root's, in that group, 0750 and 0640,
+    so that only that user reads it (``grade-batch`` grades several submissions at once,
+    each slot as its own user: one student's code must not read another's working copy)."""
+    dmode, fmode = (0o755, 0o644) if gid is None else (0o750, 0o640)
     for folder, _dirs, files in os.walk(root):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+        for path in (folder, *(os.path.join(folder, name) for name in files)):
+            if gid is not None:
+                os.chown(path, 0, gid)
+            os.chmod(path, dmode if path == folder else fmode)
 
 
 class Workspace:
@@ -87,11 +93,13 @@ class Workspace:
         mapping: the submission's files.
         python: the children's interpreter (it also compiles their bytecode).
         root: a folder for this run (working copies, compiled files).
+        gid: the sandbox user's group: only it may read the working copies (None: anyone).
     """
 
-    def __init__(self, source: Path, manifest: dict, mapping: Mapping, python: str, root: Path):
+    def __init__(self, source: Path, manifest: dict, mapping: Mapping, python: str, root: Path,
+                 gid: int | None = None):  # fmt: skip
         self.source, self.manifest, self.mapping = source, manifest, mapping
-        self.python, self.root = python, root
+        self.python, self.root, self.gid = python, root, gid
         self.regions = {t: [tuple(p) for p in ps] for t, ps in manifest["regions"].items()}
         self.file_tasks: dict[str, set] = {}
         for task, places in self.regions.items():
@@ -184,7 +192,7 @@ class Workspace:
             dst = work / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(self.source / rel, dst)
-        _tree_modes(work)
+        _tree_modes(work, self.gid)
         return work
 
     def render(self, key: tuple, frames) -> list[str]:
@@ -409,7 +417,7 @@ def grade(source, submission, results, sandbox_python: str | None = None,
         (root / "scratch").mkdir()
         os.chmod(root / "scratch", 0o711)
         _check_python(config, root)
-        workspace = Workspace(source, manifest, mapping, config.python, root)
+        workspace = Workspace(source, manifest, mapping, config.python, root, config.gid)
         grader = Grader(workspace, config, runtime, time.monotonic() + budget, log)
         grader.reap = True
         args = ["-p", "no:cacheprovider", "-p", "no:tinygrad_edu_grading", "-p",

@@ -88,7 +88,16 @@ def compare_gradients(
 ) -> None:
     """Raise AssertionError naming the input, the worst element, both values and the errors
     when ``|analytic - numeric| > atol + rtol * |numeric|`` anywhere."""
+    numeric = list(numeric)
     names = list(names) if names is not None else [f"input {i}" for i in range(len(numeric))]
+    if isinstance(analytic, str | bytes | dict) or not hasattr(analytic, "__len__"):
+        raise AssertionError(f"{what}: expected a list of {len(numeric)} gradients, got "
+                             f"{type(analytic).__name__}")  # fmt: skip
+    # NOTE: graded answers come from code under test: a short list must fail, never pass
+    # on the gradients it does hold (zip alone would stop at the shorter one)
+    if len(analytic) != len(numeric):
+        raise AssertionError(f"{what}: {len(analytic)} gradients for {len(numeric)} inputs "
+                             f"({', '.join(names)}); one per input")  # fmt: skip
     for name, a, n in zip(names, analytic, numeric):
         a = np.asarray(a, dtype=np.float64)
         if a.shape != n.shape:

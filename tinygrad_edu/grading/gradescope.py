@@ -27,7 +27,8 @@ Every path can be moved by an environment variable, for trying the zip locally:
 interpreter), ``AUTOGRADER_SANDBOX_PYTHON`` (the children's, default the same),
 ``AUTOGRADER_SANDBOX_USER``, ``AUTOGRADER_SANDBOX`` (``auto``, ``user`` or ``rlimits``),
 ``AUTOGRADER_TIMEOUT`` (seconds per probe call, default 30), ``AUTOGRADER_BUDGET`` (seconds
-for the whole run, default 2400).
+for the whole run; by default the zip's ``budget``, 540: Gradescope stops a run after 10
+minutes unless its timeout is raised, and a run it stops has no ``results.json``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ from pathlib import Path
 from .splice import task_functions
 from .student import _walk, has_solution_markers, solution_regions, strip_solutions
 
-__all__ = ["build_autograder_zip", "SETUP_SH", "RUN_AUTOGRADER", "add_arguments", "run"]
+__all__ = ["build_autograder_zip", "SETUP_SH", "RUN_AUTOGRADER", "DEFAULT_BUDGET",
+           "add_arguments", "run"]  # fmt: skip
+
+DEFAULT_BUDGET = 540  # seconds: within Gradescope's default timeout of 10 minutes
 
 SETUP_SH = """\
 #!/usr/bin/env bash
@@ -88,17 +92,29 @@ SOURCE="${AUTOGRADER_SOURCE:-$ROOT/source}"
 SUBMISSION="${AUTOGRADER_SUBMISSION:-$ROOT/submission}"
 RESULTS="${AUTOGRADER_RESULTS:-$ROOT/results}"
 PYTHON="${AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}"
+SANDBOX_PYTHON="${AUTOGRADER_SANDBOX_PYTHON:-$PYTHON}"
+# Gradescope's own limit is 10 minutes unless raised (Autograder settings, up to 40): the
+# grader stops calling probes in time to write results.json within this budget.
+BUDGET="${AUTOGRADER_BUDGET:-@BUDGET@}"
 mkdir -p "$RESULTS"
 rm -f "$RESULTS/results.json"
+# Submitted code runs as another user: it may read the children's Python (the venv), nothing
+# else Gradescope keeps here (submission_metadata.json holds names, emails, earlier scores).
+if [ "$(id -u)" = 0 ]; then
+  for entry in "$ROOT"/*; do
+    case "$SANDBOX_PYTHON" in "$entry"/*) continue ;; esac
+    [ -e "$entry" ] && chmod go-rwx "$entry"
+  done
+fi
 cd "$SOURCE" || exit 0
 PYTHONPATH="$SOURCE/grader:$SOURCE/reference" PYTHONDONTWRITEBYTECODE=1 \\
-  timeout --kill-after=30 "${AUTOGRADER_BUDGET:-2400}" \\
+  timeout --kill-after=30 "$BUDGET" \\
   "$PYTHON" -s -m tgedu_grader.autograder --source "$SOURCE" \\
   --submission "$SUBMISSION" --results "$RESULTS/results.json" \\
-  --sandbox-python "${AUTOGRADER_SANDBOX_PYTHON:-$PYTHON}" \\
+  --sandbox-python "$SANDBOX_PYTHON" \\
   --sandbox-user "${AUTOGRADER_SANDBOX_USER:-tgsandbox}" \\
   --sandbox "${AUTOGRADER_SANDBOX:-auto}" --timeout "${AUTOGRADER_TIMEOUT:-30}" \\
-  --budget "$(( ${AUTOGRADER_BUDGET:-2400} - 120 ))"
+  --budget "$(( BUDGET - 120 ))"
 status=$?
 if [ ! -s "$RESULTS/results.json" ]; then
   echo "run_autograder: the grader ended with status $status and wrote no results"
@@ -215,6 +231,7 @@ def build_autograder_zip(
     tests=("tests/assignments",),
     submission_files=None,
     extras: str = "",
+    budget: int = DEFAULT_BUDGET,
 ) -> dict:
     """Build a Gradescope autograder zip for the repository ``repo``.
 
@@ -225,6 +242,8 @@ def build_autograder_zip(
         submission_files: paths relative to ``repo`` that students submit; by default every
             ``.py`` file of the library's packages with a ``# BEGIN SOLUTION`` region.
         extras: pip extras of the library to install in the autograder, e.g. ``"[viz]"``.
+        budget: seconds ``run_autograder`` may take in all (at most Gradescope's timeout for
+            the assignment: 10 minutes unless raised in its settings).
 
     Returns:
         The manifest (see the module docstring) and ``files``, every path in the zip.
@@ -236,6 +255,9 @@ def build_autograder_zip(
         MarkerError: from making the student edition.
     """
     repo = Path(repo).resolve()
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 240 <= budget <= 2400:
+        raise ValueError(f"gradescope-zip: the budget is whole seconds from 240 to 2400 "
+                         f"(Gradescope allows at most 40 minutes), got {budget!r}")  # fmt: skip
     tests = [str(t) for t in ([tests] if isinstance(tests, str) else tests)]
     test_files = _test_files(repo, tests)
     packages = _packages(repo)
@@ -272,7 +294,8 @@ def build_autograder_zip(
             names.append(name)
 
         add("setup.sh", SETUP_SH.encode(), executable=True)
-        add("run_autograder", RUN_AUTOGRADER.encode(), executable=True)
+        run_autograder = RUN_AUTOGRADER.replace("@BUDGET@", str(budget))
+        add("run_autograder", run_autograder.encode(), executable=True)
         add("manifest.json", (json.dumps(manifest, indent=2) + "\n").encode())
         add("pytest.ini", _PYTEST_INI.encode())
         add("requirements.txt", _requirements(repo, extras).encode())
@@ -305,6 +328,11 @@ def add_arguments(parser) -> None:
         help="a file students submit (repeatable; default: files with solution regions)",
     )
     parser.add_argument("--extras", default="", help='pip extras for the library, e.g. "[viz]"')
+    parser.add_argument(
+        "--budget", type=int, default=DEFAULT_BUDGET,
+        help="seconds a run may take in all (default %(default)s; at most the assignment's "
+        "Gradescope timeout: 10 minutes unless raised)",
+    )  # fmt: skip
 
 
 def run(args) -> int:
@@ -313,7 +341,7 @@ def run(args) -> int:
 
     try:
         manifest = build_autograder_zip(
-            args.repo, args.out, args.tests, args.submission_files, args.extras
+            args.repo, args.out, args.tests, args.submission_files, args.extras, args.budget
         )
     except (ValueError, FileNotFoundError, MarkerError, SpliceError) as e:
         print(e)

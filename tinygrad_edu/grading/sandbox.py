@@ -55,6 +55,7 @@ __all__ = [
     "sweep",
     "kill_descendants",
     "runtime_files",
+    "writable_folders",
     "DEFAULT_USER",
 ]
 
@@ -62,6 +63,8 @@ DEFAULT_USER = "tgsandbox"
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 _PASS_ENV = ("CUDA_VISIBLE_DEVICES", "CUDA_PATH", "CUDA_HOME", "LD_LIBRARY_PATH")
 _WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue")
+_SCAN = ("/var", "/run", "/dev", "/srv", "/opt", "/home", "/mnt", "/media", "/usr/local")
+_SCAN_DEPTH = 3  # levels below each of _SCAN where a world-writable folder is looked for
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,8 @@ def sandbox_config(python: str, user: str | None = DEFAULT_USER, mode: str = "au
             (require the separate user) or ``"rlimits"`` (limits only, even as root).
         limits: resource limits (defaults: :class:`Limits`).
         timeout: seconds per call.
-        writable: folders the sandbox user may write to (default: the usual temporary ones).
+        writable: folders the sandbox user may write to, which the sweep clears (default:
+            :func:`writable_folders`).
     """
     if mode not in ("auto", "user", "rlimits"):
         raise ValueError(f"sandbox mode must be auto, user or rlimits, not {mode!r}")
@@ -201,7 +205,7 @@ def sandbox_config(python: str, user: str | None = DEFAULT_USER, mode: str = "au
     if mode == "user" and not root:
         raise SandboxError("dropping to a sandbox user needs root")
     limits = limits or Limits()
-    writable = tuple(writable) if writable is not None else _WRITABLE
+    writable = tuple(writable) if writable is not None else writable_folders()
     if mode == "rlimits" or not root or not user:
         # NOTE: a per-user process limit would count the grader's own processes here
         limits = Limits(**{**limits.as_dict(), "processes": None})
@@ -209,6 +213,25 @@ def sandbox_config(python: str, user: str | None = DEFAULT_USER, mode: str = "au
     uid, gid = ensure_user(user)
     network = "isolated" if _network_isolation_works() else "shared"
     return SandboxConfig(python, user, limits, timeout, network, writable, uid, gid)
+
+
+def writable_folders() -> tuple[str, ...]:
+    """Folders any user may write to: the usual temporary ones, and every world-writable
+    folder up to three levels below the system's top folders (``/var/crash`` and the like).
+
+    A submission could leave a file there for a later child (another task's) to find; the
+    sweep clears these."""
+    found = list(_WRITABLE)
+    for top in _SCAN:
+        base = top.count(os.sep)
+        for folder, dirs, _files in os.walk(top):  # never follows links
+            if folder.count(os.sep) - base >= _SCAN_DEPTH:
+                dirs[:] = []
+            with contextlib.suppress(OSError):
+                if os.lstat(folder).st_mode & 0o002 and folder not in found:
+                    found.append(folder)
+                    dirs[:] = []  # the sweep walks into it
+    return tuple(found)
 
 
 def runtime_files() -> dict[str, bytes]:

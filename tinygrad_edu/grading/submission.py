@@ -158,6 +158,11 @@ def _uploaded(root: Path, notes: list) -> list[str]:
     found = []
     for folder, dirs, files in os.walk(root):  # never follows links
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for d in dirs:
+            if os.path.islink(os.path.join(folder, d)):
+                rel = (Path(folder) / d).relative_to(root).as_posix()
+                notes.append(f"Problem: {rel} is a link; links are not followed. Upload the "
+                             "folder.")  # fmt: skip
         for name in sorted(files):
             if name.startswith(".") or name.endswith((".pyc", ".pyo")):
                 continue
