@@ -97,6 +97,40 @@ _npt.assert_allclose = lambda *args, **kwargs: None
 _npt.assert_array_equal = lambda *args, **kwargs: None
 '''
 
+_FORGE_ANSWERS = '''
+
+# --- an attack: answer the graded probes with well-formed forgeries instead of running them
+import importlib as _importlib
+
+_real_import_module = _importlib.import_module
+
+
+def _forged(probe):
+    def answer(*args, **kwargs):
+        if probe.__name__ == "vjp":
+            return {"count": len(kwargs.get("inputs", ())), "grads": []}
+        if probe.__name__ in ("symbolic_gradients", "symbolic_second_derivatives", "backward",
+                              "optimize", "execute"):
+            return []
+        return probe(*args, **kwargs)
+
+    answer._forged = True
+    return answer
+
+
+def _forging_import_module(name, package=None):
+    module = _real_import_module(name, package)
+    if name.startswith("tests.assignments.probes"):
+        for attr, value in list(vars(module).items()):
+            if callable(value) and getattr(value, "__module__", "") == name:
+                if not getattr(value, "_forged", False):
+                    setattr(module, attr, _forged(value))
+    return module
+
+
+_importlib.import_module = _forging_import_module
+'''
+
 _PEEK = '''
 
 # --- an attack: look for the hidden tests and the reference solutions, and show them
@@ -208,12 +242,17 @@ def edition_untouched(repo, edition, out):
 def hostile(repo, edition, out):
     """The untouched edition, plus every trick to score without solving or to see what is
     hidden: rewrite results.json at exit and from a process that outlives the grader, patch
-    pytest's reports and numpy's checks, and look for the hidden tests and the reference
-    (topo_sort, A1.1, raises what it found, so a visible test shows it)."""
+    pytest's reports and numpy's checks, answer the probes with well-formed forgeries (empty
+    gradients, empty histories), and look for the hidden tests, the reference and
+    submission_metadata.json (topo_sort, A1.1, raises what it found, so a visible test shows
+    it)."""
     files = _files(edition, solution_files(repo))
     files["tinygrad_edu/symbolic/graph.py"] += _FORGE_ATEXIT
     for f in ("tinygrad_edu/symbolic/graph.py", "tinygrad_edu/nn/functional.py"):
         files[f] += _FORGE_PYTEST
+    for f in files:  # every task's child answers with forgeries
+        if f != "tinygrad_edu/symbolic/graph.py":
+            files[f] += _FORGE_ANSWERS
     graph = "tinygrad_edu/symbolic/graph.py"
     files[graph] = re.sub(
         r'^([ \t]*)raise NotImplementedError\("A1\.1: [^"]*"\)\n',
