@@ -86,7 +86,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
     """
     datas = []
     dev = None
-    needs_grad = False
+    mask = 0  # bit i: input i is a tensor that requires grad
+    bit = 1
     for a in args:
         if isinstance(a, Tensor):
             if dev is None:
@@ -97,13 +98,25 @@ def apply_op(op, *args, **attrs) -> Tensor:
                     f"move them to one device first, e.g. x.to('{dev}')"
                 )
             datas.append(a.data)
-            needs_grad = needs_grad or a._requires_grad
+            if a._requires_grad:
+                mask |= bit
         else:
             datas.append(a)
+        bit += bit
     d0 = datas[0]
     xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
     try:
-        out = op.forward(xp, *datas, **attrs)
+        # NOTE [Plain calls]: ``f(*datas, **attrs)`` makes the interpreter call ``f`` through C,
+        # a nested interpreter loop per call; a call with its arguments written out runs in the
+        # same loop, so the common arities (one or two inputs, no attributes) are spelled out.
+        # What it saves: about 2% of a small op. What it costs a reader: three lines that mean
+        # the same as the last one.
+        if attrs or len(datas) > 2:
+            out = op.forward(xp, *datas, **attrs)
+        elif len(datas) == 2:
+            out = op.forward(xp, d0, datas[1])
+        else:
+            out = op.forward(xp, d0)
     except (ValueError, TypeError, IndexError, AttributeError) as e:
         raise _explain(op, args, attrs, e) from e
     if type(out) is not _ndarray:
@@ -112,9 +125,10 @@ def apply_op(op, *args, **attrs) -> Tensor:
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
         base = args[0]._base if args[0]._base is not None else args[0]
         counter = args[0]._version  # a view: in-place changes through it are seen by both
-    if not (needs_grad and op.differentiable and _modes.grad):
+    if not (mask and op.differentiable and _modes.grad):
         result = _new(Tensor)
-        result.data, result._device, result.grad_fn, result._requires_grad = out, dev, None, False
+        result.data, result._device = out, dev  # (pairs: a 4-way assignment builds a tuple)
+        result.grad_fn, result._requires_grad = None, False
         result._output_nr, result._grad, result._base = 0, None, base
         result._version = counter if counter is not None else [0]
         return result
@@ -126,14 +140,12 @@ def apply_op(op, *args, **attrs) -> Tensor:
     node.op, node.attrs = op, attrs
     if dev is not _CPU:
         place(node, dev)  # the engine runs it on that device's queue
-    edges, meta = [], []
-    mask = 0
-    for i, a in enumerate(args):
+    edges, meta = [], [type(out)]  # meta: the key of the shared shapes/dtypes record
+    for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
-                mask |= 1 << i
             else:
                 edges.append(_NO_EDGE)
             d = a.data
@@ -149,21 +161,26 @@ def apply_op(op, *args, **attrs) -> Tensor:
     n = len(args)
     node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
     try:
-        node.shapes, node.dtypes = _META[(type(out), *meta)]
+        node.shapes, node.dtypes = _META[tuple(meta)]
     except (KeyError, TypeError):  # a new combination, or an unhashable constant
-        node.shapes, node.dtypes = _shapes_dtypes(type(out), meta)
-    saves = _SAVES.get((op, mask)) if op.saves else None
-    if saves is None and op.saves:
-        saves = _saves(op, mask)
+        node.shapes, node.dtypes = _shapes_dtypes(meta)
+    saves = None
+    if op.saves:
+        saves = _SAVES.get((op, mask))
+        if saves is None:
+            saves = _saves(op, mask)
     if saves:
-        saved = []
-        for i, a in enumerate(args):
-            saved.append(None if i not in saves else SavedTensor(a) if isinstance(a, Tensor) else a)
+        saved = [None] * n
+        for i in saves:  # only the saved positions (an optional input may be missing)
+            if i < n:
+                a = args[i]
+                saved[i] = SavedTensor(a) if isinstance(a, Tensor) else a
         node.saved = tuple(saved)
     else:
         node.saved = _NONES[n] if n < 8 else (None,) * n
     result = _new(Tensor)  # Tensor._make inlined
-    result.data, result._device, result.grad_fn, result._requires_grad = out, dev, node, True
+    result.data, result._device = out, dev
+    result.grad_fn, result._requires_grad = node, True
     result._output_nr, result._grad, result._base = 0, None, base
     result._version = counter if counter is not None else [0]
     if op.saves_output:
@@ -218,19 +235,20 @@ def _owner(array):
     return array
 
 
-def _shapes_dtypes(kind: type, meta: list) -> tuple:
+def _shapes_dtypes(meta: list) -> tuple:
     """``(shapes, dtypes)`` of a node's inputs, one shared pair per distinct value.
 
-    The key starts with the array type, so dtypes of different namespaces are never compared.
+    ``meta`` is ``[output array type, shape 0, dtype 0, shape 1, dtype 1, ...]``: the key
+    starts with the array type, so dtypes of different namespaces are never compared.
     """
-    key = (kind, *meta)
     try:
+        key = tuple(meta)
         hit = _META.get(key)
     except TypeError:  # an unhashable constant
         hit = None
         key = None
     if hit is None:
-        hit = (tuple(meta[0::2]), tuple(meta[1::2]))
+        hit = (tuple(meta[1::2]), tuple(meta[2::2]))
         if key is not None and len(_META) < 4096:  # bounded: varying shapes cannot grow it
             _META[key] = hit
     return hit

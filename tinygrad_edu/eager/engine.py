@@ -352,13 +352,15 @@ def _evaluate(task, node, grads, push):
             outs = _after_node(task, node, grads, outs)
         if task.anomaly:
             _check_nan(node, outs)
-    deps, buffers, lock, pushes = task.dependencies, task.not_ready, task.lock, task.pushes
+    deps, buffers = task.dependencies, task.not_ready  # (pairs: a 4-way assignment
+    lock, pushes = task.lock, task.pushes  # builds a tuple)
     if lock is not None:  # None when one thread runs the whole task (NOTE [Everything on ...])
         lock.acquire()
     try:
         # BEGIN SOLUTION A2.2
         for (nxt, nr), g in zip(node.next_functions, outs):
-            if nxt is None or nxt not in deps:
+            left = deps.get(nxt)  # None: no node, or one this task does not run
+            if left is None:
                 continue
             buf = buffers.get(nxt)
             if buf is None:
@@ -368,7 +370,7 @@ def _evaluate(task, node, grads, push):
                 buf[nr] = buf[nr] + g if summed else g  # fan-in: sum before the node runs
             if obs is not None:
                 obs.gradient_arrived(task, nxt, nr, g, summed)
-            left = deps[nxt] = deps[nxt] - 1
+            left = deps[nxt] = left - 1
             if left == 0:
                 push((-nxt.sequence_nr, next(pushes), nxt, buffers.pop(nxt)))
                 if obs is not None:

@@ -207,7 +207,11 @@ class OpBackward(Node):
         if out is not None:
             out = out.unpack(self, create_graph, "its output")
         F = _tensor_functional() if create_graph else RAW
-        result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **self.attrs)
+        attrs = self.attrs
+        if attrs:
+            result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **attrs)
+        else:  # NOTE: a plain call: ``**{}`` would still copy a dict per node
+            result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs)
         # a gradient takes its input's dtype (float32 stays float32 after meeting float64),
         # and is an array even when numpy computed a 0-d one as a scalar
         for g, dt in zip(result, self.dtypes):
