@@ -83,6 +83,15 @@ def apply_op(op, *args, **attrs) -> Tensor:
     """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
 
     This is the hot path of every eager op, so it is written as plain loops.
+
+    NOTE [Instructions per op] (``python -m benchmarks.instructions --only chain_f64``)
+        Besides the plain calls below, four small habits keep the interpreter's work per op
+        down, together about 5% of a small op's forward and backward: the first pass over the
+        inputs also builds the mask of inputs that need grad; the tensor and its attributes are
+        assigned in pairs (``a, b, c, d = w, x, y, z`` builds and unpacks a tuple, pairs do
+        not); a Python number's shape and dtype come from a constant instead of two failed
+        ``getattr`` calls; and only the saved positions are visited. What they cost a reader:
+        a mask where a flag would do, and assignments split over two lines.
     """
     datas = []
     dev = None
@@ -106,11 +115,12 @@ def apply_op(op, *args, **attrs) -> Tensor:
     d0 = datas[0]
     xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
     try:
-        # NOTE [Plain calls]: ``f(*datas, **attrs)`` makes the interpreter call ``f`` through C,
-        # a nested interpreter loop per call; a call with its arguments written out runs in the
-        # same loop, so the common arities (one or two inputs, no attributes) are spelled out.
-        # What it saves: about 2% of a small op. What it costs a reader: three lines that mean
-        # the same as the last one.
+        # NOTE [Plain calls]: Python 3.11 runs ``f(*datas, **attrs)`` through C, which starts a
+        # nested interpreter loop, and copies ``attrs``; a call with its arguments written out
+        # stays in the running loop. So the common arities (one or two inputs, no attributes)
+        # are spelled out, and so is the derivative rule's call in ``OpBackward.apply``. What
+        # it saves: about 1.5% of a small op (forward and backward) here, 1% there. What it
+        # costs a reader: branches that mean the same as the first one.
         if attrs or len(datas) > 2:
             out = op.forward(xp, *datas, **attrs)
         elif len(datas) == 2:
@@ -127,7 +137,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
         counter = args[0]._version  # a view: in-place changes through it are seen by both
     if not (mask and op.differentiable and _modes.grad):
         result = _new(Tensor)
-        result.data, result._device = out, dev  # (pairs: a 4-way assignment builds a tuple)
+        result.data, result._device = out, dev  # pairs: see NOTE [Instructions per op]
         result.grad_fn, result._requires_grad = None, False
         result._output_nr, result._grad, result._base = 0, None, base
         result._version = counter if counter is not None else [0]
@@ -151,6 +161,9 @@ def apply_op(op, *args, **attrs) -> Tensor:
             d = a.data
             meta.append(d.shape)
             meta.append(d.dtype)
+        elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
+            edges.append(_NO_EDGE)
+            meta += _NUMBER_META  # see NOTE [Instructions per op]
         else:
             edges.append(_NO_EDGE)
             meta.append(getattr(a, "shape", ()))
@@ -200,6 +213,8 @@ def _apply_inplace(op, input, *others, **attrs):
 
 
 _NO_EDGE = (None, 0)
+_PY_NUMBERS = frozenset({float, int, bool})
+_NUMBER_META = ((), None)  # a Python number's shape and dtype in a node's record
 _new = object.__new__
 _modes = grad_mode._state
 _CPU = backend.parse_device("cpu")

@@ -198,11 +198,10 @@ class OpBackward(Node):
             raise RuntimeError(f"{self.name()}: {RETAIN_GRAPH_HINT}")
         inputs = self.saved  # all None when the rule needs shapes only
         if self._freed is not None:
-            inputs = []
-            for i, s in enumerate(self.saved):
+            inputs = list(inputs)
+            for i, s in enumerate(inputs):
                 if type(s) is SavedTensor:
-                    s = s.unpack(self, create_graph, i)
-                inputs.append(s)
+                    inputs[i] = s.unpack(self, create_graph, i)
         out = self.saved_out
         if out is not None:
             out = out.unpack(self, create_graph, "its output")
@@ -210,7 +209,7 @@ class OpBackward(Node):
         attrs = self.attrs
         if attrs:
             result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **attrs)
-        else:  # NOTE: a plain call: ``**{}`` would still copy a dict per node
+        else:  # see NOTE [Plain calls] in dispatch.py: no nested interpreter loop per node
             result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs)
         # a gradient takes its input's dtype (float32 stays float32 after meeting float64),
         # and is an array even when numpy computed a 0-d one as a scalar
