@@ -25,7 +25,8 @@ SUBCOMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tinygrad-edu", description=__doc__.splitlines()[0])
+    summary = __doc__.split("\n\n")[0].replace("\n", " ")  # the docstring's first paragraph
+    parser = argparse.ArgumentParser(prog="tinygrad-edu", description=summary)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text)

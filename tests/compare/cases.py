@@ -456,6 +456,11 @@ F("nll_loss", (
     E(S(3), args=(np.array(2),)),
     E(S(0, 3), args=(np.zeros(0, dtype=np.int64),)),
     E(S(4, 3), args=(np.array([-100, -100, -100, -100]),)),
+    # NOTE [The plain case of nll_loss]: no weights, no target equal to ignore_index
+    E(S(4, 3), args=(_target,), reduction="none"),
+    E(S(2, 3, 4), args=(np.array([[0, 1, 2, 0], [2, 2, 1, 0]]),), reduction="sum"),
+    E(S(4, 3), args=(np.array([0, 1, 1, 0]),), ignore_index=2),  # above every target
+    E(S(4, 3), args=(np.array([0, 2, 2, 0]),), ignore_index=1),  # between them, absent
 ))
 F("mse_loss", (E(S(2, 3), S(2, 3)), E(S(4), S(4), reduction="sum"),
                E(S(3, 2, layout="T"), S(3, 2), reduction="none"), E(S(), S())))

@@ -270,6 +270,16 @@ def test_a_list_or_a_max_pair_as_an_operand_is_a_type_error(L):
     assert torch_like.tolist() == [[-1.0, 0.0], [-1.0, 0.0]]
 
 
+@pytest.mark.parametrize("name", ["cat", "stack"])
+def test_joining_nothing_is_an_error_naming_the_op(L, name):
+    # torch: ValueError for cat, RuntimeError for stack (our ShapeError is both); here it was
+    # an IndexError from inside the dispatcher
+    error = ValueError if name == "cat" else RuntimeError
+    with pytest.raises(error, match=rf"{name}: got an empty list" if L is tg else name):
+        getattr(L, name)([])
+    assert getattr(L, name)([L.ones(2)]).shape[0] in (1, 2)  # one tensor is fine
+
+
 def test_tensor_of_none_is_an_error():
     with pytest.raises(TypeError, match=r"tensor\(\): data is None; give a number"):
         tg.tensor(None)  # was tensor(nan)

@@ -2,6 +2,7 @@
 the course's). Expected values are computed with numpy from the same inputs."""
 
 import numpy as np
+import pytest
 
 from tinygrad_edu.symbolic import cse599w as ad
 
@@ -218,3 +219,20 @@ def test_course_style_custom_op():
     xv = np.array([1.0, -2.0])
     y_val, g_val = ad.Executor([y, g]).run(feed_dict={x: xv})
     assert np.array_equal(y_val, 3.0 * xv * xv) and np.array_equal(g_val, 6.0 * xv)
+
+
+def test_softmax_func_is_the_courses_numpy_reference():
+    # assignment 2's tests call softmax_func on arrays and compare a GPU softmax against it
+    def course(y):  # the course's own definition
+        b = y - np.max(y, axis=1, keepdims=True)
+        e = np.exp(b)
+        return e / np.sum(e, axis=1, keepdims=True)
+
+    rng = np.random.default_rng(3)
+    for y in (rng.standard_normal((5, 7)), 1000 * rng.standard_normal((3, 4)),
+              rng.standard_normal((2, 3)).astype(np.float32)):  # fmt: skip
+        got = ad.softmax_func(y)
+        assert got.dtype == y.dtype
+        np.testing.assert_allclose(got, course(y), rtol=1e-6 if y.dtype == np.float32 else 1e-12)
+    with pytest.raises(TypeError, match=r"softmax_func: got the graph node 'x'.*softmax_op"):
+        ad.softmax_func(ad.Variable(name="x"))

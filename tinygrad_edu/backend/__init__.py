@@ -229,6 +229,21 @@ def default_float(xp):
 
 
 def is_floating(dtype) -> bool:
-    """True for floating dtypes (float16/32/64) of any namespace."""
-    name = str(dtype)
-    return "float" in name and "complex" not in name
+    """True for floating dtypes (float16/32/64) of any namespace.
+
+    NOTE: the answer is cached per dtype (``str(dtype)`` costs a few microseconds, and every
+    loss and factory asks); a dtype's answer never changes.
+    """
+    try:
+        return _FLOATING[dtype]
+    except (KeyError, TypeError):  # a dtype not seen yet (TypeError: an unhashable one)
+        name = str(dtype)
+        result = "float" in name and "complex" not in name
+        try:
+            _FLOATING[dtype] = result
+        except TypeError:
+            pass
+        return result
+
+
+_FLOATING: dict = {}

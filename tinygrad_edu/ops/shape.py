@@ -754,6 +754,9 @@ def _join(op, apply):
         if not isinstance(tensors, list | tuple):
             raise TypeError(f"{op.name}: expects a list or tuple of tensors, got "
                             f"{type(tensors).__name__}")  # fmt: skip
+        if not tensors:  # as PyTorch: nothing to join (and no input to take a device from)
+            raise ShapeError(f"{op.name}: got an empty {type(tensors).__name__}; give at least "
+                             "one tensor")  # fmt: skip
         return apply(op, *tensors, dim=dim if axis is None else axis)
 
     return join

@@ -128,6 +128,12 @@ def softmax_func(y):
     array([[0. , 1. ],
            [0.5, 0.5]])
     """
+    if isinstance(y, Node):
+        raise TypeError(
+            f"softmax_func: got the graph node {y.name!r}; softmax_func computes on arrays "
+            "(the tests' numpy reference). In a graph, use softmax_op(node) or "
+            "softmaxcrossentropy_op(logits, labels)"
+        )
     values = y.asnumpy() if hasattr(y, "asnumpy") else y
     xp = namespace_of(values)
     values = xp.asarray(values)
