@@ -515,3 +515,12 @@ def test_one_declaration_gives_every_surface():
                 assert callable(getattr(api, name)), name
     assert isinstance(tg.Tensor.T, property) and isinstance(Node.T, property)
     assert types.FunctionType is type(tg.Tensor.exp)
+
+
+def test_an_ops_own_error_is_not_wrapped_twice():
+    # the op's message already names the op, the inputs and the fix: no second "nll_loss:
+    # failed on inputs (...)" prefix in front of it
+    with pytest.raises(IndexError) as info:
+        tg.nn.functional.cross_entropy(tg.zeros(4, 3), tg.tensor([0, 1, 5, 0]))
+    assert str(info.value) == ("nll_loss: target holds class 5, but there are 3 classes (0..2); "
+                               "ignore_index is -100")  # fmt: skip

@@ -71,6 +71,8 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
         op.shape(*shapes, **attrs)
     except (ShapeError, TypeError, ValueError) as e:
         return type(e)(str(e))
+    if str(err).startswith(f"{op.name}: "):
+        return err  # the op's own message: it already names the op, the inputs and the fix
     parts = [f"{a.shape} {a.dtype}" if hasattr(a, "dtype") else repr(a) for a in args]
     message = f"{op.name}: failed on inputs ({', '.join(parts)}): {err}"
     try:
@@ -128,7 +130,10 @@ def apply_op(op, *args, **attrs) -> Tensor:
         else:
             out = op.forward(xp, d0)
     except (ValueError, TypeError, IndexError, AttributeError) as e:
-        raise _explain(op, args, attrs, e) from e
+        error = _explain(op, args, attrs, e)
+        if error is e:
+            raise
+        raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead
     counter = base = None
