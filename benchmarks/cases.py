@@ -35,7 +35,7 @@ except ImportError:
     torch = None
 
 __all__ = ["Case", "CASES", "small_ops", "mlp_step", "deep_chain", "digits", "to_numpy",
-           "peak_memory", "torch"]  # fmt: skip
+           "peak_memory", "torch", "chain_impl"]  # fmt: skip
 
 
 @dataclass
@@ -77,6 +77,27 @@ def _torch_device(device):
     return "cuda" if backend.parse_device(device).type == "cuda" else "cpu"
 
 
+def chain_impl(lib, chain, x0, n: int, device: str = "cpu", seed: str = "sum"):
+    """One forward + backward of ``chain(x, n)`` from a fresh leaf made of ``x0`` in ``lib``
+    (tinygrad_edu or torch, the same code for both), returning ``(y, x.grad)``. ``seed`` says
+    how backward starts: ``"sum"`` (``y.sum().backward()``), ``"ones"``
+    (``y.backward(ones(1))``) or ``"none"`` (``y.backward()``, a one-element ``y``)."""
+    dev = _torch_device(device) if lib is torch and torch is not None else device
+
+    def run():
+        x = lib.tensor(x0, requires_grad=True, device=dev)
+        y = chain(x, n)
+        if seed == "sum":
+            y.sum().backward()
+        elif seed == "ones":
+            y.backward(lib.ones(1, device=dev))
+        else:
+            y.backward()
+        return y, x.grad
+
+    return run
+
+
 # -- 1. small-op overhead ------------------------------------------------------------------------
 # a chain of `n` ops on a 4-element tensor, cycling mul / add / tanh, then sum and backward
 _MUL, _ADD = 1.01, 0.01
@@ -95,13 +116,7 @@ def small_ops(size: str = "full", device: str = "cpu") -> Case:
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
     impls = {}
 
-    def eager():
-        x = tg.tensor(x0, requires_grad=True, device=device)
-        y = _chain(x, n)
-        y.sum().backward()
-        return y, x.grad
-
-    impls["eager"] = eager
+    impls["eager"] = chain_impl(tg, _chain, x0, n, device)
 
     xs = Variable("x", shape=(4,), dtype="float32")
     ys = _chain(xs, n)
@@ -135,15 +150,7 @@ def small_ops(size: str = "full", device: str = "cpu") -> Case:
 
     impls["numpy"] = hand_written
     if torch is not None:
-        tdev = _torch_device(device)
-
-        def torch_impl():
-            x = torch.tensor(x0, requires_grad=True, device=tdev)
-            y = _chain(x, n)
-            y.sum().backward()
-            return y, x.grad
-
-        impls["torch"] = torch_impl
+        impls["torch"] = chain_impl(torch, _chain, x0, n, device)
     ref = "torch" if torch is not None else "numpy"
     targets = {"eager": (1.0, 1.5)} if ref == "torch" else {}
     return Case("small_ops", f"{n}-op chain on 4-element tensors, forward + backward", ref, impls,
@@ -236,23 +243,9 @@ def deep_chain(size: str = "full", device: str = "cpu") -> Case:
     x0 = np.array([0.5], np.float32)
     impls = {}
 
-    def eager():
-        x = tg.tensor(x0, requires_grad=True, device=device)
-        y = _deep(x, n)
-        y.backward(tg.ones(1, device=device))
-        return y, x.grad
-
-    impls["eager"] = eager
+    impls["eager"] = chain_impl(tg, _deep, x0, n, device, seed="ones")
     if torch is not None:
-        tdev = _torch_device(device)
-
-        def torch_impl():
-            x = torch.tensor(x0, requires_grad=True, device=tdev)
-            y = _deep(x, n)
-            y.backward(torch.ones(1, device=tdev))
-            return y, x.grad
-
-        impls["torch"] = torch_impl
+        impls["torch"] = chain_impl(torch, _deep, x0, n, device, seed="ones")
     ref = "torch" if torch is not None else "eager"
     return Case("deep_chain", f"{n:,}-deep chain (mul/add), forward + backward", ref, impls,
                 targets={"eager": (1.5, None)} if torch is not None else {},

@@ -27,7 +27,7 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import backend
 
-from .cases import Case, _sync, _torch_device, torch
+from .cases import Case, _sync, _torch_device, chain_impl, torch
 
 __all__ = ["CASES", "REPS", "scalar_chain", "deep_scalar_chain"]
 
@@ -47,13 +47,7 @@ def _chain_case(dtype):
         x0 = np.array([0.1, -0.2, 0.3, -0.4], dtype)
         impls = {}
 
-        def eager():
-            x = tg.tensor(x0, requires_grad=True, device=device)
-            y = scalar_chain(x, n)
-            y.sum().backward()
-            return y, x.grad
-
-        impls["eager"] = eager
+        impls["eager"] = chain_impl(tg, scalar_chain, x0, n, device)
         xp = backend.get_namespace(device)
         x0d = xp.asarray(x0)
 
@@ -67,15 +61,7 @@ def _chain_case(dtype):
 
         impls["numpy"] = hand_written
         if torch is not None:
-            tdev = _torch_device(device)
-
-            def torch_impl():
-                x = torch.tensor(x0, requires_grad=True, device=tdev)
-                y = scalar_chain(x, n)
-                y.sum().backward()
-                return y, x.grad
-
-            impls["torch"] = torch_impl
+            impls["torch"] = chain_impl(torch, scalar_chain, x0, n, device)
         ref = "torch" if torch is not None else "numpy"
         title = (f"{n + 1}-op chain with Python numbers (y*1.0001+0.5, y*0.9999), "
                  f"4 {np.dtype(dtype).name} elements, forward + backward")  # fmt: skip
@@ -174,23 +160,9 @@ def _deep_case(dtype):
         # a user's float32 tensor comes from Python data; a float64 one from a numpy array
         x0 = [0.5] if dtype == np.float32 else np.array([0.5], dtype)
 
-        def eager():
-            x = tg.tensor(x0, requires_grad=True, device=device)
-            y = deep_scalar_chain(x, n)
-            y.backward()
-            return y, x.grad
-
-        impls["eager"] = eager
+        impls["eager"] = chain_impl(tg, deep_scalar_chain, x0, n, device, seed="none")
         if torch is not None:
-            tdev = _torch_device(device)
-
-            def torch_impl():
-                x = torch.tensor(x0, requires_grad=True, device=tdev)
-                y = deep_scalar_chain(x, n)
-                y.backward()
-                return y, x.grad
-
-            impls["torch"] = torch_impl
+            impls["torch"] = chain_impl(torch, deep_scalar_chain, x0, n, device, seed="none")
         ref = "torch" if torch is not None else "eager"
         title = f"{n:,}-deep chain with Python numbers, {np.dtype(dtype).name}, forward + backward"
         return Case(f"deep_{_short(dtype)}", title, ref, impls,
