@@ -35,7 +35,7 @@ except ImportError:
     torch = None
 
 __all__ = ["Case", "CASES", "small_ops", "mlp_step", "deep_chain", "digits", "to_numpy",
-           "peak_memory", "torch", "chain_impl"]  # fmt: skip
+           "peak_memory", "torch", "chain_impl", "hand_chain", "hand_mlp_step"]  # fmt: skip
 
 
 @dataclass
@@ -111,6 +111,34 @@ def _chain(y, n: int):
     return y
 
 
+def hand_chain(xp, x0d, n: int):
+    """:func:`_chain` and its gradient written by hand in ``xp`` (no autograd), keeping the
+    tanh outputs its derivative needs: the yardstick of the chain cases."""
+
+    def hand_written():
+        y, saved = x0d, []
+        for i in range(n):
+            k = i % 3
+            if k == 0:
+                y = y * _MUL
+            elif k == 1:
+                y = y + _ADD
+            else:
+                y = xp.tanh(y)
+                saved.append(y)
+        g = xp.ones_like(y)
+        for i in reversed(range(n)):
+            k = i % 3
+            if k == 0:
+                g = g * _MUL
+            elif k == 2:
+                t = saved.pop()
+                g = g * (1 - t * t)
+        return y, g
+
+    return hand_written
+
+
 def small_ops(size: str = "full", device: str = "cpu") -> Case:
     n = 1000 if size == "full" else 30
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
@@ -127,28 +155,7 @@ def small_ops(size: str = "full", device: str = "cpu") -> Case:
     xp = backend.get_namespace(device)
     x0d = xp.asarray(x0)
 
-    def hand_written():
-        y, saved = x0d, []
-        for i in range(n):
-            k = i % 3
-            if k == 0:
-                y = y * xp.float32(_MUL)
-            elif k == 1:
-                y = y + xp.float32(_ADD)
-            else:
-                y = xp.tanh(y)
-                saved.append(y)
-        g = xp.ones_like(y)
-        for i in reversed(range(n)):
-            k = i % 3
-            if k == 0:
-                g = g * xp.float32(_MUL)
-            elif k == 2:
-                t = saved.pop()
-                g = g * (1 - t * t)
-        return y, g
-
-    impls["numpy"] = hand_written
+    impls["numpy"] = hand_chain(xp, x0d, n)
     if torch is not None:
         impls["torch"] = chain_impl(torch, _chain, x0, n, device)
     ref = "torch" if torch is not None else "numpy"
@@ -169,13 +176,10 @@ def _mlp_data(size):
     return x, labels, onehot, w1, w2
 
 
-def mlp_step(size: str = "full", device: str = "cpu") -> Case:
-    x, labels, onehot, w1, w2 = _mlp_data(size)
-    shape = "x".join(str(s) for s in (x.shape[1], w1.shape[1], w2.shape[1]))
-    impls = {}
-    xp = backend.get_namespace(device)
-    xd, yd, w1d, w2d = (xp.asarray(a) for a in (x, onehot, w1, w2))
-    n = x.shape[0]
+def hand_mlp_step(xp, xd, yd, w1d, w2d):
+    """The MLP step written by hand in ``xp`` (no autograd): ReLU MLP, softmax cross-entropy
+    against one-hot labels ``yd``, both weight gradients; the yardstick of the MLP cases."""
+    n = xd.shape[0]
 
     def hand_written():
         h = xd @ w1d
@@ -191,7 +195,18 @@ def mlp_step(size: str = "full", device: str = "cpu") -> Case:
         dw1 = xd.T @ dh
         return loss, dw1, dw2
 
-    impls["numpy"] = hand_written
+    return hand_written
+
+
+def mlp_step(size: str = "full", device: str = "cpu") -> Case:
+    x, labels, onehot, w1, w2 = _mlp_data(size)
+    shape = "x".join(str(s) for s in (x.shape[1], w1.shape[1], w2.shape[1]))
+    impls = {}
+    xp = backend.get_namespace(device)
+    xd, yd, w1d, w2d = (xp.asarray(a) for a in (x, onehot, w1, w2))
+    n = x.shape[0]
+
+    impls["numpy"] = hand_mlp_step(xp, xd, yd, w1d, w2d)
 
     xt, yt = tg.tensor(x, device=device), tg.tensor(onehot, device=device)
     W1 = tg.tensor(w1, requires_grad=True, device=device)

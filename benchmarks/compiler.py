@@ -26,7 +26,7 @@ from tinygrad_edu.symbolic import (
     softmax_cross_entropy,
 )
 
-from .cases import Case, _chain, _mlp_data, _sync, peak_memory
+from .cases import Case, _chain, _mlp_data, _sync, hand_chain, hand_mlp_step, peak_memory
 
 __all__ = ["compiled_chain", "mlp_compiled", "CASES", "REPS", "peak_extras"]
 
@@ -38,27 +38,7 @@ def compiled_chain(size: str = "full", device: str = "cpu") -> Case:
     x0 = np.array([0.1, -0.2, 0.3, -0.4], np.float32)
     xp = backend.get_namespace(device)
     x0d = xp.asarray(x0)
-
-    def hand_written():
-        y, saved = x0d, []
-        for i in range(n):
-            k = i % 3
-            if k == 0:
-                y = y * 1.01
-            elif k == 1:
-                y = y + 0.01
-            else:
-                y = xp.tanh(y)
-                saved.append(y)
-        g = xp.ones_like(y)
-        for i in reversed(range(n)):
-            k = i % 3
-            if k == 0:
-                g = g * 1.01
-            elif k == 2:
-                t = saved.pop()
-                g = g * (1 - t * t)
-        return y, g
+    hand_written = hand_chain(xp, x0d, n)
 
     x = Variable("x", shape=(4,), dtype="float32")
     y = _chain(x, n)
@@ -79,20 +59,7 @@ def mlp_compiled(size: str = "full", device: str = "cpu") -> Case:
     xd, yd, w1d, w2d = (xp.asarray(a) for a in (x, onehot, w1, w2))
     n = x.shape[0]
 
-    def hand_written():
-        h = xd @ w1d
-        r = xp.maximum(h, 0)
-        z = r @ w2d
-        zs = z - xp.max(z, axis=1, keepdims=True)
-        e = xp.exp(zs)
-        se = xp.sum(e, axis=1, keepdims=True)
-        loss = -xp.sum(yd * (zs - xp.log(se))) / n
-        dz = (e / se - yd) / n
-        dw2 = r.T @ dz
-        dh = (dz @ w2d.T) * (h > 0)
-        dw1 = xd.T @ dh
-        return loss, dw1, dw2
-
+    hand_written = hand_mlp_step(xp, xd, yd, w1d, w2d)
     X, Y = Variable("x", shape=x.shape), Variable("y", shape=onehot.shape)
     V1, V2 = Variable("W1", shape=w1.shape), Variable("W2", shape=w2.shape)
     loss = softmax_cross_entropy(matmul(relu(matmul(X, V1)), V2), Y)
