@@ -35,7 +35,8 @@ except ImportError:
     torch = None
 
 __all__ = ["Case", "CASES", "small_ops", "mlp_step", "deep_chain", "digits", "to_numpy",
-           "peak_memory", "torch", "chain_impl", "hand_chain", "hand_mlp_step"]  # fmt: skip
+           "peak_memory", "torch", "chain_impl", "hand_chain", "hand_mlp_step",
+           "torch_mlp_step"]  # fmt: skip
 
 
 @dataclass
@@ -198,6 +199,23 @@ def hand_mlp_step(xp, xd, yd, w1d, w2d):
     return hand_written
 
 
+def torch_mlp_step(x, labels, w1, w2, device: str = "cpu"):
+    """The MLP step in PyTorch as a user writes it: ``F.cross_entropy`` on class-index
+    ``labels``, the weights living across steps as a model's parameters do."""
+    tdev = _torch_device(device)
+    tx, tl = torch.tensor(x, device=tdev), torch.tensor(labels, device=tdev)
+    T1 = torch.tensor(w1, requires_grad=True, device=tdev)
+    T2 = torch.tensor(w2, requires_grad=True, device=tdev)
+
+    def torch_impl():
+        T1.grad = T2.grad = None
+        loss = torch.nn.functional.cross_entropy((tx @ T1).relu() @ T2, tl)
+        loss.backward()
+        return loss, T1.grad, T2.grad
+
+    return torch_impl
+
+
 def mlp_step(size: str = "full", device: str = "cpu") -> Case:
     x, labels, onehot, w1, w2 = _mlp_data(size)
     shape = "x".join(str(s) for s in (x.shape[1], w1.shape[1], w2.shape[1]))
@@ -228,18 +246,7 @@ def mlp_step(size: str = "full", device: str = "cpu") -> Case:
     impls["symbolic"] = lambda: ex.run(feed)
 
     if torch is not None:
-        tdev = _torch_device(device)
-        tx, tl = torch.tensor(x, device=tdev), torch.tensor(labels, device=tdev)
-        T1 = torch.tensor(w1, requires_grad=True, device=tdev)
-        T2 = torch.tensor(w2, requires_grad=True, device=tdev)
-
-        def torch_impl():
-            T1.grad = T2.grad = None
-            loss = torch.nn.functional.cross_entropy((tx @ T1).relu() @ T2, tl)
-            loss.backward()
-            return loss, T1.grad, T2.grad
-
-        impls["torch"] = torch_impl
+        impls["torch"] = torch_mlp_step(x, labels, w1, w2, device)
     return Case("mlp_step", f"MLP training step, batch {n}, {shape}, float32", "numpy", impls,
                 targets={"eager": (1.05, None), "symbolic": (1.05, None)},
                 sync=_sync(device))  # fmt: skip

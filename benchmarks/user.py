@@ -27,7 +27,7 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import backend
 
-from .cases import Case, _sync, _torch_device, chain_impl, torch
+from .cases import Case, _sync, chain_impl, torch, torch_mlp_step
 
 __all__ = ["CASES", "REPS", "scalar_chain", "deep_scalar_chain"]
 
@@ -123,18 +123,7 @@ def _mlp_case(dtype):
 
         impls["eager"] = eager
         if torch is not None:
-            tdev = _torch_device(device)
-            tx, tl = torch.tensor(x, device=tdev), torch.tensor(labels, device=tdev)
-            T1 = torch.tensor(w1, requires_grad=True, device=tdev)
-            T2 = torch.tensor(w2, requires_grad=True, device=tdev)
-
-            def torch_impl():
-                T1.grad = T2.grad = None
-                loss = torch.nn.functional.cross_entropy((tx @ T1).relu() @ T2, tl)
-                loss.backward()
-                return loss, T1.grad, T2.grad
-
-            impls["torch"] = torch_impl
+            impls["torch"] = torch_mlp_step(x, labels, w1, w2, device)
         name = "mlp_labels" if dtype == np.float32 else f"mlp_labels_{_short(dtype)}"
         title = (f"MLP step, batch {n}, {shape}, F.cross_entropy with class-index labels, "
                  f"{np.dtype(dtype).name}")  # fmt: skip
