@@ -73,8 +73,11 @@ def _chain_case(dtype):
 
 
 # -- the MLP step with class-index labels --------------------------------------------------------
-def _mlp_data(size, dtype):
-    n, d, h, c = (256, 784, 256, 10) if size == "full" else (8, 20, 16, 5)
+MLP_DIMS = {"full": (256, 784, 256, 10), "tiny": (8, 20, 16, 5)}  # batch, in, hidden, classes
+
+
+def _mlp_data(size, dtype, dims=None):
+    n, d, h, c = dims or MLP_DIMS[size]
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, d)).astype(dtype)
     labels = rng.integers(0, c, n)
@@ -84,8 +87,9 @@ def _mlp_data(size, dtype):
 
 
 def _mlp_case(dtype):
-    def make(size: str = "full", device: str = "cpu") -> Case:
-        x, labels, w1, w2 = _mlp_data(size, dtype)
+    def make(size: str = "full", device: str = "cpu", dims=None) -> Case:
+        """``dims``: ``(batch, in, hidden, classes)`` instead of ``size``'s (benchmarks.split)."""
+        x, labels, w1, w2 = _mlp_data(size, dtype, dims)
         n = x.shape[0]
         shape = "x".join(str(s) for s in (x.shape[1], w1.shape[1], w2.shape[1]))
         impls = {}

@@ -84,3 +84,28 @@ def test_instruction_child_runs_the_step(capsys):
     instructions.main(["--child", "chain_f32", "eager", "tiny", "1"])
     with pytest.raises(SystemExit, match="has no implementation 'nope'"):
         instructions.main(["--child", "chain_f32", "nope", "tiny", "1"])
+
+
+def test_split_times_each_size_against_its_own_hand_written_step(tmp_path, monkeypatch):
+    """benchmarks.split: one row per size, each implementation's gap to the hand-written
+    step of that size, written between its markers in the given file."""
+    from benchmarks import run, split
+
+    dims = [(2, 3, 4, 5), (6, 3, 4, 5)]
+    rows = split.measure(1, dims)
+    assert [d for d, _ in rows] == dims
+    for _, med in rows:
+        assert {"numpy", "eager"} <= set(med) and all(t > 0 for t in med.values())
+    text = split.markdown(rows, "header")
+    for d, med in rows:
+        first = f"| {'x'.join(map(str, d))} |"
+        line = next(row for row in text.splitlines() if row.startswith(first))
+        gap = (med["eager"] - med["numpy"]) * 1e3
+        assert f"({gap:+.3f})" in line
+    out = tmp_path / "perf.md"
+    out.write_text("before\n")
+    monkeypatch.setattr(run, "_THREADS_PINNED", True)
+    monkeypatch.setattr(split, "DIMS", tuple(dims))
+    assert split.main(["--quick", "--out", str(out)]) == 0
+    doc = out.read_text()
+    assert doc.startswith("before") and "<!-- bench:split:start -->" in doc and "| 6x3x4x5 |" in doc

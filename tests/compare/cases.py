@@ -461,6 +461,9 @@ F("nll_loss", (
     E(S(2, 3, 4), args=(np.array([[0, 1, 2, 0], [2, 2, 1, 0]]),), reduction="sum"),
     E(S(4, 3), args=(np.array([0, 1, 1, 0]),), ignore_index=2),  # above every target
     E(S(4, 3), args=(np.array([0, 2, 2, 0]),), ignore_index=1),  # between them, absent
+    E(S(3), args=(np.array(2),), reduction="none"),  # one sample: a 0-d target
+    E(S(3), args=(np.array(0),), reduction="sum"),
+    E(S(5, 4), args=(np.array([3, 3, 0, 3, 1]),)),  # a class picked several times
 ))
 F("mse_loss", (E(S(2, 3), S(2, 3)), E(S(4), S(4), reduction="sum"),
                E(S(3, 2, layout="T"), S(3, 2), reduction="none"), E(S(), S())))

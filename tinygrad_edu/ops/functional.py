@@ -83,17 +83,26 @@ class RawFunctional(Functional):
     """Applies ops directly to raw arrays: the plain (non-recording) backward."""
 
     def apply(self, op, *inputs, **attrs):
-        from ..backend import namespace_of  # local: keeps this module free of numpy
-
         xp = None
         for x in inputs:
             if hasattr(x, "shape"):
-                xp = namespace_of(x)
+                xp = _namespace_of(x)
                 break
-        xp = xp or namespace_of(inputs[0])
+        xp = xp or _namespace_of(inputs[0])
         out = op.forward(xp, *inputs, **attrs)
         # numpy reduces to scalars (np.float64); a gradient is always an array, 0-d included
         return out if hasattr(out, "__setitem__") else xp.asarray(out)
+
+
+def _namespace_of(array):
+    """``backend.namespace_of``, imported on the first call (this module stays free of numpy),
+    which then puts the real function in its own place: an ``import`` statement inside
+    ``apply`` would run the import machinery on every op of every backward."""
+    global _namespace_of
+    from ..backend import namespace_of  # noqa: PLC0415
+
+    _namespace_of = namespace_of
+    return namespace_of(array)
 
 
 RAW = RawFunctional()

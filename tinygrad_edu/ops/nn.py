@@ -115,8 +115,13 @@ def _nll_targets(xp, target, n_classes, dtype, weight, ignore_index):
         -100, is never a class). Two reductions of the raw target prove that: then ``safe``
         is the target itself and ``ws`` is ``None`` (all ones), which saves the masks, the
         weight array and its products in the forward and in the gradient (about half of
-        ``F.cross_entropy``'s time on a batch of 64). What it costs a reader: every user of
-        ``ws`` below has a branch for ``None``.
+        ``F.cross_entropy``'s time on a batch of 64). With at most 2 dims, the forward then
+        picks ``logp[rows, target]`` with one index and the gradient writes ``-g / n`` into
+        zeros at the same places, instead of numpy's general ``take_along_axis`` and a
+        one-hot mask divided by the count: 11 µs instead of 42 for each, batch 256 and 10
+        classes. The gradient is then ``-g / n`` rounded once, as PyTorch computes it. What it
+        costs a reader: every user of ``ws`` below has a branch for ``None``, and the two ops
+        a second, shorter way to their answer.
     """
     if target.size:
         lo, hi = int(xp.min(target)), int(xp.max(target))
@@ -138,6 +143,12 @@ def _nll_targets(xp, target, n_classes, dtype, weight, ignore_index):
         picked = xp.take(xp.asarray(weight, dtype=dtype), xp.reshape(safe, (-1,)), axis=0)
         ws = ws * xp.reshape(picked, safe.shape)
     return safe, ws
+
+
+def _plain_index(xp, target):
+    """The index of each sample's target class in log-probabilities of at most 2 dims:
+    ``(rows, target)`` for a batch, ``target`` itself for one sample."""
+    return (xp.arange(target.shape[0]), target) if target.ndim else target
 
 
 def _nll_weights(xp, safe, ws, shape, dtype):
@@ -191,6 +202,12 @@ class NllLoss(Op):
     def forward(self, xp, logp, target, weight=None, ignore_index=-100, reduction="mean"):
         c = _class_dim(logp.ndim)
         safe, ws = _nll_targets(xp, target, logp.shape[c], logp.dtype, weight, ignore_index)
+        if ws is None and logp.ndim <= 2:  # see NOTE [The plain case of nll_loss]
+            loss = -logp[_plain_index(xp, safe)]
+            if reduction == "none":
+                return loss
+            total = xp.sum(loss)
+            return total if reduction == "sum" else total / safe.size  # (never empty here)
         picked = xp.take_along_axis(logp, xp.expand_dims(safe, axis=c), axis=c)  # logp[n, y_n]
         loss = -xp.squeeze(picked, axis=c)
         return _reduce(xp, loss if ws is None else loss * ws, ws, reduction)
@@ -226,6 +243,12 @@ class NllLossGrad(Op):
         shape = tuple(like.shape) if shape is None else tuple(shape)
         n_classes = shape[_class_dim(len(shape))]
         safe, ws = _nll_targets(xp, target, n_classes, g.dtype, weight, ignore_index)
+        # see NOTE [The plain case of nll_loss]; ``add.at`` marks numpy and CuPy, whose arrays
+        # take writes at integer-array indices (the Array API standard's need not)
+        if ws is None and len(shape) <= 2 and hasattr(getattr(xp, "add", None), "at"):
+            grad = xp.zeros(shape, dtype=g.dtype)
+            grad[_plain_index(xp, safe)] = -(g / safe.size if reduction == "mean" else g)
+            return grad
         w = _nll_weights(xp, safe, ws, shape, g.dtype)
         if reduction == "none":
             return -xp.expand_dims(g, axis=_class_dim(len(shape))) * w
