@@ -179,8 +179,11 @@ def _mlp_data(size):
 
 def hand_mlp_step(xp, xd, yd, w1d, w2d):
     """The MLP step written by hand in ``xp`` (no autograd): ReLU MLP, softmax cross-entropy
-    against one-hot labels ``yd``, both weight gradients; the yardstick of the MLP cases."""
+    against ``yd``, both weight gradients; the yardstick of the MLP cases. ``yd`` holds one-hot
+    rows, or class indices (1-D), whose logits the step then picks by index, as a careful
+    hand-written step would."""
     n = xd.shape[0]
+    rows = xp.arange(n)
 
     def hand_written():
         h = xd @ w1d
@@ -189,8 +192,14 @@ def hand_mlp_step(xp, xd, yd, w1d, w2d):
         zs = z - xp.max(z, axis=1, keepdims=True)
         e = xp.exp(zs)
         se = xp.sum(e, axis=1, keepdims=True)
-        loss = -xp.sum(yd * (zs - xp.log(se))) / n
-        dz = (e / se - yd) / n
+        if yd.ndim == 1:  # class indices
+            loss = -xp.mean(zs[rows, yd] - xp.log(se[:, 0]))
+            dz = e / se
+            dz[rows, yd] -= 1
+            dz /= n
+        else:
+            loss = -xp.sum(yd * (zs - xp.log(se))) / n
+            dz = (e / se - yd) / n
         dw2 = r.T @ dz
         dh = (dz @ w2d.T) * (h > 0)
         dw1 = xd.T @ dh

@@ -27,7 +27,7 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import backend
 
-from .cases import Case, _sync, chain_impl, torch, torch_mlp_step
+from .cases import Case, _sync, chain_impl, hand_mlp_step, torch, torch_mlp_step
 
 __all__ = ["CASES", "REPS", "scalar_chain", "deep_scalar_chain"]
 
@@ -95,25 +95,7 @@ def _mlp_case(dtype):
         impls = {}
         xp = backend.get_namespace(device)
         xd, ld, w1d, w2d = (xp.asarray(a) for a in (x, labels, w1, w2))
-        rows = xp.arange(n)
-
-        def hand_written():
-            h = xd @ w1d
-            r = xp.maximum(h, 0)
-            z = r @ w2d
-            zs = z - xp.max(z, axis=1, keepdims=True)
-            e = xp.exp(zs)
-            se = xp.sum(e, axis=1, keepdims=True)
-            loss = -xp.mean(zs[rows, ld] - xp.log(se[:, 0]))
-            dz = e / se
-            dz[rows, ld] -= 1
-            dz /= n
-            dw2 = r.T @ dz
-            dh = (dz @ w2d.T) * (h > 0)
-            dw1 = xd.T @ dh
-            return loss, dw1, dw2
-
-        impls["numpy"] = hand_written
+        impls["numpy"] = hand_mlp_step(xp, xd, ld, w1d, w2d)
 
         xt, yt = tg.tensor(x, device=device), tg.tensor(labels, device=device)
         W1 = tg.tensor(w1, requires_grad=True, device=device)
