@@ -7,8 +7,6 @@ import importlib.util
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "coming-from-pytorch.md"
 
@@ -31,7 +29,7 @@ def test_every_public_name_is_on_the_page():
 
 
 def test_generated_tables_are_current():
-    pytest.importorskip("torch", reason="the tables say which names PyTorch has")
+    import torch  # noqa: F401  (installed by make test)
     gen = _generator()
     assert gen.current() == gen.render(), "run python docs/pytorch_names.py"
 

@@ -389,7 +389,7 @@ def _lesson_html():
 @pytest.fixture(scope="module")
 def lesson_pages(tmp_path_factory) -> Path:
     """The exported student editions of ``HTML_LESSONS`` (as ``make lessons-html`` writes them)."""
-    pytest.importorskip("nbconvert")
+    import nbconvert  # noqa: F401  (installed by make test)
     out = tmp_path_factory.mktemp("lessons-html")
     for stem in HTML_LESSONS:
         _lesson_html().export_html(ROOT / "notebooks" / f"{stem}.ipynb", out)

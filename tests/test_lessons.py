@@ -322,12 +322,12 @@ def test_every_lesson_is_a_pair():
 @pytest.mark.parametrize("name", LESSONS)
 def test_lesson_pair_is_in_sync(name):
     """The .ipynb holds exactly the cells of its .py source."""
-    pytest.importorskip("jupytext")
+    import jupytext  # noqa: F401  (installed by make test)
     assert lessons.pair_problems(NOTEBOOKS / f"{name}.py") == []
 
 
 def test_pair_problems_catches_an_edit_not_synced(tmp_path):
-    pytest.importorskip("jupytext")
+    import jupytext  # noqa: F401  (installed by make test)
     py, nb = tmp_path / "00_x.py", tmp_path / "00_x.ipynb"
     py.write_text((NOTEBOOKS / "00_setup.py").read_text(encoding="utf-8"), encoding="utf-8")
     original = (NOTEBOOKS / "00_setup.ipynb").read_text(encoding="utf-8")
@@ -350,8 +350,9 @@ def test_pair_problems_catches_an_edit_not_synced(tmp_path):
 
 def test_student_edition_keeps_the_pairs_in_sync(tmp_path):
     """make-student strips the .py and the .ipynb of a lesson alike."""
-    pytest.importorskip("jupytext")
     import shutil
+
+    import jupytext  # noqa: F401  (installed by make test)
 
     from tinygrad_edu.grading.student import make_student_edition
 
@@ -418,7 +419,8 @@ def test_check_result_is_truthy_and_quiet_in_notebooks():
 def test_student_edition_runs_top_to_bottom(name):
     """Solutions stripped (as make-student does), run in a fresh kernel, not strict: every cell
     runs, every exercise says NOT SOLVED YET, and cells that need one use the reference."""
-    pytest.importorskip("nbclient")
+    import nbclient  # noqa: F401  (installed by make test)
+
     from tinygrad_edu.lessons.notebooks import executed_student_edition
 
     # run once per lesson and library state, shared with the docs build (which publishes it)
@@ -457,7 +459,8 @@ sys.meta_path.insert(0, _NoTorch())
 def test_pytorch_lessons_run_without_pytorch(name, tmp_path, monkeypatch):
     """The lessons that compare with PyTorch run top to bottom without it (a kernel where
     ``import torch`` fails), say how to install it, and their checks pass on our results."""
-    pytest.importorskip("nbclient")
+    import nbclient  # noqa: F401  (installed by make test)
+
     from tinygrad_edu.lessons.notebooks import execute_notebook
 
     (tmp_path / "sitecustomize.py").write_text(_NO_TORCH, encoding="utf-8")

@@ -9,13 +9,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 
 import tinygrad_edu as tg
 from tests.compare.cases import CASES, rng_for
-
-torch = pytest.importorskip(
-    "torch", reason="PyTorch not installed: pip install 'tinygrad_edu[compare]' to compare"
-)
 
 PARAMS = [(i, name) for i, case in enumerate(CASES) for name in case.names]
 

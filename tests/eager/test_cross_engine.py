@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 
 import tinygrad_edu as tg
 import tinygrad_edu.symbolic as S
@@ -30,11 +31,6 @@ def test_symbolic_and_eager_agree(seed):
     for g_eager, g_sym, v in zip(grads, results[1:], values):
         expected = np.zeros_like(v) if g_eager is None else g_eager.numpy()
         np.testing.assert_allclose(g_sym, expected, rtol=1e-10, atol=1e-12)
-
-
-torch = pytest.importorskip(
-    "torch", reason="PyTorch not installed: pip install 'tinygrad_edu[compare]' to compare"
-)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

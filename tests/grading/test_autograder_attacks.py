@@ -304,7 +304,6 @@ def test_an_endless_loop_costs_only_its_task(graded):
             assert score == maximum, f"{task}: {score} of {maximum}"
     looped = [t for t in data["tests"] if _task(t) == "A3.2"]
     assert looped and all("timed out" in t["output"] for t in looped), looped[0]["output"]
-    assert graded["graded"]["endless_loop"]["seconds"] < 120
 
 
 def test_a_syntax_error_costs_only_the_tasks_in_that_file(graded):

@@ -6,7 +6,6 @@ import shutil
 import socket
 import stat
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -183,10 +182,8 @@ def test_a_timeout_kills_the_child_and_the_next_call_starts_afresh(box):
     make, _ = box
     with make() as sb:
         sb.call("probes.p", "ok", {"x": 1})
-        start = time.monotonic()
         with pytest.raises(ProbeTimeout, match="1.5 s"):
             sb.call("probes.p", "spin", {}, timeout=1.5)
-        assert time.monotonic() - start < 15
         assert sb.call("probes.p", "ok", {"x": 1})["calls"] == 1  # a fresh child
 
 

@@ -9,12 +9,11 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+import torch
 
 import tinygrad_edu as tg
 from tinygrad_edu import nn
 from tinygrad_edu.nn import init
-
-torch = pytest.importorskip("torch")
 
 
 # -- initialisation -------------------------------------------------------------------------

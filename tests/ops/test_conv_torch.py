@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
@@ -15,7 +16,6 @@ import tinygrad_edu.symbolic as S
 from tests.ops.layer_configs import CONV_CONFIGS, POOL_CONFIGS
 from tinygrad_edu.ops import ShapeError
 
-torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 ATOL = 1e-9

@@ -5,13 +5,12 @@ CuPy must run the same kernels as numpy; the strict namespace rejects numpy-only
 passes here uses only the Array API standard.
 """
 
+import array_api_strict as xp
 import numpy as np
 import pytest
 
 from tests.ops.cases import LAYER_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
-
-xp = pytest.importorskip("array_api_strict")
 
 _rng = np.random.default_rng(0)
 _a, _b = _rng.standard_normal((3, 4)), _rng.standard_normal((1, 4))

@@ -3,16 +3,10 @@ and against the written-out formulas in numpy always."""
 
 import numpy as np
 import pytest
+import torch
 
 import tinygrad_edu as tg
 from tinygrad_edu import nn, optim
-
-try:
-    import torch
-except ImportError:  # the `compare` extra is optional
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch not installed (extra 'compare')")
 
 SGD_CASES = [
     dict(lr=0.1),
@@ -71,7 +65,6 @@ def _assert_same(ours, ref):
         np.testing.assert_allclose(b1, b2, rtol=2e-5, atol=2e-6, err_msg=f"bias, step {step}")
 
 
-@needs_torch
 @pytest.mark.parametrize("kw", SGD_CASES, ids=str)
 def test_sgd_matches_torch(kw):
     torch.set_num_threads(1)
@@ -79,7 +72,6 @@ def test_sgd_matches_torch(kw):
                  _run_torch(lambda p: torch.optim.SGD(p, **kw)))  # fmt: skip
 
 
-@needs_torch
 @pytest.mark.parametrize("kw", ADAM_CASES, ids=str)
 def test_adam_matches_torch(kw):
     torch.set_num_threads(1)

@@ -3,6 +3,7 @@ eager running the same Python control flow and against central differences in fl
 
 import numpy as np
 import pytest
+import torch
 
 from tinygrad_edu.ops import ShapeError
 from tinygrad_edu.symbolic import (
@@ -14,8 +15,6 @@ from tinygrad_edu.symbolic import (
     program_guard,
     while_loop,
 )
-
-torch = pytest.importorskip("torch")
 
 
 def _numeric(f, arrays, eps=1e-6):

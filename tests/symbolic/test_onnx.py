@@ -4,6 +4,8 @@ run by onnxruntime with the Executor's results."""
 import sys
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
 
 from tinygrad_edu.symbolic import (
@@ -19,9 +21,6 @@ from tinygrad_edu.symbolic import (
 )
 from tinygrad_edu.symbolic.node import apply_op
 from tinygrad_edu.symbolic.onnx_export import ONNX_OPS, to_onnx
-
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
 
 
 def _roundtrip(outs, feed, tmp_path, rtol=1e-5, atol=1e-6):

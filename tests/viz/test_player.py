@@ -50,7 +50,7 @@ def test_frames_refuses_what_it_cannot_show():
 
 
 def test_matplotlib_figure_becomes_a_png():
-    plt = pytest.importorskip("matplotlib.pyplot")
+    import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(2, 1))
     ax.plot([0, 1], [1, 0])
     uri = viz.player.picture_uri(fig)

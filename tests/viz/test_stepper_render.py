@@ -145,8 +145,9 @@ def test_gif_and_frames_written(tmp_path):
 
 
 def test_widget_slider():
-    pytest.importorskip("ipywidgets")
     import shutil
+
+    import ipywidgets  # noqa: F401  (installed by make test)
 
     if shutil.which("dot") is None:
         pytest.skip("Graphviz `dot` not installed")

@@ -106,7 +106,7 @@ def _mlp_executor():
 
 
 def test_memory_plan_drawing_colours_nodes_by_buffer():
-    pytest.importorskip("graphviz")
+    import graphviz  # noqa: F401  (installed by make test)
     ex, feed = _mlp_executor()
     with pytest.raises(ValueError, match="run the executor once first"):
         draw_memory_plan(ex)

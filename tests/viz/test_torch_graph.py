@@ -7,8 +7,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch", reason="PyTorch is the reference here (CI installs it)")
+import torch
 
 import tinygrad_edu as tg  # noqa: E402
 from tinygrad_edu import viz  # noqa: E402

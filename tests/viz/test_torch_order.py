@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch", reason="PyTorch is the reference here (CI installs it)")
+import torch
 
 import tinygrad_edu as tg  # noqa: E402
 from tinygrad_edu import viz  # noqa: E402
