@@ -637,3 +637,29 @@ T("cpu", (E(S(2, 3)),), call=lambda L, name, x: x.cpu())
 T("requires_grad_", (E(S(2)),), call=lambda L, name, x: x.detach().requires_grad_().requires_grad)
 G("from_dlpack", (E(data=np.arange(4.0)), E(data=np.ones((2, 3), np.int64))),
   call=lambda L, name, data: L.from_dlpack(data))
+
+
+# -- attention (nn/functional.py): PyTorch's math kernel, its mask conventions -------------------
+_ATT_MASK = np.array([[True, False, True, True, False], [False] * 5, [True] * 5])  # row 1: none
+_PAD_MASK = np.array([[False, False, True, False, True], [False, True, False, False, False]])
+F("scaled_dot_product_attention", (
+    E(S(2, 3, 4), S(2, 5, 4), S(2, 5, 3)),
+    E(S(1, 2, 4, 4), S(1, 2, 4, 4), S(1, 2, 4, 4), is_causal=True),
+    E(S(3, 4), S(5, 4), S(5, 2), attn_mask=_ATT_MASK),  # bool: True may attend
+    E(S(3, 4), S(5, 4), S(5, 2), S(3, 5)),  # a float mask is added (and differentiated)
+    E(S(2, 3, 4), S(2, 5, 4), S(2, 5, 3), scale=0.25),
+))  # fmt: skip
+
+
+def _mha(L, name, q, k, v, w_in, b_in, w_out, b_out, **kw):
+    out = L.nn.functional.multi_head_attention_forward(
+        q, k, v, 4, 2, w_in, b_in, None, None, False, 0.0, w_out, b_out, **kw)
+    return tuple(o for o in out if o is not None)
+
+
+_MHA = (S(3, 2, 4), S(5, 2, 4), S(5, 2, 4), S(12, 4), S(12), S(4, 4), S(4))
+F("multi_head_attention_forward", (
+    E(*_MHA), E(*_MHA, need_weights=False), E(*_MHA, key_padding_mask=_PAD_MASK),
+    E(*_MHA, attn_mask=~_ATT_MASK[[0, 0, 1]], average_attn_weights=False),  # True: may not
+    E(S(3, 4), S(5, 4), S(5, 4), *_MHA[3:]),  # unbatched
+), call=_mha)  # fmt: skip

@@ -11,6 +11,7 @@
 
 from . import functional, init
 from .activation import GELU, LeakyReLU, LogSoftmax, Softmax, Softplus
+from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .conv import Conv2d
 from .embedding import Embedding
 from .layers import (
@@ -28,6 +29,7 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 from .module import Module, Parameter, load, save
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 # the names used by some courses for the same two functions
 save_state_dict = save
@@ -40,5 +42,6 @@ __all__ = [
     "init", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
     "LayerNorm", "Embedding", "ModuleList",
     "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "NLLLoss", "L1Loss", "BCELoss",
-    "BCEWithLogitsLoss",
+    "BCEWithLogitsLoss", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
 ]  # fmt: skip

@@ -22,7 +22,7 @@ import warnings
 
 from .. import backend
 from ..eager.dispatch import NN_FUNCTIONS
-from ..eager.factories import as_tensor, generator
+from ..eager.factories import arange, as_tensor, generator, zeros
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
 
@@ -280,3 +280,183 @@ __all__ += [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding",
 ]  # fmt: skip
+
+
+# -- attention ------------------------------------------------------------------------------------
+# Written with ordinary ops, so the graph can be drawn and the gradients come from the op table
+# (nn.MultiheadAttention and the transformer layers in attention.py call these).
+def _causal(L: int, S: int, device) -> Tensor:
+    """The (L, S) bool mask that lets query i see keys 0..i (``ones(L, S).tril()``)."""
+    return arange(S, device=device).reshape(1, S) <= arange(L, device=device).reshape(L, 1)
+
+
+def _repeat_heads(t: Tensor, r: int) -> Tensor:
+    """Each head of ``t`` (axis -3) repeated ``r`` times in place (``repeat_interleave``)."""
+    if r == 1:
+        return t
+    *lead, h, s, e = t.shape
+    return t.unsqueeze(-3).expand(*lead, h, r, s, e).reshape(*lead, h * r, s, e)
+
+
+def _is_bool(t) -> bool:
+    return isinstance(t, Tensor) and str(t.dtype).endswith("bool")
+
+
+def _safe_softmax(scores: Tensor, dim: int = -1) -> Tensor:
+    """softmax that gives 0 (not NaN) on a row whose every entry is -inf, as PyTorch's
+    attention kernels do; its gradient there is 0 too."""
+    dead = (scores == float("-inf")).all(dim=dim, keepdim=True)
+    if not bool(dead.any()):
+        return softmax(scores, dim=dim)
+    return softmax(scores.masked_fill(dead, 0.0), dim=dim).masked_fill(dead, 0.0)
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False) -> Tensor:  # fmt: skip
+    r"""$\mathrm{softmax}(QK^\top \cdot \text{scale} + B)\,V$ over the last two axes
+    (``(..., L, E)`` queries, ``(..., S, E)`` keys, ``(..., S, Ev)`` values), as
+    ``torch.nn.functional.scaled_dot_product_attention``.
+
+    ``attn_mask``: a bool tensor (``True`` = may attend) or a float tensor added to the
+    scores, broadcast to ``(..., L, S)``. ``is_causal=True`` lets query ``i`` see keys
+    ``0..i`` only (and cannot be combined with ``attn_mask``). ``scale`` defaults to
+    $1/\sqrt{E}$. ``dropout_p`` drops attention weights (always, as in PyTorch: pass 0 in
+    evaluation)."""
+    name = "scaled_dot_product_attention"
+    for what, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: {what} must be a Tensor, not {type(t).__name__}")
+        if t.dim() < 2:
+            raise RuntimeError(f"{name}: {what} needs at least 2 dims (..., L, E), got shape "
+                               f"{tuple(t.shape)}")  # fmt: skip
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError(
+            f"{name}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
+            f"{tuple(value.shape)} do not fit: query and key need the same last size, key and "
+            "value the same length"
+        )
+    if enable_gqa:
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hq % hk:
+            raise RuntimeError(f"{name}: {hq} query heads is not a multiple of {hk} key heads")
+        key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError(f"{name}: _scaled_dot_product_attention: Explicit attn_mask should "
+                           "not be set when is_causal=True")  # fmt: skip
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        attn_mask = _causal(L, S, query.device)
+    if attn_mask is not None:
+        if _is_bool(attn_mask):
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = _safe_softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return weights @ value
+
+
+def _additive_mask(mask, dtype, what: str):
+    """A bool mask (``True`` = may not attend: ``MultiheadAttention``'s convention) as an
+    additive float mask of -inf and 0; a float mask as it is."""
+    if mask is None:
+        return None
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"multi_head_attention_forward: {what} must be a Tensor, not "
+                        f"{type(mask).__name__}")  # fmt: skip
+    if _is_bool(mask):
+        return zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
+    if not str(mask.dtype).startswith("float"):
+        raise AssertionError(f"only bool and floating types of {what} are supported, got "
+                             f"{mask.dtype}")  # fmt: skip
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v,
+                                 add_zero_attn: bool, dropout_p: float, out_proj_weight,
+                                 out_proj_bias, training: bool = True, key_padding_mask=None,
+                                 need_weights: bool = True, attn_mask=None,
+                                 use_separate_proj_weight: bool = False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights: bool = True,
+                                 is_causal: bool = False):  # fmt: skip
+    r"""PyTorch's multi-head attention on ``(L, N, E)`` query and ``(S, N, E)`` key/value
+    (or unbatched ``(L, E)``): project, split into heads, attend, join, project out.
+    Returns ``(output, weights)`` (``weights`` ``None`` unless ``need_weights``)."""
+    name = "multi_head_attention_forward"
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None \
+            or static_v is not None:
+        raise NotImplementedError(f"{name}: bias_k/bias_v, add_zero_attn and static_k/static_v "
+                                  "are not supported")  # fmt: skip
+    batched = query.dim() == 3
+    if not batched:
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    L, N, E = query.shape
+    S = key.shape[0]
+    if E != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {E}")  # fmt: skip
+    if key.shape[:2] != value.shape[:2] or key.shape[1] != N:
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                             f"{tuple(value.shape)} or the batch of query {tuple(query.shape)}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")  # fmt: skip
+    H = num_heads
+    hd = E // H
+    b = in_proj_bias
+    bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
+    if not use_separate_proj_weight and query is key and key is value:
+        q, k, v = linear(query, in_proj_weight, b).chunk(3, -1)  # self-attention: one product
+    else:
+        if use_separate_proj_weight:
+            wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+        else:
+            w = in_proj_weight
+            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
+        q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    q = q.reshape(L, N * H, hd).transpose(0, 1)  # (N*H, L, hd)
+    k = k.reshape(S, N * H, hd).transpose(0, 1)
+    v = v.reshape(S, N * H, hd).transpose(0, 1)
+    mask = _additive_mask(attn_mask, q.dtype, "attn_mask")
+    if mask is not None:
+        want = (L, S) if mask.dim() == 2 else (N * H, L, S)
+        if tuple(mask.shape) != want:
+            raise RuntimeError(f"The shape of the {mask.dim()}D attn_mask is "
+                               f"{tuple(mask.shape)}, but should be {want}.")  # fmt: skip
+        mask = mask.unsqueeze(0) if mask.dim() == 2 else mask
+    pad = _additive_mask(key_padding_mask, q.dtype, "key_padding_mask")
+    if pad is not None:
+        if tuple(pad.shape) != (N, S):
+            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
+                                 f"{tuple(pad.shape)}")  # fmt: skip
+        pad = pad.reshape(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+        mask = pad if mask is None else mask + pad
+    scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
+    scores = scores if mask is None else scores + mask
+    # PyTorch: with need_weights a plain softmax (a query with every key masked gets NaN);
+    # without, its attention kernel (that query gets zeros). Both are followed here.
+    weights = softmax(scores, -1) if need_weights else _safe_softmax(scores, -1)
+    if dropout_p > 0.0 and training:
+        weights = dropout(weights, dropout_p, True)
+    out = (weights @ v).transpose(0, 1).reshape(L * N, E)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(L, N, E)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(N, H, L, S)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    return out, (weights if batched else weights.squeeze(0))
+
+
+__all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
