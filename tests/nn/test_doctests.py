@@ -15,7 +15,8 @@ MODULES = [
     "tinygrad_edu.nn.pooling", "tinygrad_edu.nn.normalization", "tinygrad_edu.nn.embedding",
     "tinygrad_edu.nn.init", "tinygrad_edu.ops.conv", "tinygrad_edu.ops.pool",
     "tinygrad_edu.ops.pad", "tinygrad_edu.ops.norm", "tinygrad_edu.ops.embedding",
-    "tinygrad_edu.backend.windows", "tinygrad_edu.symbolic.layers",
+    "tinygrad_edu.backend.windows", "tinygrad_edu.symbolic.layers", "tinygrad_edu.nn.rnn",
+    "tinygrad_edu.nn.attention",
 ]  # fmt: skip
 
 

@@ -17,7 +17,7 @@ for ``scaled_dot_product_attention`` a **bool** ``attn_mask`` is ``True`` where 
 >>> import tinygrad_edu as tg
 >>> import tinygrad_edu.nn.functional as F
 >>> q = k = v = tg.randn(2, 4, 5, 8)            # (batch, heads, time, head size)
->>> F.scaled_dot_product_attention(q, k, v, is_causal=True).shape
+>>> tuple(F.scaled_dot_product_attention(q, k, v, is_causal=True).shape)
 (2, 4, 5, 8)
 >>> mha = tg.nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
 >>> [n for n, _ in mha.named_parameters()]
