@@ -60,20 +60,21 @@ def _check_sizes(kind: str, input_size, hidden_size) -> tuple[int, int]:
 
 
 # -- one step of each cell, on already-made tensors (shared by the cells and the layers) -------
-def _step(mode: str, x, h, w_ih, w_hh, b_ih, b_hh):
-    """One time step: returns the new hidden state (and cell state for LSTM, as a pair)."""
+def _step(mode: str, gi, h, w_hh, b_hh):
+    """One time step, given ``gi``, the input's projection ``x W_ih^T + b_ih`` (computed for
+    every step of a sequence at once, before the loop, as PyTorch does). Returns the new
+    hidden state (and cell state for LSTM, as a pair)."""
     if mode == "LSTM":
         h, c = h
-        gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-        i, f, g, o = gates.chunk(4, -1)
+        i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
         c = i.sigmoid() * g.tanh() + f.sigmoid() * c
         return o.sigmoid() * c.tanh(), c
     if mode == "GRU":
-        gi, gh = F.linear(x, w_ih, b_ih).chunk(3, -1), F.linear(h, w_hh, b_hh).chunk(3, -1)
+        gi, gh = gi.chunk(3, -1), F.linear(h, w_hh, b_hh).chunk(3, -1)
         r, z = (gi[0] + gh[0]).sigmoid(), (gi[1] + gh[1]).sigmoid()
         n = (gi[2] + r * gh[2]).tanh()
         return n + z * (h - n)  # (1 - z) n + z h, with one product fewer
-    pre = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
+    pre = gi + F.linear(h, w_hh, b_hh)
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
@@ -155,7 +156,8 @@ class RNNCell(_CellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, batched, (h,) = self._prepare(input, hx)
-        h = _step(self._mode, x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        h = _step(self._mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                  self.bias_hh)  # fmt: skip
         return h if batched else h.squeeze(0)
 
 
@@ -168,7 +170,7 @@ class LSTMCell(_CellBase):
         if hx is not None and not (isinstance(hx, tuple | list) and len(hx) == 2):
             raise TypeError("LSTMCell: hx must be a pair (h_0, c_0) of tensors, or None")
         x, batched, (h, c) = self._prepare(input, tuple(hx) if hx is not None else (None, None))
-        h, c = _step("LSTM", x, (h, c), self.weight_ih, self.weight_hh, self.bias_ih,
+        h, c = _step("LSTM", F.linear(x, self.weight_ih, self.bias_ih), (h, c), self.weight_hh,
                      self.bias_hh)  # fmt: skip
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
@@ -180,7 +182,8 @@ class GRUCell(_CellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, batched, (h,) = self._prepare(input, hx)
-        h = _step("GRU", x, h, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+        h = _step("GRU", F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                  self.bias_hh)  # fmt: skip
         return h if batched else h.squeeze(0)
 
 
@@ -299,10 +302,15 @@ class _RNNBase(Module):
                 w_ih, w_hh = w[0], w[1]
                 b_ih, b_hh = (w[2], w[3]) if self.bias else (None, None)
                 h = tuple(s[k] for s in states) if lstm else states[0][k]
+                # the input's projection for every step in one product; for RNN and LSTM
+                # both biases join it (GRU's b_hn sits inside r * (...), so it stays per step)
+                gi = F.linear(layer_in, w_ih, b_ih)
+                if b_hh is not None and self.mode != "GRU":
+                    gi, b_hh = gi + b_hh, None
                 steps = range(layer_in.shape[0])
                 seq = []
                 for t in reversed(steps) if direction else steps:
-                    h = _step(self.mode, layer_in[t], h, w_ih, w_hh, b_ih, b_hh)
+                    h = _step(self.mode, gi[t], h, w_hh, b_hh)
                     seq.append(h[0] if lstm else h)
                 if direction:
                     seq.reverse()
