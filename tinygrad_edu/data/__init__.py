@@ -19,5 +19,6 @@ nothing is downloaded at run time. It is licensed CC BY 4.0.
 from .digits import load_digits
 from .loader import DataLoader
 from .synthetic import make_moons, make_spirals
+from .text import load_shakespeare
 
-__all__ = ["load_digits", "make_moons", "make_spirals", "DataLoader"]
+__all__ = ["load_digits", "make_moons", "make_spirals", "DataLoader", "load_shakespeare"]
