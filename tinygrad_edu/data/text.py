@@ -9,7 +9,7 @@ and The Tempest; public domain), about 297,000 characters over 61 distinct ones,
 >>> text = load_shakespeare()
 >>> len(text) > 250_000, len(sorted(set(text)))
 (True, 61)
->>> print(text[:42])
+>>> print(text[:43])
 First Witch:
 When shall we three meet again
 """
