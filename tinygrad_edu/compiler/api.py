@@ -37,14 +37,13 @@ tensor([ 4.,  8., 12.])
 from __future__ import annotations
 
 import inspect
-import sys
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as _np
 
 from .. import backend
-from ..eager import factories, grad_mode
+from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
 from . import trace as _trace
@@ -216,14 +215,13 @@ class CompiledCallable:
         _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
         undo_reads = _trace.patch_tensor_reads(tracer)
         undo_training = patch_training(tracer)
-        undo_random = _watch_random(tracer)
         try:
             result = self.fn(*args, **kwargs)
+            tracer.check_random()
         finally:
             _trace.ACTIVE.tracer = grad_mode._state.trace = None
             undo_reads()
             undo_training()
-            undo_random()
         after: list = []
         if _flatten((args, kwargs), after) != key[0] or any(
                 a is not b for a, b in zip(after, leaves)):  # fmt: skip
@@ -408,36 +406,6 @@ def _has_contents(cell) -> bool:
         return False
 
 
-def _watch_random(tracer):
-    """Random numbers drawn while tracing (dropout in training, randn inside the function)
-    would be frozen into the program: make them a graph break instead."""
-    original = factories.generator
-
-    def generator():
-        tracer.graph_break("random numbers are drawn (dropout in training mode, randn, ...): "
-                           "a compiled program would repeat the same ones")  # fmt: skip
-        return original()
-
-    factories.generator = generator
-    patched = _rebind_generator(generator)
-
-    def undo():
-        factories.generator = original
-        _rebind_generator(original, patched)
-
-    return undo
-
-
-def _rebind_generator(fn, modules=None):
-    modules = modules if modules is not None else [
-        m for m in list(sys.modules.values())
-        if getattr(m, "__name__", "").startswith("tinygrad_edu") and hasattr(m, "generator")]  # fmt: skip
-    for m in modules:
-        if m.__name__ != "tinygrad_edu.eager.factories":
-            m.generator = fn
-    return modules
-
-
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",  # noqa: A001
             mode=None, options=None, disable: bool = False):  # fmt: skip
     """``torch.compile``'s spelling: compile a function or a module (see the module
@@ -453,6 +421,6 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                  mode=mode, options=options, disable=disable)  # fmt: skip
     if isinstance(model, Module):
-        return OptimizedModule(model, CompiledCallable(model.forward, fullgraph, dynamic,
-                                                       backend, mode, options, disable))  # fmt: skip
+        inner = CompiledCallable(model.forward, fullgraph, dynamic, backend, mode, options, disable)
+        return OptimizedModule(model, inner)
     return CompiledCallable(model, fullgraph, dynamic, backend, mode, options, disable)

@@ -28,6 +28,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from .. import symbolic as S
+from ..eager import factories
 from ..eager.tensor import Tensor
 
 __all__ = ["Tracer", "Source", "GraphBreak", "TracedScalar", "user_line"]
@@ -188,6 +189,7 @@ class Tracer:
         self._by_data: dict[int, tuple] = {}  # id(array) -> (array, node) of recorded results
         self._sources: set[int] = set()  # ids of argument and captured tensors
         self.args = list(args_flat)
+        self._rng = self._rng_state()
         self.extra_guards: list = []  # (callable, value it returned while traced)
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
@@ -242,10 +244,26 @@ class Tracer:
         hit = self._node.get(id(t))
         return hit is not None and hit[0] is t
 
+    # -- random numbers -------------------------------------------------------------------------
+    @staticmethod
+    def _rng_state():
+        gen = factories.generator()
+        return gen, gen.bit_generator.state
+
+    def check_random(self) -> None:
+        """Random numbers drawn since the last check (dropout in training, ``randn`` in the
+        function) would be frozen into the program: a graph break, at this op's line."""
+        now = self._rng_state()
+        if now[0] is not self._rng[0] or now[1] != self._rng[1]:
+            self._rng = now
+            self.graph_break("random numbers are drawn here (dropout in training mode, randn, "
+                             "...): a compiled program would repeat the same ones")  # fmt: skip
+
     # -- recording ------------------------------------------------------------------------------
     def record(self, op, args, attrs, result) -> None:
         """Called by the dispatcher after every op: add the op's node to the graph."""
         self.trace.ops += 1
+        self.check_random()
         for v in attrs.values():
             self._check_attr(op, v)
         inputs = [self.value_of(a) for a in args]

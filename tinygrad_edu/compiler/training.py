@@ -102,11 +102,8 @@ def _zero_grad(tracer, original):
     def zero_grad(self, set_to_none: bool = True):
         params = list(self.parameters()) if hasattr(self, "parameters") and not isinstance(
             self, Optimizer) else [p for g in self.param_groups for p in g["params"]]  # fmt: skip
-        before = {id(p): p._grad for p in params}
         original(self, set_to_none)
-        for p in params:
-            if before[id(p)] is None and id(p) not in tracer.trace.grads:
-                continue
+        for p in params:  # recorded even when it was None: from here on it is known
             if p._grad is None:
                 tracer.trace.grads[id(p)] = (p, None)
             else:  # zeroed in place
