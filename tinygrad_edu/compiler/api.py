@@ -211,7 +211,9 @@ class CompiledCallable:
 
     # -- tracing -----------------------------------------------------------------------------
     def _trace(self, key, args, kwargs, leaves):
-        tracer = Tracer(leaves, self.fullgraph)
+        names = {id(t): n for m in _modules_of(self.fn)[:1] for n, t in
+                 [*m.named_parameters(), *m.named_buffers()]}  # fmt: skip
+        tracer = Tracer(leaves, self.fullgraph, names)
         _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
         undo_reads = _trace.patch_tensor_reads(tracer)
         undo_training = patch_training(tracer)

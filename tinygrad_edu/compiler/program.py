@@ -63,8 +63,18 @@ class Program:
     differentiable: list = field(default_factory=list)  # output slots that get a grad_fn
     output_index: list = field(default_factory=list)  # per returned leaf: its slot or None
     source_code: str = ""
-    graph_nodes: list = field(default_factory=list)  # for drawings: forward outputs
-    backward_nodes: list = field(default_factory=list)
+    raw_forward: list = field(default_factory=list)  # the captured graphs, before the passes
+    raw_backward: list = field(default_factory=list)
+
+    @property
+    def forward_nodes(self) -> list:
+        """The forward program's graph after the passes (what its code computes)."""
+        return list(self.forward.nodes) if self.forward is not None else []
+
+    @property
+    def backward_nodes(self) -> list:
+        """The backward program's graph after the passes."""
+        return list(self.backward.nodes) if self.backward is not None else []
 
 
 def _clone_backward(grads, forward_set):
@@ -80,7 +90,8 @@ def _clone_backward(grads, forward_set):
             memo[n] = n  # constants, and the gradients of the outputs (fed to backward)
             return n
         if n in forward_set:
-            p = S.Variable(f"saved_{len(saved)}", shape=n.shape, dtype=n.dtype)
+            label = n.name if len(n.name) <= 24 else f"{n.op.name} #{len(saved)}"
+            p = S.Variable(f"saved: {label}", shape=n.shape, dtype=n.dtype)
             saved.append((n, p))
             memo[n] = p
             return p
@@ -122,13 +133,13 @@ def build_program(trace, outputs, grad_wanted, device) -> Program:
         grads = S.gradients(ys, xs, grad_ys=seeds)
         forward_set = set(topo_sort(ys + results))
         new_grads, saved = _clone_backward(grads, forward_set)
+        bw_nodes = new_grads
         backward = _compiled(new_grads, device)
         saved = [(fwd, p) for fwd, p in saved if p in backward.needs]  # after the passes
         for fwd, _ in saved:
             saved_slots.append(slot(fwd, "saved"))
         backward_feeds = [p for _, p in saved] + seeds
         differentiable = [output_index[k] for k, _ in diff_outputs]
-        bw_nodes = new_grads
     forward = _compiled(results, device) if results else None
     source = forward.source if forward is not None else ""
     if backward is not None:

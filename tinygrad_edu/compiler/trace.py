@@ -182,13 +182,14 @@ class TracedScalar:
 class Tracer:
     """Records the eager ops of one call into a symbolic graph (see the module docstring)."""
 
-    def __init__(self, args_flat, fullgraph: bool = False):
+    def __init__(self, args_flat, fullgraph: bool = False, names=None):
         self.fullgraph = fullgraph
         self.trace = Trace()
         self._node: dict[int, tuple] = {}  # id(tensor) -> (tensor, node): the tensor kept alive
         self._by_data: dict[int, tuple] = {}  # id(array) -> (array, node) of recorded results
         self._sources: set[int] = set()  # ids of argument and captured tensors
         self.args = list(args_flat)
+        self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
         self.extra_guards: list = []  # (callable, value it returned while traced)
         for i, a in enumerate(args_flat):
@@ -220,7 +221,8 @@ class Tracer:
         hit = self._node.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
-        name = getattr(t, "name", None) or f"captured{len(self.trace.placeholders)}"
+        name = getattr(t, "name", None) or self._names.get(id(t)) or (
+            f"captured{len(self.trace.placeholders)}")  # fmt: skip
         return self._placeholder(t, Source("tensor", tensor=t), name)
 
     def value_of(self, x):

@@ -28,6 +28,7 @@ from .draw import (
     format_array,
     render,
 )
+from .compiled import draw_compiled
 from .im2col import draw_im2col, im2col_matrix
 from .memory_plan import draw_memory_plan
 from .modules import collapse_modules, module_groups
@@ -46,6 +47,7 @@ from .traverse import (
 
 __all__ = [
     "draw",
+    "draw_compiled",
     "draw_symbolic",
     "draw_eager",
     "draw_both",
