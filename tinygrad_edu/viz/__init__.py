@@ -18,6 +18,7 @@ The engines never import this package; it only reads their graphs.
 """
 
 from . import examples
+from .compiled import draw_compiled
 from .draw import (
     DotNotFoundError,
     check_dot,
@@ -28,7 +29,6 @@ from .draw import (
     format_array,
     render,
 )
-from .compiled import draw_compiled
 from .im2col import draw_im2col, im2col_matrix
 from .memory_plan import draw_memory_plan
 from .modules import collapse_modules, module_groups
