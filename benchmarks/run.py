@@ -34,14 +34,14 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from . import cases, cnn, compiler, user  # noqa: E402
+from . import cases, cnn, compiler, tgcompile, user  # noqa: E402
 
 __all__ = ["main", "time_case", "check_agreement", "markdown"]
 
 REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7, **compiler.REPS,
-        **cnn.REPS, **user.REPS}  # fmt: skip
+        **cnn.REPS, **user.REPS, **tgcompile.REPS}  # fmt: skip
 # every module's cases, by name
-ALL_CASES = {**cases.CASES, **compiler.CASES, **cnn.CASES, **user.CASES}
+ALL_CASES = {**cases.CASES, **compiler.CASES, **cnn.CASES, **user.CASES, **tgcompile.CASES}
 QUICK_REPS = 3
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
                    "performance.md")  # fmt: skip

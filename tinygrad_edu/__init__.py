@@ -102,6 +102,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name == "compile":  # torch.compile: the eager engine traced into the symbolic one
+        from .compiler import compile
+
+        return compile
     if name in ("save", "load"):  # torch.save(model.state_dict(), path), torch.load(path)
         from .nn import module
 

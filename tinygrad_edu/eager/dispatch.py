@@ -146,6 +146,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
         result.grad_fn, result._requires_grad = None, False
         result._output_nr, result._grad, result._base = 0, None, base
         result._version = counter if counter is not None else [0]
+        if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
+            _modes.trace.record(op, args, attrs, result)
         return result
     cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
@@ -209,6 +211,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
         node._freed = False if saves else None  # None: nothing saved, may run again
     if _modes.anomaly:
         node._record_trace()
+    if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
+        _modes.trace.record(op, args, attrs, result)
     return result
 
 

@@ -29,6 +29,7 @@ class _State(threading.local):
 
     grad = True
     anomaly = False
+    trace = None  # a tg.compile tracer recording the ops of this thread (compiler/trace.py)
 
 
 _state = _State()

@@ -481,7 +481,7 @@ class Tensor:
         """``y[index] = value``: an in-place write, recorded as PyTorch's ``CopySlices`` when
         ``y`` or ``value`` requires grad."""
         index = _raw_index(index, self)
-        if not (grad_mode.is_grad_enabled() and (
+        if grad_mode._state.trace is None and not (grad_mode.is_grad_enabled() and (
                 self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
             self._check_view_write("setitem")
             v = value.data if isinstance(value, Tensor) else value
@@ -548,6 +548,8 @@ class Tensor:
             )
         self.data[...] = values
         self._version[0] += 1
+        if grad_mode._state.trace is not None:  # tg.compile: this tensor now holds values
+            grad_mode._state.trace.rebind(self, values)
 
     def fill_(self, value):
         """Set every element to ``value`` (a number, or a 0-d tensor that gets the gradient)."""

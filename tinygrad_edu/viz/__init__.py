@@ -18,6 +18,7 @@ The engines never import this package; it only reads their graphs.
 """
 
 from . import examples
+from .compiled import draw_compiled
 from .draw import (
     DotNotFoundError,
     check_dot,
@@ -46,6 +47,7 @@ from .traverse import (
 
 __all__ = [
     "draw",
+    "draw_compiled",
     "draw_symbolic",
     "draw_eager",
     "draw_both",

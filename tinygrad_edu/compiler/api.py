@@ -1,0 +1,428 @@
+r"""``tg.compile``: PyTorch's ``torch.compile``, built from this library's two engines.
+
+``compiled = tg.compile(fn)`` (or a module, or ``@tg.compile``) returns a callable. Its first
+call **traces** ``fn``: runs it eagerly while every op is also recorded into a symbolic graph
+(:mod:`~tinygrad_edu.compiler.trace`). The graph and its gradient graph are optimised and
+turned into code (:mod:`~tinygrad_edu.compiler.program`), and later calls run that code
+instead of the Python function, as long as the **guards** hold:
+
+* the arguments look the same: the same structure, and each tensor the same shape, dtype,
+  device and ``requires_grad`` (each other value equal to the traced one);
+* the modes are the same: grad mode, and ``training`` of every module in reach;
+* every branch the function took on a tensor's value goes the same way (checked on the
+  compiled program's own values, before any of its results is used);
+* the optimizer's state and ``.grad`` are present or absent as they were.
+
+A call whose guards fail traces again: each specialisation is kept, up to
+``cache_size_limit`` (8, as PyTorch's); past that the function runs eagerly, with a warning.
+Where the graph cannot express what the function does (printing a tensor, ``.numpy()`` of an
+intermediate, random numbers, an unsupported optimizer), the **graph breaks** and that
+specialisation runs eagerly; ``fullgraph=True`` makes a break an error naming the line, and
+``compiled.explain()`` says what was captured, which guards hold and where it broke.
+
+>>> import tinygrad_edu as tg
+>>> @tg.compile
+... def f(x):
+...     return (x * x).sum() * 2
+>>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> y = f(x)                    # traced and compiled
+>>> y.grad_fn.name()
+'CompiledFunctionBackward'
+>>> y.backward(); x.grad        # the backward program, built ahead of time
+tensor([ 4.,  8., 12.])
+>>> f.explain().graph_count, f.explain().graph_break_count
+(1, 0)
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as _np
+
+from .. import backend
+from ..eager import grad_mode
+from ..eager.tensor import Tensor
+from ..nn.module import Module
+from . import trace as _trace
+from .module import OptimizedModule
+from .program import attach, build_program
+from .trace import GraphBreak, TracedScalar, Tracer
+from .training import patch_training
+
+__all__ = ["compile", "CompiledCallable", "ExplainOutput", "GraphBreak", "cache_size_limit"]
+
+cache_size_limit = 8
+
+
+# -- arguments: flattened to leaves, with a structure that guards compare ----------------------
+def _flatten(obj, leaves: list):
+    """``obj`` as a hashable structure, its tensors and values appended to ``leaves``."""
+    if isinstance(obj, Tensor):
+        leaves.append(obj)
+        return ("T",)
+    if isinstance(obj, tuple | list):
+        return (type(obj).__name__, tuple(_flatten(o, leaves) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten(v, leaves)) for k, v in obj.items()))
+    if inspect.isgenerator(obj) or inspect.isasyncgen(obj) or inspect.iscoroutine(obj):
+        raise TypeError(
+            f"tg.compile: an argument is a {type(obj).__name__}; a compiled function's "
+            "arguments must be tensors, numbers, strings, None or lists/tuples/dicts of them "
+            "(a generator would be used up by the trace): pass list(...) instead"
+        )
+    try:
+        hash(obj)
+    except TypeError:
+        raise TypeError(
+            f"tg.compile: an argument of type {type(obj).__name__} cannot be guarded (it is "
+            "not hashable, so a later call with a changed value could not be told apart); "
+            "pass tensors, numbers, strings or tuples, or keep this object outside the "
+            "compiled function"
+        ) from None
+    return ("V", type(obj), obj)
+
+
+def _unflatten(spec, leaves):
+    it = iter(leaves)
+
+    def build(s):
+        kind = s[0]
+        if kind == "T":
+            return next(it)
+        if kind in ("tuple", "list"):
+            items = [build(x) for x in s[1]]
+            return tuple(items) if kind == "tuple" else items
+        if kind == "dict":
+            return {k: build(v) for k, v in s[1]}
+        return next(it)
+
+    return build(spec)
+
+
+def _output_spec(obj, leaves: list):
+    if isinstance(obj, Tensor | TracedScalar):
+        leaves.append(obj)
+        return ("T",)
+    if isinstance(obj, tuple | list):
+        return (type(obj).__name__, tuple(_output_spec(o, leaves) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _output_spec(v, leaves)) for k, v in obj.items()))
+    leaves.append(obj)
+    return ("V",)
+
+
+def _tensor_key(t: Tensor):
+    return (tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad)
+
+
+# -- explain -----------------------------------------------------------------------------------
+@dataclass
+class ExplainOutput:
+    """What ``compiled.explain()`` reports (PyTorch's ``torch._dynamo.explain`` names)."""
+
+    graph_count: int = 0
+    graph_break_count: int = 0
+    break_reasons: list = field(default_factory=list)  # (reason, line)
+    op_count: int = 0
+    guards: list = field(default_factory=list)  # text, one per guard
+    compile_times: int = 0
+    sources: list = field(default_factory=list)  # generated code, one per graph
+
+    def __str__(self) -> str:
+        lines = [f"Graph count: {self.graph_count}",
+                 f"Graph break count: {self.graph_break_count}",
+                 f"Op count: {self.op_count}", f"Traces: {self.compile_times}"]  # fmt: skip
+        if self.break_reasons:
+            lines.append("Break reasons:")
+            lines += [f"  {i + 1}. {r}\n     at {where}"
+                      for i, (r, where) in enumerate(self.break_reasons)]  # fmt: skip
+        lines.append("Guards:")
+        lines += [f"  - {g}" for g in self.guards]
+        return "\n".join(lines)
+
+
+# -- one specialisation ------------------------------------------------------------------------
+class _Entry:
+    """A traced specialisation: its key, its program (None: runs eagerly) and its guards."""
+
+    def __init__(self, key, program, extra_guards, breaks, out_spec, out_leaves, ops, guards,
+                 tracer_args):  # fmt: skip
+        self.key, self.program, self.extra_guards = key, program, extra_guards
+        self.breaks, self.out_spec, self.out_leaves, self.ops = breaks, out_spec, out_leaves, ops
+        self.guard_text = guards
+        self.arg_positions = tracer_args
+
+
+class CompiledCallable:
+    """What ``tg.compile(fn)`` returns: call it as ``fn``; see the module docstring."""
+
+    def __init__(self, fn, fullgraph: bool = False, dynamic=None, backend="inductor",
+                 mode=None, options=None, disable: bool = False):  # fmt: skip
+        if not callable(fn):
+            raise TypeError(
+                f"tg.compile: expected a function or a module, got {type(fn).__name__} "
+                f"({fn!r}); pass the function itself, e.g. tg.compile(model) or @tg.compile"
+            )
+        if dynamic:
+            warnings.warn("tg.compile: dynamic=True is not supported; every new shape is "
+                          "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
+        self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
+        self._entries: list[_Entry] = []
+        self._warned = False
+        self.__wrapped__ = fn
+        self.__name__ = getattr(fn, "__name__", type(fn).__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    # -- the call ----------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if self.disable or _trace.ACTIVE.tracer is not None:
+            return self.fn(*args, **kwargs)  # nested inside another trace: part of that graph
+        leaves: list = []
+        spec = _flatten((args, kwargs), leaves)
+        key = (spec, tuple(_tensor_key(t) if isinstance(t, Tensor) else None for t in leaves),
+               grad_mode.is_grad_enabled(), self._modes())  # fmt: skip
+        for entry in self._entries:
+            if entry.key != key or not all(f() == want for f, want in entry.extra_guards):
+                continue
+            if entry.program is None:
+                return self.fn(*args, **kwargs)  # a graph break: this one runs eagerly
+            hit, result = self._run(entry, leaves)
+            if hit:
+                return result
+        if len(self._entries) >= cache_size_limit:
+            if not self._warned:
+                self._warned = True
+                warnings.warn(
+                    f"tg.compile: {self.__name__} was traced {len(self._entries)} times "
+                    f"(cache_size_limit = {cache_size_limit}): its guards keep failing (new "
+                    "shapes, dtypes, or a branch on tensor values that changes every call). "
+                    "It runs eagerly from now on; see .explain() for the guards",
+                    stacklevel=2,
+                )
+            return self.fn(*args, **kwargs)
+        return self._trace(key, args, kwargs, leaves)
+
+    def _modes(self) -> tuple:
+        modules = _modules_of(self.fn)
+        return tuple((id(m), m.training) for m in modules)
+
+    # -- tracing -----------------------------------------------------------------------------
+    def _trace(self, key, args, kwargs, leaves):
+        names = {id(t): n for m in _modules_of(self.fn)[:1] for n, t in
+                 [*m.named_parameters(), *m.named_buffers()]}  # fmt: skip
+        tracer = Tracer(leaves, self.fullgraph, names)
+        _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
+        undo_reads = _trace.patch_tensor_reads(tracer)
+        undo_training = patch_training(tracer)
+        try:
+            result = self.fn(*args, **kwargs)
+            tracer.check_random()
+        finally:
+            _trace.ACTIVE.tracer = grad_mode._state.trace = None
+            undo_reads()
+            undo_training()
+        after: list = []
+        if _flatten((args, kwargs), after) != key[0] or any(
+                a is not b for a, b in zip(after, leaves)):  # fmt: skip
+            tracer.graph_break("the function changes a list, dict or tuple it was given; a "
+                               "compiled program would not repeat that: pass values, or "
+                               "return the new ones")  # fmt: skip
+        out_leaves: list = []
+        out_spec = _output_spec(result, out_leaves)
+        trace = tracer.trace
+        outputs = []
+        for leaf in out_leaves:
+            if isinstance(leaf, TracedScalar):
+                outputs.append(leaf.node)
+            elif isinstance(leaf, Tensor):
+                outputs.append(tracer.node_of(leaf))
+            else:
+                outputs.append(None)
+        for leaf in out_leaves:
+            if isinstance(leaf, Tensor) and leaf.grad_fn is not None and not tracer.is_traced(
+                    leaf):  # fmt: skip
+                tracer.graph_break("the function returns a tensor the trace did not see made")
+        program = None
+        if not trace.breaks:
+            grad_wanted = []
+            if grad_mode.is_grad_enabled() and not trace.grads:
+                grad_wanted = [i for i, (_, s) in enumerate(trace.placeholders)
+                               if s.kind in ("arg", "tensor") and _source_tensor(tracer, s)
+                               .requires_grad]  # fmt: skip
+            device = _device_of(leaves, trace)
+            program = build_program(trace, outputs, grad_wanted, device)
+            program.tracer_args = tracer.args
+        guards = _describe_guards(key, trace, tracer.extra_guards)
+        entry = _Entry(key, program, tracer.extra_guards, list(trace.breaks), out_spec,
+                       [None if isinstance(x, Tensor | TracedScalar) else x for x in out_leaves],
+                       trace.ops, guards, None)  # fmt: skip
+        entry.out_kinds = ["tensor" if isinstance(x, Tensor) else "scalar" if isinstance(
+            x, TracedScalar) else "const" for x in out_leaves]  # fmt: skip
+        self._entries.insert(0, entry)
+        return result
+
+    # -- running a compiled specialisation ---------------------------------------------------
+    def _run(self, entry, leaves):
+        program = entry.program
+        feed = {}
+        needs = program.forward.needs if program.forward is not None else ()
+        for node, source in program.placeholders:
+            if node in needs:
+                feed[node] = _fetch(source, leaves)
+        try:
+            values = program.forward(feed) if program.forward is not None else []
+        except (ValueError, TypeError) as e:  # a captured tensor changed shape: trace again
+            if "shape" in str(e):
+                self._entries.remove(entry)
+                return False, None
+            raise
+        for k, want, _ in program.guard_slots:
+            if bool(values[k]) != want:
+                return False, None
+        for k, t in program.write_slots:
+            t.data[...] = values[k]
+            t._version[0] += 1
+        for k, t in program.grad_slots:
+            t._grad = None if k is None else Tensor._make(values[k], device=t._device)
+        for k, setter in program.state_slots:
+            setter(values[k])
+        outs, tensors, diff = [], [], set(program.differentiable)
+        for kind, const, slot in zip(entry.out_kinds, entry.out_leaves, program.output_index):
+            if kind == "const":
+                outs.append(const)
+            elif kind == "scalar":
+                outs.append(values[slot].item())
+            else:
+                t = Tensor._make(values[slot], device=backend.device_of(values[slot]))
+                outs.append(t)
+                if slot in diff:
+                    tensors.append(t)
+        if tensors and grad_mode.is_grad_enabled():
+            inputs = [_source_tensor_from(program, i, leaves) for i in program.grad_inputs]
+            saved = [values[k] for k in program.saved_slots]
+            wrapped = attach(program, tensors, saved, inputs)
+            wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+            swap = {id(a): b for a, b in zip(tensors, wrapped)}
+            outs = [swap.get(id(o), o) if isinstance(o, Tensor) else o for o in outs]
+        return True, _unflatten(entry.out_spec, outs)
+
+    # -- reports -----------------------------------------------------------------------------
+    def explain(self) -> ExplainOutput:
+        """What was captured, the guards, and where the graph broke (all specialisations)."""
+        out = ExplainOutput(compile_times=len(self._entries))
+        for e in self._entries:
+            if e.program is not None:
+                out.graph_count += 1 + (e.program.backward is not None)
+                out.sources.append(e.program.source_code)
+            out.graph_break_count += len(e.breaks)
+            out.break_reasons += e.breaks
+            out.op_count += e.ops
+            out.guards += e.guard_text
+        return out
+
+    @property
+    def programs(self) -> list:
+        """The compiled programs, newest first (``.source_code``, ``.graph_nodes`` ...)."""
+        return [e.program for e in self._entries if e.program is not None]
+
+    def __get__(self, obj, objtype=None):  # as a decorator on a method
+        if obj is None:
+            return self
+        bound = CompiledCallable.__new__(CompiledCallable)
+        bound.__dict__.update(self.__dict__)
+        bound.fn = self.fn.__get__(obj, objtype)
+        return bound
+
+    def __repr__(self) -> str:
+        return f"<tg.compile of {self.__name__}: {len(self._entries)} specialisation(s)>"
+
+
+def _source_tensor(tracer, source):
+    return source.tensor if source.kind == "tensor" else tracer.args[source.index]
+
+
+def _source_tensor_from(program, i, leaves):
+    _, source = program.placeholders[i]
+    return source.tensor if source.kind == "tensor" else leaves[source.index]
+
+
+def _fetch(source, leaves):
+    kind = source.kind
+    if kind == "arg":
+        return leaves[source.index].data
+    if kind == "tensor":
+        return source.tensor.data
+    value = source.fetch()
+    if kind == "scalar":
+        return _np.asarray(value, dtype=source.dtype)
+    return value
+
+
+def _device_of(leaves, trace) -> str:
+    for t in leaves:
+        if isinstance(t, Tensor):
+            return str(t.device)
+    for _, s in trace.placeholders:
+        if s.kind == "tensor":
+            return str(s.tensor.device)
+    return "cpu"
+
+
+def _describe_guards(key, trace, extra) -> list:
+    spec, tensors, grad, modes = key
+    out = [f"grad mode is {'on' if grad else 'off'}"]
+    out += [f"argument tensor {i}: shape {k[0]}, dtype {k[1]}, device {k[2]}, "
+            f"requires_grad={k[3]}" for i, k in enumerate(tensors) if k is not None]  # fmt: skip
+    out += [f"module {i}: training={t}" for i, (_, t) in enumerate(modes)]
+    out += [f"bool({node.name}) is {want} (read at {line})" for node, want, line in trace.guards]
+    out += [f"{len(extra)} optimizer/.grad state check(s)"] if extra else []
+    return out
+
+
+def _modules_of(fn) -> list:
+    """The modules a compiled callable reaches directly: a module, a bound method's owner,
+    or modules in the function's closure and globals it names."""
+    found = []
+    target = getattr(fn, "__self__", fn)
+    if isinstance(target, Module):
+        found.append(target)
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        cells = [c.cell_contents for c in (fn.__closure__ or ()) if _has_contents(c)]
+        names = [fn.__globals__.get(n) for n in code.co_names if n in fn.__globals__]
+        found += [v for v in cells + names if isinstance(v, Module)]
+    out = []
+    for m in found:
+        out += [sub for sub in m.modules() if all(sub is not o for o in out)]
+    return out
+
+
+def _has_contents(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+        return True
+    except ValueError:
+        return False
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",  # noqa: A001
+            mode=None, options=None, disable: bool = False):  # fmt: skip
+    """``torch.compile``'s spelling: compile a function or a module (see the module
+    docstring); usable as ``@tg.compile`` and ``@tg.compile(fullgraph=True)``.
+
+    Args:
+        model: the function or module.
+        fullgraph: make every graph break an error naming the line.
+        dynamic, backend, mode, options: accepted for PyTorch code; there is one backend.
+        disable: run ``model`` as it is (no tracing).
+    """
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)  # fmt: skip
+    if isinstance(model, Module):
+        inner = CompiledCallable(model.forward, fullgraph, dynamic, backend, mode, options, disable)
+        return OptimizedModule(model, inner)
+    return CompiledCallable(model, fullgraph, dynamic, backend, mode, options, disable)

@@ -1,0 +1,191 @@
+r"""From a trace to compiled programs, and running them: the AOTAutograd part of ``tg.compile``.
+
+One trace becomes up to two programs, both made by the symbolic engine's compiler
+(``symbolic.optimize`` then ``symbolic.compile``: straight-line Python over the array
+namespace, one line per op):
+
+* the **forward program** computes the function's outputs, the values to write back (a
+  parameter updated by ``opt.step()``, a ``.grad``, a running mean), the guards' values, and
+  the forward values the backward program will read ("saved");
+* the **backward program**, built ahead of time with ``symbolic.gradients`` (the gradient is
+  itself a graph), takes the saved values and the gradients of the outputs and returns the
+  gradients of the inputs that require grad.
+
+In the eager graph the whole compiled call is **one node**, ``CompiledFunctionBackward``,
+whose backward runs the backward program: the compiled region is opaque to the eager engine,
+as it is in PyTorch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import backend
+from .. import symbolic as S
+from ..eager.function import Function
+from ..eager.tensor import Tensor
+from ..symbolic.graph import topo_sort
+from ..symbolic.node import CONSTANT, PLACEHOLDER
+
+__all__ = ["Program", "build_program", "CompiledFunction"]
+
+
+def _keep(value):
+    """Program results stay on their device, as arrays (numpy scalars become 0-d arrays)."""
+    if isinstance(value, tuple | list | dict):
+        return value
+    return value if hasattr(value, "shape") else backend.namespace_of(value).asarray(value)
+
+
+def _compiled(nodes, device):
+    nodes = S.optimize(list(nodes))
+    graph = S.compile(nodes, device=device)
+    graph._fn.__globals__["_out"] = _keep  # keep arrays on the device, no host copies
+    graph.needs = {n for n in topo_sort(nodes) if n.op is PLACEHOLDER}  # what it is fed
+    return graph
+
+
+@dataclass
+class Program:
+    """A compiled specialisation of a function (see the module docstring)."""
+
+    placeholders: list  # (node, Source)
+    forward: object  # CompiledGraph
+    out_slots: list  # the forward program's results, in order: what each is
+    guard_slots: list  # (index into results, expected bool, line)
+    write_slots: list  # (index, tensor)
+    grad_slots: list  # (index or None, tensor)
+    state_slots: list  # (index, setter)
+    saved_slots: list  # indices of the saved values
+    backward: object = None  # CompiledGraph or None
+    grad_inputs: list = field(default_factory=list)  # indices into placeholders
+    backward_feeds: list = field(default_factory=list)  # its placeholders: saved then grads
+    differentiable: list = field(default_factory=list)  # output slots that get a grad_fn
+    output_index: list = field(default_factory=list)  # per returned leaf: its slot or None
+    source_code: str = ""
+    raw_forward: list = field(default_factory=list)  # the captured graphs, before the passes
+    raw_backward: list = field(default_factory=list)
+
+    @property
+    def forward_nodes(self) -> list:
+        """The forward program's graph after the passes (what its code computes)."""
+        return list(self.forward.nodes) if self.forward is not None else []
+
+    @property
+    def backward_nodes(self) -> list:
+        """The backward program's graph after the passes."""
+        return list(self.backward.nodes) if self.backward is not None else []
+
+
+def _clone_backward(grads, forward_set):
+    """The gradient graph with every forward value it reads replaced by a new placeholder:
+    returns (new gradient nodes, [(forward node, its placeholder)])."""
+    memo, saved = {}, []
+
+    def copy(n):
+        hit = memo.get(n)
+        if hit is not None:
+            return hit
+        if n.op is CONSTANT or n.op is PLACEHOLDER and n not in forward_set:
+            memo[n] = n  # constants, and the gradients of the outputs (fed to backward)
+            return n
+        if n in forward_set:
+            label = n.name if len(n.name) <= 24 else f"{n.op.name} #{len(saved)}"
+            p = S.Variable(f"saved: {label}", shape=n.shape, dtype=n.dtype)
+            saved.append((n, p))
+            memo[n] = p
+            return p
+        new = S.Node(n.op, tuple(copy(i) for i in n.inputs), n.attrs, name=n.name,
+                     shape=n.shape, dtype=n.dtype)  # fmt: skip
+        new.is_gradient = True
+        memo[n] = new
+        return new
+
+    for n in topo_sort(grads):
+        copy(n)
+    return [copy(g) for g in grads], saved
+
+
+def build_program(trace, outputs, grad_wanted, device) -> Program:
+    """Compile ``trace`` whose function returned the graph nodes ``outputs`` (a list with
+    None for outputs that are not tensors of the graph). ``grad_wanted``: the placeholder
+    positions whose sources require grad (empty: no backward program)."""
+    results, out_slots = [], []
+
+    def slot(node, what):
+        results.append(node)
+        out_slots.append(what)
+        return len(results) - 1
+
+    output_index = [None if n is None else slot(n, "output") for n in outputs]
+    guard_slots = [(slot(n, "guard"), want, line) for n, want, line in trace.guards]
+    write_slots = [(slot(n, "write"), t) for t, n in trace.writes.values()]
+    grad_slots = [(None if n is None else slot(n, "grad"), t) for t, n in trace.grads.values()]
+    state_slots = [(slot(n, "state"), setter) for setter, n in trace.state_writes]
+
+    backward, backward_feeds, differentiable, saved_slots, bw_nodes = None, [], [], [], []
+    xs = [trace.placeholders[i][0] for i in grad_wanted]
+    diff_outputs = [(k, n) for k, n in enumerate(outputs) if n is not None and
+                    n.dtype is not None and n.dtype.startswith(("float", "complex"))]  # fmt: skip
+    if xs and diff_outputs:
+        ys = [n for _, n in diff_outputs]
+        seeds = [S.Variable(f"grad_out{k}", shape=n.shape, dtype=n.dtype) for k, n in diff_outputs]
+        grads = S.gradients(ys, xs, grad_ys=seeds)
+        forward_set = set(topo_sort(ys + results))
+        new_grads, saved = _clone_backward(grads, forward_set)
+        bw_nodes = new_grads
+        backward = _compiled(new_grads, device)
+        saved = [(fwd, p) for fwd, p in saved if p in backward.needs]  # after the passes
+        for fwd, _ in saved:
+            saved_slots.append(slot(fwd, "saved"))
+        backward_feeds = [p for _, p in saved] + seeds
+        differentiable = [output_index[k] for k, _ in diff_outputs]
+    forward = _compiled(results, device) if results else None
+    source = forward.source if forward is not None else ""
+    if backward is not None:
+        source += "\n\n# backward\n" + backward.source
+    return Program(trace.placeholders, forward, out_slots, guard_slots, write_slots,
+                   grad_slots, state_slots, saved_slots, backward, list(grad_wanted),
+                   backward_feeds, differentiable, output_index, source, results,
+                   bw_nodes)  # fmt: skip
+
+
+class CompiledFunction(Function):
+    """The eager graph's view of a compiled call: one node, ``CompiledFunctionBackward``,
+    whose backward runs the compiled backward program on the saved values."""
+
+    @staticmethod
+    def forward(ctx, call, *inputs):
+        ctx.call = call
+        return tuple(call.outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        call = ctx.call
+        if ctx._graph_mode:
+            raise RuntimeError(
+                "CompiledFunctionBackward: create_graph=True (a gradient of a gradient) is "
+                "not supported through a compiled function; compute it on the eager function"
+            )
+        program = call.program
+        needs = program.backward.needs
+        feed = {p: v for p, v in zip(program.backward_feeds, call.saved + [g.data for g in grads])
+                if p in needs}  # fmt: skip
+        values = program.backward(feed)
+        call.saved = None  # like a node's saved tensors: one backward
+        out = [Tensor._make(v, device=t._device) for t, v in zip(call.inputs, values)]
+        return (None, *out)
+
+
+class _Call:
+    """One call's values, handed to CompiledFunction (outputs, saved values, inputs)."""
+
+    __slots__ = ("program", "outputs", "saved", "inputs")
+
+
+def attach(program, outputs, saved, inputs):
+    """Give ``outputs`` (tensors) one ``CompiledFunctionBackward`` node whose edges go to
+    ``inputs`` (the tensors whose gradients the backward program computes, in order)."""
+    call = _Call()
+    call.program, call.outputs, call.saved, call.inputs = program, outputs, saved, inputs
+    return CompiledFunction.apply(call, *inputs)

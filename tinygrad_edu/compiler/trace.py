@@ -1,0 +1,410 @@
+r"""Capturing an eager program as a symbolic graph: the tracer.
+
+The tracer runs the user's function **once, eagerly, for real**, and records every op the
+eager dispatcher runs into a symbolic graph (tensor-as-node) built from the *same* op table:
+``a * b`` on eager tensors becomes ``apply_op("mul", node_a, node_b)`` in the graph. So the
+captured graph computes exactly what the eager run computed, and every value the program saw
+is at hand while it is traced (shapes, dtypes, and the truth of ``if loss.item() > 0``).
+
+What the trace keeps besides the graph:
+
+* **sources**: where each graph input comes from on the next call: an argument (by its
+  position in the flattened arguments), a tensor the function reached without receiving it
+  (a module's parameter or buffer, a global: fed its current value every call), an optimizer's
+  state or a number computed per call (the learning rate, Adam's bias corrections);
+* **guards**: what the graph was specialised on and must still hold for it to be reused: the
+  truth of every branch taken on a tensor's value (``bool(x.sum() > 0)``), besides the
+  arguments' shapes and dtypes that the caller checks;
+* **writes**: tensors the program changes in place (a BatchNorm's running mean, parameters
+  updated by ``opt.step()``, ``.grad`` filled by ``loss.backward()``), written back after
+  every call;
+* **breaks**: what the graph cannot express (printing a tensor, ``.numpy()`` of an
+  intermediate, random numbers, an unsupported optimizer): each with the line that did it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from .. import symbolic as S
+from ..eager import factories
+from ..eager.tensor import Tensor
+
+__all__ = ["Tracer", "Source", "GraphBreak", "TracedScalar", "user_line"]
+
+_LIBRARY = __name__.rsplit(".", 2)[0]  # "tinygrad_edu"
+
+
+class GraphBreak(Exception):
+    """Tracing cannot continue in one graph here (raised only with ``fullgraph=True``)."""
+
+
+def user_line() -> str:
+    """``file:line`` of the innermost frame outside the library (the user's code)."""
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        mod = frame.filename.replace("\\", "/")
+        if f"/{_LIBRARY}/" not in mod:
+            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+    return "<unknown line>"
+
+
+@dataclass
+class Source:
+    """Where a graph input's value comes from on each call."""
+
+    kind: str  # "arg" (index into the flat args), "tensor" (its .data), "grad" (its .grad),
+    #            "state" (an optimizer state array), "scalar" (a number computed per call)
+    index: int = -1
+    tensor: object = None
+    fetch: object = None  # "state"/"scalar": a callable giving the value
+    dtype: object = None
+
+
+@dataclass
+class Trace:
+    """What one trace produced (see the module docstring)."""
+
+    placeholders: list = field(default_factory=list)  # (node, Source)
+    guards: list = field(default_factory=list)  # (node, expected bool, line)
+    writes: dict = field(default_factory=dict)  # id -> (tensor, node): .data written back
+    grads: dict = field(default_factory=dict)  # id -> (tensor, node or None): .grad set
+    state_writes: list = field(default_factory=list)  # (setter, node)
+    breaks: list = field(default_factory=list)  # (reason, line)
+    ops: int = 0
+
+
+class TracedScalar:
+    """A Python number read from a traced tensor (``loss.item()``): behaves as the number,
+    and remembers the graph node it came from, so ``if x.sum().item() > 0`` becomes a guard
+    on the graph's value instead of a constant baked into the program."""
+
+    __slots__ = ("value", "node", "tracer")
+
+    def __init__(self, value, node, tracer):
+        self.value, self.node, self.tracer = value, node, tracer
+
+    def _wrap(self, value, node):
+        return TracedScalar(value, node, self.tracer)
+
+    def _binary(self, other, fn, opname, reverse=False):
+        if isinstance(other, TracedScalar):
+            onode, oval = other.node, other.value
+        elif isinstance(other, bool | int | float):
+            onode, oval = other, other
+        else:
+            return NotImplemented
+        a, b = (oval, self.value) if reverse else (self.value, oval)
+        na, nb = (onode, self.node) if reverse else (self.node, onode)
+        return self._wrap(fn(a, b), S.apply_op(opname, na, nb))
+
+    def __add__(self, o):
+        return self._binary(o, lambda a, b: a + b, "add")
+
+    def __radd__(self, o):
+        return self._binary(o, lambda a, b: a + b, "add", True)
+
+    def __sub__(self, o):
+        return self._binary(o, lambda a, b: a - b, "sub")
+
+    def __rsub__(self, o):
+        return self._binary(o, lambda a, b: a - b, "sub", True)
+
+    def __mul__(self, o):
+        return self._binary(o, lambda a, b: a * b, "mul")
+
+    def __rmul__(self, o):
+        return self._binary(o, lambda a, b: a * b, "mul", True)
+
+    def __truediv__(self, o):
+        return self._binary(o, lambda a, b: a / b, "div")
+
+    def __rtruediv__(self, o):
+        return self._binary(o, lambda a, b: a / b, "div", True)
+
+    def __neg__(self):
+        return self._wrap(-self.value, S.apply_op("neg", self.node))
+
+    def _compare(self, o, fn, opname):
+        return self._binary(o, fn, opname)
+
+    def __gt__(self, o):
+        return self._compare(o, lambda a, b: a > b, "greater")
+
+    def __ge__(self, o):
+        return self._compare(o, lambda a, b: a >= b, "greater_equal")
+
+    def __lt__(self, o):
+        return self._compare(o, lambda a, b: a < b, "less")
+
+    def __le__(self, o):
+        return self._compare(o, lambda a, b: a <= b, "less_equal")
+
+    def __bool__(self):
+        value = bool(self.value)
+        self.tracer.guard(self.node, value)
+        return value
+
+    def _escape(self, what):
+        self.tracer.graph_break(f"{what} of a value read from a tensor (.item()) leaves the graph")
+        return self.value
+
+    def __float__(self):
+        return float(self._escape("float()"))
+
+    def __int__(self):
+        return int(self._escape("int()"))
+
+    def __index__(self):
+        return int(self._escape("using as an index"))
+
+    def __round__(self, ndigits=None):
+        return round(self._escape("round()"), ndigits)
+
+    def __format__(self, spec):
+        return format(self._escape("formatting (print, f-string)"), spec)
+
+    def __repr__(self):
+        return repr(self._escape("printing"))
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return hash(self._escape("hashing"))
+
+    def __eq__(self, o):
+        return self._compare(o, lambda a, b: a == b, "equal")
+
+    def __ne__(self, o):
+        return self._compare(o, lambda a, b: a != b, "not_equal")
+
+
+class Tracer:
+    """Records the eager ops of one call into a symbolic graph (see the module docstring)."""
+
+    def __init__(self, args_flat, fullgraph: bool = False, names=None):
+        self.fullgraph = fullgraph
+        self.trace = Trace()
+        self._node: dict[int, tuple] = {}  # id(tensor) -> (tensor, node): the tensor kept alive
+        self._by_data: dict[int, tuple] = {}  # id(array) -> (array, node) of recorded results
+        self._sources: set[int] = set()  # ids of argument and captured tensors
+        self.args = list(args_flat)
+        self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
+        self._rng = self._rng_state()
+        self.extra_guards: list = []  # (callable, value it returned while traced)
+        for i, a in enumerate(args_flat):
+            if isinstance(a, Tensor) and id(a) not in self._node:
+                self._placeholder(a, Source("arg", index=i), f"arg{i}")
+
+    # -- graph inputs ------------------------------------------------------------------------
+    def _placeholder(self, t, source, name):
+        node = S.Variable(name, shape=tuple(t.shape), dtype=str(t.dtype))
+        self._node[id(t)] = (t, node)
+        self._sources.add(id(t))
+        self.trace.placeholders.append((node, source))
+        return node
+
+    def scalar_input(self, name, fetch, like):
+        """A 0-d input computed per call (``fetch()``), in ``like``'s dtype."""
+        node = S.Variable(name, shape=(), dtype=str(like.dtype))
+        self.trace.placeholders.append((node, Source("scalar", fetch=fetch, dtype=like.dtype)))
+        return node
+
+    def state_input(self, name, fetch, shape, dtype):
+        node = S.Variable(name, shape=tuple(shape), dtype=str(dtype))
+        self.trace.placeholders.append((node, Source("state", fetch=fetch, dtype=dtype)))
+        return node
+
+    def node_of(self, t: Tensor):
+        """The graph node of tensor ``t``; a tensor first met here is an input of the graph,
+        fed its value at every call (a parameter, a buffer, a tensor made by a factory)."""
+        hit = self._node.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        name = getattr(t, "name", None) or self._names.get(id(t)) or (
+            f"captured{len(self.trace.placeholders)}")  # fmt: skip
+        return self._placeholder(t, Source("tensor", tensor=t), name)
+
+    def value_of(self, x):
+        """An op's argument as the graph sees it: a node, a number or a constant array."""
+        if isinstance(x, Tensor):
+            return self.node_of(x)
+        if isinstance(x, TracedScalar):
+            return x.node
+        if hasattr(x, "shape") and hasattr(x, "dtype"):
+            hit = self._by_data.get(id(x))
+            if hit is not None and hit[0] is x:
+                return hit[1]
+            return x  # an array constant (a mask, indices made by the program)
+        return x
+
+    def bind(self, t: Tensor, node) -> None:
+        """From now on ``t`` holds the value of ``node`` (an in-place change, a .grad)."""
+        self._node[id(t)] = (t, node)
+
+    def is_traced(self, t) -> bool:
+        hit = self._node.get(id(t))
+        return hit is not None and hit[0] is t
+
+    # -- random numbers -------------------------------------------------------------------------
+    @staticmethod
+    def _rng_state():
+        gen = factories.generator()
+        return gen, gen.bit_generator.state
+
+    def check_random(self) -> None:
+        """Random numbers drawn since the last check (dropout in training, ``randn`` in the
+        function) would be frozen into the program: a graph break, at this op's line."""
+        now = self._rng_state()
+        if now[0] is not self._rng[0] or now[1] != self._rng[1]:
+            self._rng = now
+            self.graph_break("random numbers are drawn here (dropout in training mode, randn, "
+                             "...): a compiled program would repeat the same ones")  # fmt: skip
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, op, args, attrs, result) -> None:
+        """Called by the dispatcher after every op: add the op's node to the graph."""
+        self.trace.ops += 1
+        self.check_random()
+        for v in attrs.values():
+            self._check_attr(op, v)
+        inputs = [self.value_of(a) for a in args]
+        try:
+            node = S.apply_op(op, *inputs, **attrs)
+        except Exception as e:  # noqa: BLE001 (any failure to express the op is a break)
+            self.graph_break(f"{op.name}: cannot be recorded in a graph ({e})")
+            return
+        self._node[id(result)] = (result, node)
+        self._by_data[id(result.data)] = (result.data, node)
+
+    def _check_attr(self, op, value):
+        if isinstance(value, tuple | list):
+            for v in value:
+                self._check_attr(op, v)
+            return
+        if not hasattr(value, "shape"):
+            return
+        hit = self._by_data.get(id(value))
+        baked = hit is not None and hit[0] is value
+        if baked or any(t.data is value for t, _ in self._node.values()):
+            self.graph_break(
+                f"{op.name}: an index or argument computed from a tensor of the program "
+                "(tensor indexing with values that change between calls)"
+            )
+
+    def rebind(self, t: Tensor, values) -> None:
+        """``t`` was changed in place to ``values`` (the array an op just computed)."""
+        hit = self._by_data.get(id(values))
+        if hit is None or hit[0] is not values:
+            self.graph_break("an in-place write the graph did not see")
+            return
+        node = hit[1]
+        self._node[id(t)] = (t, node)
+        if id(t) in self._sources:  # an argument or captured tensor: written back every call
+            self.trace.writes[id(t)] = (t, node)
+
+    def guard(self, node, expected: bool) -> None:
+        self.trace.guards.append((node, bool(expected), user_line()))
+
+    def graph_break(self, reason: str) -> None:
+        line = user_line()
+        self.trace.breaks.append((reason, line))
+        if self.fullgraph:
+            raise GraphBreak(
+                f"tg.compile(fullgraph=True): the graph breaks at {line}: {reason}. Remove "
+                "that from the compiled function (or compile without fullgraph=True, which "
+                "runs the function eagerly there)"
+            )
+
+    # -- values read from tensors -------------------------------------------------------------
+    def read_item(self, t: Tensor, value):
+        if not self.is_traced(t):
+            return value
+        if not isinstance(value, bool | int | float):
+            return value
+        return TracedScalar(value, self.node_of(t), self)
+
+    def read_bool(self, t: Tensor, value: bool) -> bool:
+        if self.is_traced(t):
+            self.guard(self.node_of(t), value)
+        return value
+
+
+# -- the hooks the eager engine calls while a tracer is active ----------------------------------
+class _Active:
+    tracer: Tracer | None = None
+
+
+ACTIVE = _Active()
+
+
+def is_tracing() -> bool:
+    return ACTIVE.tracer is not None
+
+
+def patch_tensor_reads(tracer: Tracer):
+    """While tracing, the few Tensor methods that hand a tensor's values to Python report to
+    the tracer: ``item``/``bool`` become guards or traced scalars; ``numpy``, ``tolist``,
+    ``repr`` of a traced value are graph breaks. Returns the function that undoes it."""
+    saved = {n: Tensor.__dict__[n] for n in ("item", "__bool__", "numpy", "tolist",
+                                             "__repr__", "__format__", "__float__", "__int__",
+                                             "__index__") if n in Tensor.__dict__}  # fmt: skip
+
+    quiet = [0]  # > 0 while item/bool read values through numpy(): not an escape
+
+    def item(self):
+        quiet[0] += 1
+        try:
+            value = saved["item"](self)
+        finally:
+            quiet[0] -= 1
+        return tracer.read_item(self, value)
+
+    def to_bool(self):
+        quiet[0] += 1
+        try:
+            value = saved["__bool__"](self)
+        finally:
+            quiet[0] -= 1
+        return tracer.read_bool(self, value)
+
+    def escaping(name, what):
+        def method(self, *a, **k):
+            if not quiet[0] and tracer.is_traced(self) and ACTIVE.tracer is tracer:
+                tracer.graph_break(f"{what} of a tensor computed in the function")
+            quiet[0] += 1
+            try:
+                return saved[name](self, *a, **k)
+            finally:
+                quiet[0] -= 1
+
+        return method
+
+    Tensor.item = item
+    Tensor.__bool__ = to_bool
+    for name, what in (("numpy", ".numpy()"), ("tolist", ".tolist()"),
+                       ("__repr__", "printing (repr/str)"), ("__float__", "float()"),
+                       ("__int__", "int()"), ("__index__", "using as a Python index")):  # fmt: skip
+        if name in saved:
+            setattr(Tensor, name, escaping(name, what))
+    if "__format__" not in saved:
+        Tensor.__format__ = escaping_format(tracer)
+
+    def undo():
+        for n in ("item", "__bool__", "numpy", "tolist", "__repr__", "__float__", "__int__",
+                  "__index__", "__format__"):  # fmt: skip
+            if n in saved:
+                setattr(Tensor, n, saved[n])
+            elif n in Tensor.__dict__:
+                delattr(Tensor, n)
+
+    return undo
+
+
+def escaping_format(tracer):
+    def __format__(self, spec):  # noqa: N807
+        if tracer.is_traced(self):
+            tracer.graph_break("formatting (print, f-string) of a tensor computed in the function")
+        return format(str(self) if not spec else self.item(), spec)
+
+    return __format__

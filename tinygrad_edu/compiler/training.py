@@ -1,0 +1,265 @@
+r"""A whole training step in one program: ``loss.backward()``, ``opt.step()`` and
+``opt.zero_grad()`` seen by the tracer.
+
+While a function is traced these three calls still run for real (so the trace's values stay
+right), and each also adds to the graph what it did, as Fluid's ``minimize`` adds the
+backward and the optimizer's ops to a program:
+
+* ``loss.backward()`` adds the gradient graph (``symbolic.gradients``) of the loss with
+  respect to every tensor that requires grad and that the loss depends on; each one's
+  ``.grad`` becomes a node (plus the old ``.grad`` when gradients accumulate);
+* ``opt.step()`` adds the optimizer's update, written with the same formulas as the eager
+  optimizers (SGD with momentum, dampening, Nesterov and weight decay; Adam; AdamW): the
+  parameters and the optimizer's state arrays are the program's state, written back in
+  place after every call. The learning rate and Adam's bias corrections are fed per call, so
+  a learning-rate schedule or the step count never makes the program stale;
+* ``opt.zero_grad()`` and ``model.zero_grad()`` set the ``.grad`` they clear.
+
+Anything else (an optimizer this module does not know, ``amsgrad``, ``maximize``,
+``backward(create_graph=True)``) is a graph break: the step then runs eagerly.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import symbolic as S
+from ..eager.tensor import Tensor
+from ..nn.module import Module
+from ..optim.optimizer import Optimizer
+
+__all__ = ["patch_training"]
+
+
+def _state_key(opt, p):
+    """The key of ``p``'s state in ``opt.state`` (the parameter, or its id), or None."""
+    for k in opt.state:
+        if k is p or (type(k) is int and k == id(p)):
+            return k
+    return None
+
+
+def _state(opt, p) -> dict:
+    key = _state_key(opt, p)
+    return opt.state[key] if key is not None else {}
+
+
+def _backward(tracer, original):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if not tracer.is_traced(self):
+            return original(self, gradient, retain_graph, create_graph, inputs)
+        if create_graph or inputs is not None:
+            tracer.graph_break("backward(create_graph=True or inputs=...) inside the function")
+            return original(self, gradient, retain_graph, create_graph, inputs)
+        leaves = [(n, s) for n, s in tracer.trace.placeholders
+                  if s.kind in ("arg", "tensor") and _tensor(tracer, s).requires_grad]  # fmt: skip
+        before = {id(_tensor(tracer, s)): _tensor(tracer, s)._grad for _, s in leaves}
+        original(self, gradient, retain_graph, create_graph, inputs)
+        reached = [(n, _tensor(tracer, s)) for n, s in leaves
+                   if _tensor(tracer, s)._grad is not None]  # fmt: skip
+        if not reached:
+            return None
+        seed = None if gradient is None else tracer.value_of(gradient)
+        seed = seed if seed is None or isinstance(seed, S.Node) else S.constant(seed)
+        grads = S.gradients([tracer.node_of(self)], [n for n, _ in reached], grad_ys=[seed])
+        for (_, t), g in zip(reached, grads):
+            old = before[id(t)]
+            if old is not None:
+                prev = tracer.trace.grads.get(id(t))
+                if prev is not None and prev[1] is not None:
+                    old_node = prev[1]
+                else:
+                    old_node = tracer.state_input(f"{_name(t)}.grad", _grad_of(t), t.shape,
+                                                  t.dtype)  # fmt: skip
+                    tracer.extra_guards.append((_grad_present(t), True))
+                g = old_node + g
+            elif id(t) not in tracer.trace.grads:
+                tracer.extra_guards.append((_grad_present(t), False))
+            tracer.trace.grads[id(t)] = (t, g)
+            tracer.bind(t._grad, g)
+        return None
+
+    return backward
+
+
+def _tensor(tracer, source):
+    return source.tensor if source.kind == "tensor" else tracer.args[source.index]
+
+
+def _name(t) -> str:
+    return getattr(t, "name", None) or "param"
+
+
+def _grad_of(t):
+    return lambda: t._grad.data
+
+
+def _grad_present(t):
+    return lambda: t._grad is not None
+
+
+def _zero_grad(tracer, original):
+    def zero_grad(self, set_to_none: bool = True):
+        params = list(self.parameters()) if hasattr(self, "parameters") and not isinstance(
+            self, Optimizer) else [p for g in self.param_groups for p in g["params"]]  # fmt: skip
+        original(self, set_to_none)
+        for p in params:  # recorded even when it was None: from here on it is known
+            if p._grad is None:
+                tracer.trace.grads[id(p)] = (p, None)
+            else:  # zeroed in place
+                zeros = S.constant(p._grad.data.copy())
+                tracer.trace.grads[id(p)] = (p, zeros)
+                tracer.bind(p._grad, zeros)
+
+    return zero_grad
+
+
+_SUPPORTED = {"SGD", "Adam", "AdamW"}
+
+
+def _step(tracer, original):
+    def step(self, closure=None):
+        kind = type(self).__name__
+        unsupported = None
+        if kind not in _SUPPORTED or closure is not None:
+            unsupported = f"{kind}.step{'(closure)' if closure is not None else '()'}"
+        for g in self.param_groups:
+            for flag in ("amsgrad", "maximize", "foreach", "capturable", "differentiable"):
+                if g.get(flag):
+                    unsupported = f"{kind}({flag}=True).step()"
+        if unsupported:
+            tracer.graph_break(f"{unsupported} is not captured by tg.compile")
+            return original(self) if closure is None else original(self, closure)
+        plan = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                had_state = bool(_state(self, p))
+                tracer.extra_guards.append((_has_state(self, p), had_state))
+                plan.append((group, p, had_state))
+        result = original(self)
+        for group, p, had_state in plan:
+            _record_update(tracer, self, kind, group, p, had_state)
+        return result
+
+    return step
+
+
+def _has_state(opt, p):
+    return lambda: bool(_state(opt, p))
+
+
+def _hyper(group) -> tuple:
+    """A group's settings but the learning rate (fed per call): guarded."""
+    keep = (int, float, tuple, bool)
+    return tuple(sorted((k, v) for k, v in group.items()
+                        if k not in ("params", "lr") and isinstance(v, keep)))  # fmt: skip
+
+
+def _record_update(tracer, opt, kind, group, p, had_state):
+    tracer.extra_guards.append((lambda g=group: _hyper(g), _hyper(group)))
+    grad = tracer.trace.grads.get(id(p))
+    if grad is not None and grad[1] is not None:
+        g = grad[1]
+    else:
+        g = tracer.state_input(f"{_name(p)}.grad", _grad_of(p), p.shape, p.dtype)
+        tracer.extra_guards.append((_grad_present(p), True))
+    w = tracer.node_of(p)
+    lr = tracer.scalar_input("lr", lambda gr=group: gr["lr"], p)
+    key = _state_key(opt, p)  # the real step ran: the state exists now
+
+    def state_in(name):
+        def fetch(o=opt, q=p, n=name):
+            return _state(o, q)[n]
+
+        return tracer.state_input(f"{_name(p)}.{name}", fetch, p.shape, p.dtype)
+
+    def state_out(name, node):
+        def setter(value, o=opt, n=name):
+            st = o.state.setdefault(key, {})
+            if n in st and hasattr(st[n], "shape") and tuple(st[n].shape) == tuple(value.shape):
+                st[n][...] = value
+            else:
+                st[n] = value.copy()
+
+        tracer.trace.state_writes.append((setter, node))
+
+    if kind == "SGD":
+        d = g + group["weight_decay"] * w if group["weight_decay"] else g
+        mu = group["momentum"]
+        if mu:
+            buf = d if not had_state else state_in("momentum_buffer") * mu + (
+                1 - group["dampening"]) * d  # fmt: skip
+            state_out("momentum_buffer", buf)
+            d = d + mu * buf if group["nesterov"] else buf
+        new = w - lr * d
+    else:  # Adam, AdamW
+        b1, b2 = group["betas"]
+        if kind == "AdamW" and group["weight_decay"]:
+            decay = tracer.scalar_input("1 - lr*wd", lambda gr=group: 1 - gr["lr"] * gr[
+                "weight_decay"], p)  # fmt: skip
+            w = w * decay
+        elif kind == "Adam" and group["weight_decay"]:
+            g = g + group["weight_decay"] * w
+        if had_state:
+            m, v = state_in("exp_avg"), state_in("exp_avg_sq")
+        else:
+            m = v = S.constant(p.data * 0)
+        m = m + (1 - b1) * (g - m)
+        v = v * b2 + (1 - b2) * (g * g)
+        state_out("exp_avg", m)
+        state_out("exp_avg_sq", v)
+        steps = (lambda o=opt, q=p: _state(o, q)["step"] + 1) if had_state else (lambda: 1)
+        step_size = tracer.scalar_input(
+            "lr / (1 - b1**t)", lambda gr=group, t=steps: gr["lr"] / (1 - b1 ** _int(t())), p)
+        bc2 = tracer.scalar_input(
+            "sqrt(1 - b2**t)", lambda t=steps: math.sqrt(1 - b2 ** _int(t())), p)
+        new = w - step_size * (m / (v.sqrt() / bc2 + group["eps"]))
+
+        def count(_value, o=opt, key=key):
+            st = o.state.setdefault(key, {})
+            old = st.get("step", 0)
+            if isinstance(old, Tensor):
+                old.data[...] += 1
+            else:
+                st["step"] = old + 1
+
+        tracer.trace.state_writes.append((count, new))
+    tracer.trace.writes[id(p)] = (p, new)
+    tracer.bind(p, new)
+
+
+def _int(t):
+    return int(t.item()) if isinstance(t, Tensor) or hasattr(t, "shape") else int(t)
+
+
+def patch_training(tracer):
+    """Install the three hooks while ``tracer`` runs; returns the function that undoes it."""
+    saved = [(Tensor, "backward", Tensor.backward), (Optimizer, "zero_grad", Optimizer.zero_grad),
+             (Module, "zero_grad", Module.zero_grad)]  # fmt: skip
+    Tensor.backward = _backward(tracer, saved[0][2])
+    Optimizer.zero_grad = _zero_grad(tracer, saved[1][2])
+    Module.zero_grad = _zero_grad(tracer, saved[2][2])
+    steps = []
+    for cls in _optimizer_classes():
+        if "step" in cls.__dict__:
+            steps.append((cls, cls.__dict__["step"]))
+            cls.step = _step(tracer, cls.__dict__["step"])
+
+    def undo():
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
+        for cls, fn in steps:
+            cls.step = fn
+
+    return undo
+
+
+def _optimizer_classes():
+    seen, todo = [], [Optimizer]
+    while todo:
+        c = todo.pop()
+        seen.append(c)
+        todo.extend(c.__subclasses__())
+    return seen
