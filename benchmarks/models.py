@@ -61,8 +61,10 @@ def gpt(L, vocab=VOCAB, n_embd=64, n_head=4, n_layer=2, block_size=32, dropout=0
     class FeedForward(nn.Module):
         def __init__(self):
             super().__init__()
-            self.net = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.ReLU(),
-                                     nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))  # fmt: skip
+            self.net = nn.Sequential(
+                nn.Linear(n_embd, 4 * n_embd), nn.ReLU(),
+                nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout),
+            )  # fmt: skip
 
         def forward(self, x):
             return self.net(x)

@@ -280,17 +280,46 @@ def test_transformer_encoder_stacks_independent_copies():
     assert np.abs(w1.numpy()).sum() > 0, "the copies share their weights"
 
 
-def test_recurrent_graph_is_drawn_from_ordinary_ops():
-    """An LSTM's graph is the engine's usual graph: every step's nodes, drawable."""
-    lstm = tg.nn.LSTM(2, 3)
-    out, _ = lstm(tg.randn(4, 1, 2))
+def _node_names(out):
     names, seen, todo = [], set(), [out.sum().grad_fn]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
             continue
         seen.add(id(node))
-        names.append(type(node).__name__ if not hasattr(node, "name") else node.name())
+        names.append(node.name())
         todo.extend(n for n, _ in node.next_functions)
+    return names
+
+
+def test_a_cell_unrolled_by_hand_shows_every_gate():
+    """LSTMCell is written with elementary ops: the graph of 4 steps shows each gate."""
+    cell = tg.nn.LSTMCell(2, 3)
+    h = c = None
+    for x in tg.randn(4, 1, 2):
+        h, c = cell(x, None if h is None else (h, c))
+    names = _node_names(h)
     assert sum("Sigmoid" in n for n in names) == 3 * 4  # i, f, o gates, 4 steps
     assert sum(n == "AccumulateGrad" for n in names) == 4  # the four parameters
+
+
+def test_a_whole_lstm_layer_is_one_node_per_layer_and_direction():
+    lstm = tg.nn.LSTM(2, 3, num_layers=2, bidirectional=True)
+    out, _ = lstm(tg.randn(4, 1, 2))
+    names = _node_names(out)
+    assert names.count("LstmLayerBackward0") == 4
+    assert not any("Sigmoid" in n for n in names)
+
+
+def test_double_backward_through_the_lstm_layer_matches_pytorch():
+    theirs, ours = _pair(torch.nn.LSTM, tg.nn.LSTM, 2, 3)
+    t_in, o_in = _leaves(RNG.standard_normal((4, 2, 2)))
+    (tg_, ) = torch.autograd.grad((theirs(t_in[0])[0] ** 2).sum(), t_in, create_graph=True)
+    (og, ) = tg.grad((ours(o_in[0])[0] ** 2).sum(), o_in, create_graph=True)
+    np.testing.assert_allclose(og.detach().numpy(), tg_.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (tg_ * tg_).sum().backward()
+    (og * og).sum().backward()
+    np.testing.assert_allclose(o_in[0].grad.numpy(), t_in[0].grad.numpy(), rtol=1e-8, atol=1e-10)
+    for (name, a), b in zip(theirs.named_parameters(), ours.parameters()):
+        np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-8, atol=1e-10,
+                                   err_msg=name)  # fmt: skip

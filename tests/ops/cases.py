@@ -507,3 +507,23 @@ SECOND_ORDER += LAYER_SECOND_ORDER
 
 def case_by_name(name: str) -> Case:
     return next(c for c in CASES if c.name == name)
+
+
+# -- a whole LSTM layer as one op (ops/rnn.py): backpropagation through time ---------------------
+@st.composite
+def _lstm(draw):
+    rng = np.random.default_rng(draw(_seeds))
+    T, N, H = draw(st.sampled_from([(1, 1, 1), (3, 2, 2), (2, 1, 3)]))
+    arrays = [_normal(rng, (T, N, 4 * H)), _normal(rng, (N, H)), _normal(rng, (N, H)),
+              _normal(rng, (4 * H, H)) * 0.5]  # fmt: skip
+    return Example(arrays, {"reverse": draw(st.booleans())})
+
+
+def _lstm_layer(M, gi, h0, c0, w, reverse):
+    from tests.ops.cases_layers import _op
+
+    return _op(M, "lstm_layer", gi, h0, c0, w, reverse=reverse)
+
+
+CASES += [Case("lstm_layer", ("lstm_layer",), _lstm_layer, _lstm(), static_shapes=True)]
+SECOND_ORDER += ("lstm_layer",)

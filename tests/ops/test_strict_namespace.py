@@ -113,6 +113,10 @@ EXAMPLES = {
     "gaussian_random": ((), {"shape": (4,), "mean": 1.0, "std": 0.5, "seed": 4}),
 }
 EXAMPLES.update(LAYER_EXAMPLES)  # convolution, pooling, padding, normalisation, embedding
+_lstm = np.random.default_rng(5)
+EXAMPLES["lstm_layer"] = ((_lstm.standard_normal((3, 2, 8)), _lstm.standard_normal((2, 2)),
+                           _lstm.standard_normal((2, 2)), _lstm.standard_normal((8, 2))),
+                          {"reverse": True})  # fmt: skip
 
 
 def _strict(value):

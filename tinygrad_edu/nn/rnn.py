@@ -37,13 +37,17 @@ from __future__ import annotations
 import math
 
 from .. import backend
+from ..eager.dispatch import apply_op
 from ..eager.functional import cat, stack  # generated from the op table
 from ..eager.tensor import Tensor
+from ..ops import REGISTRY
 from . import functional as F
 from . import init
 from .module import Module, Parameter
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU"]
+
+_LSTM_LAYER = REGISTRY["lstm_layer"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -307,6 +311,14 @@ class _RNNBase(Module):
                 gi = F.linear(layer_in, w_ih, b_ih)
                 if b_hh is not None and self.mode != "GRU":
                     gi, b_hh = gi + b_hh, None
+                if lstm:  # the whole layer as one op (ops/rnn.py), as PyTorch's kernels run it
+                    both = apply_op(_LSTM_LAYER, gi, h[0], h[1], w_hh, reverse=bool(direction))
+                    H = self.hidden_size
+                    outs.append(both[..., :H])
+                    last = 0 if direction else -1
+                    finals[0].append(both[last, :, :H])
+                    finals[1].append(both[last, :, H:])
+                    continue
                 steps = range(layer_in.shape[0])
                 seq = []
                 for t in reversed(steps) if direction else steps:

@@ -29,6 +29,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     pad,
     pool,
     reduce,
+    rnn,
     shape,
 )
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
