@@ -98,7 +98,7 @@ __all__ = [
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading"):
+    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

@@ -172,6 +172,7 @@ class CompiledCallable:
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
         self._entries: list[_Entry] = []
         self._warned = False
+        self._modules = None
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -206,8 +207,9 @@ class CompiledCallable:
         return self._trace(key, args, kwargs, leaves)
 
     def _modes(self) -> tuple:
-        modules = _modules_of(self.fn)
-        return tuple((id(m), m.training) for m in modules)
+        if self._modules is None:  # found once; their training flags are read every call
+            self._modules = _modules_of(self.fn)
+        return tuple(m.training for m in self._modules)
 
     # -- tracing -----------------------------------------------------------------------------
     def _trace(self, key, args, kwargs, leaves):
@@ -376,7 +378,7 @@ def _describe_guards(key, trace, extra) -> list:
     out = [f"grad mode is {'on' if grad else 'off'}"]
     out += [f"argument tensor {i}: shape {k[0]}, dtype {k[1]}, device {k[2]}, "
             f"requires_grad={k[3]}" for i, k in enumerate(tensors) if k is not None]  # fmt: skip
-    out += [f"module {i}: training={t}" for i, (_, t) in enumerate(modes)]
+    out += [f"module {i}: training={t}" for i, t in enumerate(modes)]
     out += [f"bool({node.name}) is {want} (read at {line})" for node, want, line in trace.guards]
     out += [f"{len(extra)} optimizer/.grad state check(s)"] if extra else []
     return out

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from numpy import ndarray as _ndarray
+
 from .. import backend
 from .. import symbolic as S
 from ..eager.function import Function
@@ -32,15 +34,25 @@ __all__ = ["Program", "build_program", "CompiledFunction"]
 
 def _keep(value):
     """Program results stay on their device, as arrays (numpy scalars become 0-d arrays)."""
-    if isinstance(value, tuple | list | dict):
+    if type(value) is _ndarray or isinstance(value, tuple | list | dict):
         return value
     return value if hasattr(value, "shape") else backend.namespace_of(value).asarray(value)
+
+
+def _no_check(feed):
+    return None
+
+
+def _fed(xp, node, feed):
+    return feed[node]  # the caller feeds exactly the arrays the program needs, already made
 
 
 def _compiled(nodes, device):
     nodes = S.optimize(list(nodes))
     graph = S.compile(nodes, device=device)
-    graph._fn.__globals__["_out"] = _keep  # keep arrays on the device, no host copies
+    # the generated code's helpers, for a caller that feeds arrays of the right dtypes and
+    # shapes itself (the trace made the placeholders from them): no checks, no copies
+    graph._fn.__globals__.update(_out=_keep, _feed=_fed, _check=_no_check)
     graph.needs = {n for n in topo_sort(nodes) if n.op is PLACEHOLDER}  # what it is fed
     return graph
 

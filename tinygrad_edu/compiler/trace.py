@@ -41,11 +41,19 @@ class GraphBreak(Exception):
 
 
 def user_line() -> str:
-    """``file:line`` of the innermost frame outside the library (the user's code)."""
+    """``file:line (code)`` of the innermost frame outside the library's machinery (the
+    user's code; the lessons count as user code); a notebook cell is "cell line N"."""
     for frame in reversed(traceback.extract_stack()[:-1]):
-        mod = frame.filename.replace("\\", "/")
-        if f"/{_LIBRARY}/" not in mod:
-            return f"{frame.filename}:{frame.lineno} ({frame.line})"
+        path = frame.filename.replace("\\", "/")
+        if f"/{_LIBRARY}/" in path and f"/{_LIBRARY}/lessons/" not in path:
+            continue
+        if "ipykernel" in path:
+            where = f"cell line {frame.lineno}"
+        elif f"/{_LIBRARY}/" in path:  # a lesson: from the package's folder on
+            where = f"{path[path.index(f'/{_LIBRARY}/') + 1:]}:{frame.lineno}"
+        else:
+            where = f"{frame.filename}:{frame.lineno}"
+        return f"{where} ({frame.line})"
     return "<unknown line>"
 
 

@@ -33,15 +33,15 @@ __all__ = ["patch_training"]
 
 def _state_key(opt, p):
     """The key of ``p``'s state in ``opt.state`` (the parameter, or its id), or None."""
-    for k in opt.state:
-        if k is p or (type(k) is int and k == id(p)):
-            return k
+    for key in (p, id(p)):
+        if opt.state.get(key) is not None:
+            return key
     return None
 
 
 def _state(opt, p) -> dict:
-    key = _state_key(opt, p)
-    return opt.state[key] if key is not None else {}
+    st = opt.state.get(id(p))
+    return st if st is not None else opt.state.get(p, {})
 
 
 def _backward(tracer, original):
@@ -150,15 +150,18 @@ def _has_state(opt, p):
     return lambda: bool(_state(opt, p))
 
 
-def _hyper(group) -> tuple:
-    """A group's settings but the learning rate (fed per call): guarded."""
+def _hyper_keys(group) -> tuple:
+    """The settings of a group that the program bakes in (all but the learning rate, which
+    is fed per call): guarded."""
     keep = (int, float, tuple, bool)
-    return tuple(sorted((k, v) for k, v in group.items()
-                        if k not in ("params", "lr") and isinstance(v, keep)))  # fmt: skip
+    return tuple(k for k, v in group.items()
+                 if k not in ("params", "lr") and isinstance(v, keep))  # fmt: skip
 
 
 def _record_update(tracer, opt, kind, group, p, had_state):
-    tracer.extra_guards.append((lambda g=group: _hyper(g), _hyper(group)))
+    keys = _hyper_keys(group)
+    tracer.extra_guards.append((lambda g=group: tuple(g[k] for k in keys),
+                                tuple(group[k] for k in keys)))  # fmt: skip
     grad = tracer.trace.grads.get(id(p))
     if grad is not None and grad[1] is not None:
         g = grad[1]

@@ -1,0 +1,297 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 15 — From eager to compiled
+#
+# Two graph forms have run through every lesson: the **eager** engine records backward ops as
+# the program runs (op-as-node, lessons 3–5), the **symbolic** engine builds a graph of tensors
+# before any number exists and compiles it (tensor-as-node, lessons 2, 8, 9). Modern frameworks
+# join the two. `torch.compile` runs your eager PyTorch code once while *capturing* it as a
+# graph (Dynamo), derives the backward graph ahead of time (AOTAutograd) and generates code
+# (Inductor). `tg.compile` does the same with this library's two engines:
+#
+# 1. **tracing**: the eager run, recorded into a symbolic graph;
+# 2. **the captured graphs**, forward and backward, before and after the passes, and the code;
+# 3. **guards**: when a compiled program may be reused;
+# 4. **graph breaks**: what a graph cannot express;
+# 5. **a whole training step** as one program, and what it buys.
+
+# %%
+import time
+
+import numpy as np
+
+import tinygrad_edu as tg
+import tinygrad_edu.nn.functional as F
+from tinygrad_edu import viz
+from tinygrad_edu.data import load_digits
+from tinygrad_edu.lessons import check, check_true, summary
+from tinygrad_edu.lessons import lesson15 as ex
+
+# %% [markdown]
+# ## 1. Tracing: the eager run, recorded
+#
+# A small classifier for the bundled 8×8 digits, written as usual:
+
+# %%
+tg.manual_seed(0)
+model = tg.nn.Sequential(tg.nn.Linear(64, 32), tg.nn.Tanh(), tg.nn.Linear(32, 10))
+X, y = load_digits("train")
+xb, yb = tg.tensor(X[:64]), tg.tensor(y[:64])
+
+loss = F.cross_entropy(model(xb), yb)
+viz.draw(loss, params=model.named_parameters())
+
+# %% [markdown]
+# That is the eager graph: one node per backward op, made while the forward ran. Now compile
+# the model. `tg.compile(model)` returns a module that shares the model's parameters; its
+# **first call traces**: the model runs eagerly, as above, and every op the dispatcher runs
+# is *also* added to a symbolic graph, from the same op table (`x @ w` becomes
+# `apply_op("matmul", node_x, node_w)`). Tensors the function reaches without receiving them
+# (the parameters) become graph inputs fed their current values on every call.
+
+# %%
+cmodel = tg.compile(model)
+out = cmodel(xb)        # traced: runs eagerly and records
+out = cmodel(xb)        # compiled: runs the generated code
+print(cmodel.explain())
+
+# %% [markdown]
+# ## 2. The captured graphs and the code
+#
+# The forward graph, tensor-as-node, with the parameters' names (after the optimisation
+# passes of lesson 9):
+
+# %%
+viz.draw_compiled(cmodel, "forward")
+
+# %% [markdown]
+# Because an input requires grad (the parameters do), the forward graph was differentiated
+# **ahead of time** with `gradients()` — the gradient is itself a graph, as in lesson 2. Every
+# forward value that graph reads is *saved*: an extra output of the forward program and an
+# input of the backward program (`saved: ...` boxes), with the gradient of the output
+# (`grad_out0`):
+
+# %%
+viz.draw_compiled(cmodel, "backward")
+
+# %% [markdown]
+# Both graphs become straight-line Python, one line per op, each value deleted after its last
+# use (lesson 9's code generator):
+
+# %%
+print(cmodel.programs[0].source_code[:1500])
+
+# %% [markdown]
+# And in the eager graph of the compiled call's result, the whole compiled region is **one
+# node**, `CompiledFunctionBackward`: its backward runs the backward program. The engine of
+# lesson 5 does not know what is inside, exactly as PyTorch's engine does not.
+
+# %%
+loss = F.cross_entropy(out, yb)
+viz.draw(loss, params=model.named_parameters())
+
+# %%
+model.zero_grad()
+loss.backward()
+compiled_grads = [p.grad.numpy().copy() for p in model.parameters()]
+model.zero_grad()
+F.cross_entropy(model(xb), yb).backward()
+check("the compiled backward fills .grad as eager does",
+      np.concatenate([g.ravel() for g in compiled_grads]),
+      np.concatenate([p.grad.numpy().ravel() for p in model.parameters()]), rtol=1e-5)
+
+# %% [markdown]
+# ## 3. Guards
+#
+# A compiled program is a *specialisation*: it was made for inputs of one shape, dtype,
+# device and `requires_grad`, in one grad mode, with modules in one training mode, and for
+# the branches the Python code took. Before a program is reused, its **guards** check that
+# all of that still holds; when one fails, the function is traced again and both programs are
+# kept (up to 8).
+#
+# The branches are the interesting part. In
+#
+# ```python
+# if x.sum().item() > 0:
+# ```
+#
+# `item()` hands a tensor's value to Python. While tracing it returns a *traced scalar*: a
+# number that remembers which graph node it came from, so the comparison records the node
+# `sum(x) > 0` and the answer it gave. The compiled program computes that node too, and its
+# results are used only when the answer is the same:
+
+# %%
+def branchy(x):
+    if x.sum().item() > 0:
+        return x * 2
+    return x * -3
+
+
+cbranchy = tg.compile(branchy)
+for v in ([1.0, 2.0], [-1.0, -2.0], [3.0, 1.0], [-5.0, 1.0]):
+    x = tg.tensor(v)
+    print(v, "->", cbranchy(x).numpy(), " eager:", branchy(x).numpy())
+print()
+print("\n".join(cbranchy.explain().guards))
+
+# %% [markdown]
+# Without that guard the second call would have reused the first program and returned
+# `x * 2` for a negative sum: a stale answer, with no error. Each guard exists to make such a
+# call trace again.
+#
+# ### Exercise 15.1 — a guard
+#
+# Write the guard on one tensor argument. `spec` holds what the trace was specialised on,
+# e.g. `{"shape": (4, 3), "dtype": "float32", "requires_grad": True}`; return `True` when the
+# compiled program may be reused for the tensor `x`, `False` when the function must be traced
+# again.
+
+# %%
+def guard(spec, x):
+    # BEGIN SOLUTION
+    return (tuple(x.shape) == spec["shape"] and str(x.dtype) == spec["dtype"]
+            and x.requires_grad == spec["requires_grad"])
+    # END SOLUTION
+
+
+# %%
+ex.guard.check(guard)
+
+# %% [markdown]
+# ## 4. Graph breaks
+#
+# Some things a graph cannot express: printing a tensor, `.numpy()` of an intermediate
+# value, random numbers (a compiled program would repeat the same ones). Each is a **graph
+# break**, recorded with the line that caused it; the function then runs eagerly (its results
+# are exactly eager's), and `explain()` says where and why:
+
+# %%
+x = tg.tensor(np.random.default_rng(0).standard_normal((5, 3)))
+w = tg.tensor(np.random.default_rng(1).standard_normal((3, 2)), requires_grad=True)
+cnoisy = tg.compile(ex.noisy_step)
+cnoisy(x, w)
+print(cnoisy.explain())
+
+# %% [markdown]
+# `tg.compile(fn, fullgraph=True)` turns a break into an error that names the line, as
+# `torch.compile(fullgraph=True)` does:
+
+# %%
+try:
+    tg.compile(ex.noisy_step, fullgraph=True)(x, w)
+except tg.compiler.GraphBreak as error:
+    print(type(error).__name__ + ":", error)
+
+# %% [markdown]
+# (PyTorch goes one step further: Dynamo rewrites the function's bytecode so that the code
+# before and after the break are compiled separately and only the offending line runs eagerly.
+# Here a function with a break runs eagerly as a whole.)
+#
+# ### Exercise 15.2 — remove the graph break
+#
+# Rewrite `noisy_step` (`ex.noisy_step`: it computes `((x @ w).tanh() ** 2).mean()` and
+# prints it) so that it compiles with `fullgraph=True` and returns the same loss, with its
+# gradient. The caller can print what the function returns.
+
+# %%
+def no_break(x, w):
+    # BEGIN SOLUTION
+    return ((x @ w).tanh() ** 2).mean()
+    # END SOLUTION
+
+
+# %%
+ex.no_break.check(no_break)
+
+# %% [markdown]
+# ## 5. A whole training step, compiled
+#
+# A step calls `loss.backward()`, `opt.step()` and `opt.zero_grad()`. While tracing, these
+# run for real and are also recorded: `backward` adds the gradient graph of the loss,
+# `step` adds the optimizer's update with the eager optimizer's formulas, `zero_grad` clears
+# the `.grad`s. The parameters and the optimizer's state become the program's **state**, read
+# at the start of each call and written back in place at its end — what Fluid's `minimize`
+# does in lesson 8. The learning rate is fed on every call, so a schedule never makes the
+# program stale.
+
+# %%
+def make_training(compiled):
+    tg.manual_seed(0)
+    net = tg.nn.Sequential(tg.nn.Linear(64, 32), tg.nn.Tanh(), tg.nn.Linear(32, 10))
+    opt = tg.optim.Adam(net.parameters(), lr=0.01)
+
+    def train_step(xb, yb):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return net, (tg.compile(train_step) if compiled else train_step)
+
+
+batches = [(tg.tensor(X[i:i + 64]), tg.tensor(y[i:i + 64])) for i in range(0, 1280, 64)]
+results = {}
+for compiled in (False, True):
+    net, step = make_training(compiled)
+    start = time.perf_counter()
+    for _ in range(5):
+        losses = [step(xb, yb).item() for xb, yb in batches]
+    results[compiled] = (time.perf_counter() - start, losses[-1], net)
+    print(f"{'compiled' if compiled else 'eager':>8}: 100 steps in "
+          f"{results[compiled][0]:.2f} s, last loss {losses[-1]:.4f}")
+
+# %%
+check("100 compiled Adam steps give the parameters of 100 eager steps",
+      np.concatenate([p.numpy().ravel() for p in results[True][2].parameters()]),
+      np.concatenate([p.numpy().ravel() for p in results[False][2].parameters()]),
+      rtol=1e-4, atol=1e-6)
+check_true("the step compiled into one program (plus the first step, before Adam's state)",
+           len(step.programs) == 2 and step.explain().graph_break_count == 0)
+
+# %% [markdown]
+# Where does the time go? The eager engine pays Python's cost for every op it runs and
+# records (about 10 µs, and again in backward); the compiled program pays it once per call,
+# and what remains is numpy's work, as in hand-written numpy. This model's arrays are small,
+# so each step is mostly that per-op cost, and compiling saves part of it. The smaller the
+# arrays and the more ops, the bigger the gain: a chain of 300 small ops and its gradient,
+
+# %%
+def chain(x):
+    for _ in range(100):
+        x = (x * 1.0001 + 0.5) * 0.9999
+    return x.sum()
+
+
+cchain = tg.compile(chain)
+timings = {}
+for name, fn in (("eager", chain), ("compiled", cchain)):
+    x = tg.tensor([0.1, -0.2, 0.3, -0.4], requires_grad=True)
+    fn(x).backward()  # the first call traces the compiled one
+    start = time.perf_counter()
+    for _ in range(20):
+        x = tg.tensor([0.1, -0.2, 0.3, -0.4], requires_grad=True)
+        fn(x).backward()
+    timings[name] = (time.perf_counter() - start) / 20
+    print(f"{name:>8}: {timings[name] * 1e3:.2f} ms per forward + backward")
+
+# %% [markdown]
+# (`python -m benchmarks.run --only tgc_chain` times the 1000-op version against PyTorch
+# eager: see docs/performance.md.)
+
+# %%
+summary(ex)
