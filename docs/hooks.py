@@ -32,6 +32,7 @@ LESSON_CACHE = ROOT / ".cache" / "lessons"
 PACKAGE = ROOT / "tinygrad_edu"
 API_MODULES = (
     "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "grading", "lessons",
+    "compiler",
 )  # fmt: skip
 
 
