@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
-from ..ops import ShapeError
+from ..ops import REGISTRY, ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
@@ -24,17 +24,32 @@ from .tensor import Tensor, _as_array
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 
 # NOTE [Views and version counters]
-#     reshape, view, flatten, squeeze, unsqueeze, permute, transpose, expand, basic slicing
-#     (ints, slices, None, ...) and detach() return views: the result shares its base's memory
-#     *and* its version counter, so an in-place change made through either is seen by every
-#     saved value of both. Where the array library copies instead, the result gets a counter
-#     of its own, because a change to it cannot reach the base: integer-array indexing always
-#     copies, and reshape copies an array whose memory is not contiguous (e.g. reshaping a
-#     transpose). The test is the array's memory owner (following ``base``). A view also
-#     remembers its ``_base`` tensor: an in-place op on a view of a tensor that requires grad
-#     is refused (see ``_inplace``), even when the view was made under ``no_grad``.
-_VIEW_OPS = frozenset({"reshape", "flatten", "squeeze", "expand_dims", "permute", "transpose",
-                       "broadcast_to", "getitem"})  # fmt: skip
+#     An op declared ``view = True`` (``ops/base.py``: reshape, flatten, squeeze, unsqueeze,
+#     permute, transpose, expand, basic indexing) returns a view when the array library does:
+#     the result shares its base's memory *and* its version counter, so an in-place change
+#     made through either is seen by every saved value of both. Where the array library copies
+#     instead (integer-array indexing; reshaping memory that is not contiguous), the result
+#     gets a counter of its own, because a change to it cannot reach the base. The test is the
+#     array's memory owner (following ``base``). detach() shares the counter too, but is no
+#     view for autograd.
+#
+#     A view also remembers its base (the first tensor that is not a view: ``_base``) and how
+#     to replay itself from it (``_view_steps``: ``(op, other inputs, attrs, input shape)``
+#     per view op on the way), as PyTorch's views do. Two things follow (see
+#     ``Tensor._inplace``):
+#
+#     * when the base, or another view of it, is changed in place, the view's recorded
+#       version (``_view_version``) falls behind the shared counter, and reading its
+#       ``grad_fn`` (which every op does) replays the view from the base's current history:
+#       ``b.mul_(3)`` after ``v = b[:2]`` gives ``v.grad_fn`` = SliceBackward0 -> MulBackward0
+#       (PyTorch with view replay on; by default it says AsStridedBackward0);
+#     * an in-place op *through* a view (``b[1:3].mul_(2)``) rebases the base's history onto
+#       a ``CopySlices`` node (``node.py``) that runs the op's node on the viewed part of the
+#       base's gradient and passes the rest through.
+#
+#     A view of a leaf that requires grad, or one made under no_grad of a base that requires
+#     grad, cannot be changed in place with grad mode on (PyTorch's errors).
+_VIEW_OPS = frozenset(name for name, op in REGISTRY.items() if op.view)
 _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
 _ndarray = _np.ndarray
 
@@ -136,16 +151,20 @@ def apply_op(op, *args, **attrs) -> Tensor:
         raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead
-    counter = base = None
+    counter = src = None
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
-        base = args[0]._base if args[0]._base is not None else args[0]
-        counter = args[0]._version  # a view: in-place changes through it are seen by both
+        src = args[0]
+        counter = src._version  # a view: in-place changes through it are seen by both
     if not (mask and op.differentiable and _modes.grad):
         result = _new(Tensor)
         result.data, result._device = out, dev  # pairs: see NOTE [Instructions per op]
-        result.grad_fn, result._requires_grad = None, False
-        result._output_nr, result._grad, result._base = 0, None, base
-        result._version = counter if counter is not None else [0]
+        result._grad_fn, result._requires_grad = None, False
+        result._output_nr, result._grad, result._base = 0, None, None
+        if counter is None:
+            result._version = [0]
+        else:
+            result._version = counter
+            _record_view(result, src, op, args, attrs)
         return result
     cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
@@ -159,7 +178,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
-                fn = a.grad_fn
+                fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay itself
                 edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
             else:
                 edges.append(_NO_EDGE)
@@ -198,9 +217,13 @@ def apply_op(op, *args, **attrs) -> Tensor:
         node.saved = _NONES[n] if n < 8 else (None,) * n
     result = _new(Tensor)  # Tensor._make inlined
     result.data, result._device = out, dev
-    result.grad_fn, result._requires_grad = node, True
-    result._output_nr, result._grad, result._base = 0, None, base
-    result._version = counter if counter is not None else [0]
+    result._grad_fn, result._requires_grad = node, True
+    result._output_nr, result._grad, result._base = 0, None, None
+    if counter is None:
+        result._version = [0]
+    else:
+        result._version = counter
+        _record_view(result, src, op, args, attrs)
     if op.saves_output:
         node.saved_out = SavedTensor(result, is_output=True)
         node._freed = False
@@ -246,6 +269,23 @@ def _saves(op, mask: int) -> tuple:
     )  # fmt: skip
     _SAVES[(op, mask)] = keep
     return keep
+
+
+def _record_view(result, src, op, args, attrs) -> None:
+    """Make ``result`` (which shares ``src``'s memory) a view: its base and how to replay it
+    from there (see NOTE [Views and version counters])."""
+    base = src._base
+    extra = tuple(a.data if isinstance(a, Tensor) else a for a in args[1:])
+    steps = (op, extra, attrs, src.data.shape)
+    if base is None:
+        base, steps = src, (steps,)
+    else:
+        steps = src._view_steps + (steps,)
+    result._base = base
+    state = result.__dict__
+    state["_view_steps"], state["_view_version"] = steps, src._version[0]
+    if src._view_no_grad or not _modes.grad and base._requires_grad:
+        state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
 
 
 def _owner(array):
