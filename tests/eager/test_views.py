@@ -443,3 +443,24 @@ def test_an_undeclared_op_whose_array_function_returns_a_view_fails_the_check(mo
     problems = check_view_declaration(op)
     assert any("shares memory here: True, in PyTorch: False" in p for p in problems)
     assert any("version counter False" in p for p in problems)
+
+
+@pytest.mark.parametrize("where", ["base", "view", "plain"])
+def test_a_retained_gradient_follows_the_new_history_and_hooks_stay(where):
+    """retain_grad() moves to the node an in-place op (or a view's replay) gives the tensor,
+    as in PyTorch; a hook registered before stays on the old node and sees the old value's
+    gradient."""
+
+    def program(L):
+        a = L.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
+        b = a * 1
+        v = b[:2]
+        kept = b if where == "plain" else v
+        kept.retain_grad()
+        seen = []
+        b.register_hook(lambda g: seen.append(g * 1))
+        (b if where in ("base", "plain") else v).mul_(3)
+        (v * v).sum().backward()
+        return {"kept_grad": kept.grad, "a_grad": a.grad, "hooked": seen}
+
+    _compare(program)

@@ -266,7 +266,17 @@ class Tensor:
             return  # outside the graph, as when it was made
         with grad_mode.enable_grad():
             view = _replay(base, self._view_steps)
-        self._grad_fn, self._output_nr, self._requires_grad = view._grad_fn, 0, True
+        self._rebase(view._grad_fn)
+
+    def _rebase(self, node) -> None:
+        """Give this tensor the history ``node`` (an in-place op's, or a view's replay). A
+        retained gradient moves to the new node, as in PyTorch (hooks stay with the old)."""
+        old, nr = self._grad_fn, self._output_nr
+        self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        if self._flags & _FLAG_RETAINS:
+            if old is not None and old._retained:
+                old._retained.pop(nr, None)
+            node._retain(0, self)
 
     @property
     def requires_grad(self) -> bool:
@@ -578,13 +588,12 @@ class Tensor:
         result = apply_op(op, old, *others, **attrs)
         if not view:
             self._write(op, result.data)
-            self._grad_fn, self._output_nr, self._requires_grad = result._grad_fn, 0, True
+            self._rebase(result._grad_fn)
             return self
         base = self._base
         edge = _edge(base)  # the base's history before the change
         self._write(op, result.data)
-        node = CopySlices(edge, self._view_steps, result._grad_fn)
-        base._grad_fn, base._output_nr, base._requires_grad = node, 0, True
+        base._rebase(CopySlices(edge, self._view_steps, result._grad_fn))
         self._view_version = -1  # replay from the new base now, as PyTorch's rebase_history
         self.grad_fn  # noqa: B018
         return self
