@@ -248,6 +248,8 @@ def _errors(L, make):
     ("setitem through a view of a leaf", lambda L: _setitem(L.tensor(A, requires_grad=True)[0],
                                                             None),
      "a view of a leaf Variable that requires grad is being used in an in-place operation"),
+    ("a view made a leaf that requires grad", lambda L: L.zeros(3)[:2].requires_grad_().mul_(2),
+     "a view of a leaf Variable that requires grad is being used in an in-place operation"),
     ("expand", lambda L: (L.tensor(A[0], requires_grad=True) * 1).expand(2, 3).mul_(2),
      "more than one element of the written-to tensor refers to a single memory location"),
 ])  # fmt: skip

@@ -536,9 +536,9 @@ class Tensor:
         """PyTorch's refusals of an in-place change to a view (see NOTE [Views and version
         counters] in ``dispatch.py``)."""
         base = self._base
-        if base is None or not base._requires_grad or not grad_mode.is_grad_enabled():
+        if base is None or not grad_mode.is_grad_enabled():
             return
-        if self._view_no_grad:
+        if self._view_no_grad and base._requires_grad:
             raise RuntimeError(
                 f"{opname}_: a view was created in no_grad mode and is being modified inplace "
                 "with grad mode enabled. Given that this use case is ambiguous and error-prone, "
@@ -546,7 +546,8 @@ class Tensor:
                 "inplace either both inside the no_grad block (if you don't want the inplace "
                 "to be tracked) or both outside (if you want the inplace to be tracked)."
             )
-        if recording and base._grad_fn is None:
+        leaf = base if base._requires_grad else self  # (a view can be made a leaf that does)
+        if recording and leaf._requires_grad and leaf._grad_fn is None:
             raise RuntimeError(
                 f"{opname}_: a view of a leaf Variable that requires grad is being used in an "
                 "in-place operation. Change the leaf under `with tg.no_grad():` (as optimizers "
