@@ -242,6 +242,9 @@ def _errors(L, make):
     return None
 
 
+_MULTI = "is a view and is being modified inplace. This view is the output of a function that"
+
+
 @pytest.mark.parametrize("name, make, words", [
     ("view of a leaf", lambda L: L.tensor(A, requires_grad=True).t().relu_(),
      "a view of a leaf Variable that requires grad is being used in an in-place operation"),
@@ -250,6 +253,12 @@ def _errors(L, make):
      "a view of a leaf Variable that requires grad is being used in an in-place operation"),
     ("a view made a leaf that requires grad", lambda L: L.zeros(3)[:2].requires_grad_().mul_(2),
      "a view of a leaf Variable that requires grad is being used in an in-place operation"),
+    ("split", lambda L: (L.tensor(A, requires_grad=True) * 1).split(1)[0].mul_(2),
+     "Output 0 of Split is a view and is being modified inplace"),
+    ("chunk, then a view", lambda L: (L.tensor(A, requires_grad=True) * 1).chunk(2)[1][0].add_(1),
+     _MULTI),
+    ("unbind", lambda L: _setitem((L.tensor(A, requires_grad=True) * 1).unbind(1)[2], None),
+     _MULTI),
     ("expand", lambda L: (L.tensor(A[0], requires_grad=True) * 1).expand(2, 3).mul_(2),
      "more than one element of the written-to tensor refers to a single memory location"),
 ])  # fmt: skip
@@ -291,6 +300,16 @@ def test_a_failed_inplace_through_a_view_changes_nothing():
         v.add_(tg.ones(2, 3))  # broadcasts to a bigger shape: refused
     assert b.grad_fn is fn and b._version_value == version
     np.testing.assert_array_equal(b.numpy(), A)
+
+
+def test_pieces_of_split_can_be_changed_where_nothing_is_recorded():
+    for L in (tg, torch):
+        b = L.tensor(A)
+        b.split(1)[1].mul_(2)  # nothing requires grad
+        x = L.tensor(A, requires_grad=True) * 1
+        with L.no_grad():
+            x.unbind(0)[0].zero_()
+        assert b[1, 0].item() == -8.0 and x[0, 1].item() == 0.0
 
 
 def test_plain_ops_on_views_keep_no_record_when_no_grad_is_involved():

@@ -12,6 +12,8 @@ with :func:`apply_op` as their ``apply``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as _np
 
 from .. import backend
@@ -286,6 +288,8 @@ def _record_view(result, src, op, args, attrs) -> None:
     state["_view_steps"], state["_view_version"] = steps, src._version[0]
     if src._view_no_grad or not _modes.grad and base._requires_grad:
         state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
+    if src._view_multi:
+        state["_view_multi"] = src._view_multi  # a view of split()'s output is one too
 
 
 def _owner(array):
@@ -323,5 +327,25 @@ def _namespace(dev, data):
 
 # -- the op methods: generated from the surface table (see tinygrad_edu.ops.surface) ---------
 _METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
+
+
+def _multi_output(fn, node: str):
+    """``split``/``chunk``/``unbind`` return several views of one tensor: PyTorch refuses to
+    record an in-place change through one of them (``Tensor._check_view_inplace``)."""
+
+    @functools.wraps(fn)
+    def views(*args, **kwargs):
+        pieces = fn(*args, **kwargs)
+        for i, piece in enumerate(pieces):
+            if piece._base is not None:
+                piece.__dict__["_view_multi"] = f"Output {i} of {node}"
+        return pieces
+
+    return views
+
+
+for _table in (_METHODS, FUNCTIONS):
+    for _name, _node in (("split", "Split"), ("chunk", "Split"), ("unbind", "Unbind")):
+        _table[_name] = _multi_output(_table[_name], _node)
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

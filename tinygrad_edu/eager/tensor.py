@@ -101,7 +101,7 @@ class Tensor:
     _grad_acc = _hooks = name = None
     _flags = 0
     # a view's record (see NOTE [Views and version counters] in dispatch.py): set on views only
-    _view_steps, _view_version, _view_no_grad = (), 0, False
+    _view_steps, _view_version, _view_no_grad, _view_multi = (), 0, False, None
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor works
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
@@ -545,6 +545,13 @@ class Tensor:
                 "it is forbidden. You can clarify your code by moving both the view and the "
                 "inplace either both inside the no_grad block (if you don't want the inplace "
                 "to be tracked) or both outside (if you want the inplace to be tracked)."
+            )
+        if recording and self._view_multi:
+            raise RuntimeError(
+                f"{opname}_: {self._view_multi} is a view and is being modified inplace. This "
+                "view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one."
             )
         leaf = base if base._requires_grad else self  # (a view can be made a leaf that does)
         if recording and leaf._requires_grad and leaf._grad_fn is None:
