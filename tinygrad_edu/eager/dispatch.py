@@ -286,7 +286,7 @@ def _record_view(result, src, op, args, attrs) -> None:
     result._base = base
     state = result.__dict__
     state["_view_steps"], state["_view_version"] = steps, src._version[0]
-    if src._view_no_grad or not _modes.grad and base._requires_grad:
+    if src._view_no_grad or not _modes.grad:
         state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
     if src._view_multi:
         state["_view_multi"] = src._view_multi  # a view of split()'s output is one too

@@ -261,9 +261,15 @@ class Tensor:
         ``VariableHooks::grad_fn``, with view replay: SliceBackward0 where it says
         AsStridedBackward0)."""
         base = self._base
-        self._view_version = self._version[0]
-        if self._view_no_grad or self._grad_fn is None and not base._requires_grad:
+        if self._grad_fn is None and not base._requires_grad:
+            self._view_version = self._version[0]
             return  # outside the graph, as when it was made
+        if self._view_no_grad:
+            if not grad_mode.is_grad_enabled():
+                return
+            changed = "its base or another view of its base has been modified"
+            raise RuntimeError(f"grad_fn: {_NO_GRAD_VIEW % changed}")
+        self._view_version = self._version[0]
         with grad_mode.enable_grad():
             view = _replay(base, self._view_steps)
         self._rebase(view._grad_fn)
@@ -538,14 +544,8 @@ class Tensor:
         base = self._base
         if base is None or not grad_mode.is_grad_enabled():
             return
-        if self._view_no_grad and base._requires_grad:
-            raise RuntimeError(
-                f"{opname}_: a view was created in no_grad mode and is being modified inplace "
-                "with grad mode enabled. Given that this use case is ambiguous and error-prone, "
-                "it is forbidden. You can clarify your code by moving both the view and the "
-                "inplace either both inside the no_grad block (if you don't want the inplace "
-                "to be tracked) or both outside (if you want the inplace to be tracked)."
-            )
+        if self._view_no_grad and (recording or base._requires_grad):
+            raise RuntimeError(f"{opname}_: {_NO_GRAD_VIEW % 'is being modified'}")
         if recording and self._view_multi:
             raise RuntimeError(
                 f"{opname}_: {self._view_multi} is a view and is being modified inplace. This "
@@ -638,6 +638,15 @@ class Tensor:
         return self._inplace(_SETITEM, src, index=(Ellipsis,))
 
     __hash__ = object.__hash__
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and %s inplace with grad mode enabled. Given that "
+    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
 
 
 def _replay(base, steps) -> Tensor:
