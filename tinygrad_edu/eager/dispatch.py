@@ -42,15 +42,18 @@ __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 #
 #     * when the base, or another view of it, is changed in place, the view's recorded
 #       version (``_view_version``) falls behind the shared counter, and reading its
-#       ``grad_fn`` (which every op does) replays the view from the base's current history:
-#       ``b.mul_(3)`` after ``v = b[:2]`` gives ``v.grad_fn`` = SliceBackward0 -> MulBackward0
-#       (PyTorch with view replay on; by default it says AsStridedBackward0);
+#       ``grad_fn`` (which every op that records does) replays the view from the base's
+#       current history: ``b.mul_(3)`` after ``v = b[:2]`` gives ``v.grad_fn`` =
+#       SliceBackward0 -> MulBackward0 (PyTorch with view replay on; by default it says
+#       AsStridedBackward0). Only views pay for this: ``grad_fn`` is a property that tests
+#       ``_base`` first, and the loop below reads the slot ``_grad_fn`` of non-views;
 #     * an in-place op *through* a view (``b[1:3].mul_(2)``) rebases the base's history onto
 #       a ``CopySlices`` node (``node.py``) that runs the op's node on the viewed part of the
-#       base's gradient and passes the rest through.
+#       base's gradient and passes the rest through; the view then replays from the new base.
 #
-#     A view of a leaf that requires grad, or one made under no_grad of a base that requires
-#     grad, cannot be changed in place with grad mode on (PyTorch's errors).
+#     PyTorch's refusals are kept: an in-place change recorded through a view of a leaf that
+#     requires grad, through a view made under no_grad (and such a view's grad_fn once its
+#     base changed), and through an output of split/chunk/unbind (several views at once).
 _VIEW_OPS = frozenset(name for name, op in REGISTRY.items() if op.view)
 _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
 _ndarray = _np.ndarray
