@@ -109,6 +109,8 @@ INPLACE = {
     "setitem": _setitem,
     "zero_": lambda v, w: v.zero_(),
     "copy_": lambda v, w: v.copy_(v.detach() * 0 + 2.0 if w is None else w),
+    "exp_": lambda v, w: v.exp_(),  # saves its output
+    "div_": lambda v, w: v.div_(1.5 if w is None else w),  # saves its inputs
 }
 
 
@@ -136,7 +138,7 @@ def test_inplace_on_the_base_or_through_the_view_matches_pytorch(view, inplace, 
 
 
 @pytest.mark.parametrize("view", ["slice", "select", "t", "view", "chain"])
-@pytest.mark.parametrize("inplace", ["mul_", "add_", "setitem", "copy_"])
+@pytest.mark.parametrize("inplace", ["mul_", "add_", "setitem", "copy_", "div_"])
 def test_inplace_through_a_view_with_a_tensor_that_requires_grad(view, inplace):
     _compare(_program(view, inplace, "view", other=True))
 
@@ -215,6 +217,20 @@ def test_second_derivatives_through_copyslices():
         return {"b": b, "names_b": _chain(b), "first": (ga, gw), "second": second}
 
     _compare(program)
+
+
+def test_backward_twice_through_copyslices_needs_retain_graph():
+    for L in (tg, torch):
+        a = L.tensor(A, requires_grad=True)
+        b = a * 1
+        b[0].mul_(b[1] * 1)
+        loss = (b * b).sum()
+        loss.backward(retain_graph=True)
+        first = a.grad.clone()
+        loss.backward()
+        np.testing.assert_allclose(a.grad.numpy(), 2 * first.numpy())
+        with pytest.raises(RuntimeError, match="retain_graph=True"):
+            loss.backward()
 
 
 def test_copyslices_gradient_against_central_differences():
