@@ -533,3 +533,14 @@ def test_a_retained_gradient_follows_the_new_history_and_hooks_stay(where):
         return {"kept_grad": kept.grad, "a_grad": a.grad, "hooked": seen}
 
     _compare(program)
+
+
+def test_a_view_of_a_tensor_outside_the_graph_joins_it_when_its_base_does():
+    def program(L):
+        z = L.zeros(2, 3, dtype=L.float64)
+        u = z.t()[1:]
+        w = L.tensor(np.array(2.0), requires_grad=True)
+        z.add_(w)
+        return {"z": z, "u": u, "names_u": _chain(u), "grads": _grad(L, (u * u).sum(), [w])}
+
+    _compare(program)
