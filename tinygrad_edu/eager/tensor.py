@@ -658,8 +658,10 @@ def _replay(base, steps) -> Tensor:
 
 
 def _check_writable(opname, t) -> None:
+    """An expand's view repeats elements: writing into it is PyTorch's error, not numpy's."""
     flags = getattr(t.data, "flags", None)
-    if flags is not None and not flags.writeable and t._base is not None:  # an expand's view
+    if flags is not None and not flags.writeable and any(
+            step[0].name == "broadcast_to" for step in t._view_steps):
         raise RuntimeError(
             f"{opname}_: unsupported operation: more than one element of the written-to tensor "
             "refers to a single memory location. Please clone() the tensor before performing "
