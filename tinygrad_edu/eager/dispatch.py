@@ -279,16 +279,17 @@ def _saves(op, mask: int) -> tuple:
 def _record_view(result, src, op, args, attrs) -> None:
     """Make ``result`` (which shares ``src``'s memory) a view: its base and how to replay it
     from there (see NOTE [Views and version counters])."""
+    extra = () if len(args) == 1 else tuple(a.data if isinstance(a, Tensor) else a
+                                            for a in args[1:])  # fmt: skip
     base = src._base
-    extra = tuple(a.data if isinstance(a, Tensor) else a for a in args[1:])
-    steps = (op, extra, attrs, src.data.shape)
     if base is None:
-        base, steps = src, (steps,)
+        base, steps = src, ((op, extra, attrs, src.data.shape),)
     else:
-        steps = src._view_steps + (steps,)
+        steps = src._view_steps + ((op, extra, attrs, src.data.shape),)
     result._base = base
     state = result.__dict__
-    state["_view_steps"], state["_view_version"] = steps, src._version[0]
+    state["_view_steps"] = steps
+    state["_view_version"] = src._version[0]
     if src._view_no_grad or not _modes.grad:
         state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
     if src._view_multi:
