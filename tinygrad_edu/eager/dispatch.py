@@ -12,10 +12,12 @@ with :func:`apply_op` as their ``apply``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as _np
 
 from .. import backend
-from ..ops import ShapeError
+from ..ops import REGISTRY, ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
@@ -24,17 +26,35 @@ from .tensor import Tensor, _as_array
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 
 # NOTE [Views and version counters]
-#     reshape, view, flatten, squeeze, unsqueeze, permute, transpose, expand, basic slicing
-#     (ints, slices, None, ...) and detach() return views: the result shares its base's memory
-#     *and* its version counter, so an in-place change made through either is seen by every
-#     saved value of both. Where the array library copies instead, the result gets a counter
-#     of its own, because a change to it cannot reach the base: integer-array indexing always
-#     copies, and reshape copies an array whose memory is not contiguous (e.g. reshaping a
-#     transpose). The test is the array's memory owner (following ``base``). A view also
-#     remembers its ``_base`` tensor: an in-place op on a view of a tensor that requires grad
-#     is refused (see ``_inplace``), even when the view was made under ``no_grad``.
-_VIEW_OPS = frozenset({"reshape", "flatten", "squeeze", "expand_dims", "permute", "transpose",
-                       "broadcast_to", "getitem"})  # fmt: skip
+#     An op declared ``view = True`` (``ops/base.py``: reshape, flatten, squeeze, unsqueeze,
+#     permute, transpose, expand, basic indexing) returns a view when the array library does:
+#     the result shares its base's memory *and* its version counter, so an in-place change
+#     made through either is seen by every saved value of both. Where the array library copies
+#     instead (integer-array indexing; reshaping memory that is not contiguous), the result
+#     gets a counter of its own, because a change to it cannot reach the base. The test is the
+#     array's memory owner (following ``base``). detach() shares the counter too, but is no
+#     view for autograd.
+#
+#     A view also remembers its base (the first tensor that is not a view: ``_base``) and how
+#     to replay itself from it (``_view_steps``: ``(op, other inputs, attrs, input shape)``
+#     per view op on the way), as PyTorch's views do. Two things follow (see
+#     ``Tensor._inplace``):
+#
+#     * when the base, or another view of it, is changed in place, the view's recorded
+#       version (``_view_version``) falls behind the shared counter, and reading its
+#       ``grad_fn`` (which every op that records does) replays the view from the base's
+#       current history: ``b.mul_(3)`` after ``v = b[:2]`` gives ``v.grad_fn`` =
+#       SliceBackward0 -> MulBackward0 (PyTorch with view replay on; by default it says
+#       AsStridedBackward0). Only views pay for this: ``grad_fn`` is a property that tests
+#       ``_base`` first, and the loop below reads the slot ``_grad_fn`` of non-views;
+#     * an in-place op *through* a view (``b[1:3].mul_(2)``) rebases the base's history onto
+#       a ``CopySlices`` node (``node.py``) that runs the op's node on the viewed part of the
+#       base's gradient and passes the rest through; the view then replays from the new base.
+#
+#     PyTorch's refusals are kept: an in-place change recorded through a view of a leaf that
+#     requires grad, through a view made under no_grad (and such a view's grad_fn once its
+#     base changed), and through an output of split/chunk/unbind (several views at once).
+_VIEW_OPS = frozenset(name for name, op in REGISTRY.items() if op.view)
 _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
 _ndarray = _np.ndarray
 
@@ -136,16 +156,20 @@ def apply_op(op, *args, **attrs) -> Tensor:
         raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead
-    counter = base = None
+    counter = src = None
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
-        base = args[0]._base if args[0]._base is not None else args[0]
-        counter = args[0]._version  # a view: in-place changes through it are seen by both
+        src = args[0]
+        counter = src._version  # a view: in-place changes through it are seen by both
     if not (mask and op.differentiable and _modes.grad):
         result = _new(Tensor)
         result.data, result._device = out, dev  # pairs: see NOTE [Instructions per op]
-        result.grad_fn, result._requires_grad = None, False
-        result._output_nr, result._grad, result._base = 0, None, base
-        result._version = counter if counter is not None else [0]
+        result._grad_fn, result._requires_grad = None, False
+        result._output_nr, result._grad, result._base = 0, None, None
+        if counter is None:
+            result._version = [0]
+        else:
+            result._version = counter
+            _record_view(result, src, op, args, attrs)
         if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
             _modes.trace.record(op, args, attrs, result)
         return result
@@ -161,7 +185,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
-                fn = a.grad_fn
+                fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay itself
                 edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
             else:
                 edges.append(_NO_EDGE)
@@ -200,9 +224,13 @@ def apply_op(op, *args, **attrs) -> Tensor:
         node.saved = _NONES[n] if n < 8 else (None,) * n
     result = _new(Tensor)  # Tensor._make inlined
     result.data, result._device = out, dev
-    result.grad_fn, result._requires_grad = node, True
-    result._output_nr, result._grad, result._base = 0, None, base
-    result._version = counter if counter is not None else [0]
+    result._grad_fn, result._requires_grad = node, True
+    result._output_nr, result._grad, result._base = 0, None, None
+    if counter is None:
+        result._version = [0]
+    else:
+        result._version = counter
+        _record_view(result, src, op, args, attrs)
     if op.saves_output:
         node.saved_out = SavedTensor(result, is_output=True)
         node._freed = False
@@ -252,6 +280,26 @@ def _saves(op, mask: int) -> tuple:
     return keep
 
 
+def _record_view(result, src, op, args, attrs) -> None:
+    """Make ``result`` (which shares ``src``'s memory) a view: its base and how to replay it
+    from there (see NOTE [Views and version counters])."""
+    extra = () if len(args) == 1 else tuple(a.data if isinstance(a, Tensor) else a
+                                            for a in args[1:])  # fmt: skip
+    base = src._base
+    if base is None:
+        base, steps = src, ((op, extra, attrs, src.data.shape),)
+    else:
+        steps = src._view_steps + ((op, extra, attrs, src.data.shape),)
+    result._base = base
+    state = result.__dict__
+    state["_view_steps"] = steps
+    state["_view_version"] = src._version[0]
+    if src._view_no_grad or not _modes.grad:
+        state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
+    if src._view_multi:
+        state["_view_multi"] = src._view_multi  # a view of split()'s output is one too
+
+
 def _owner(array):
     """The array that owns ``array``'s memory (itself when it is not a view)."""
     while getattr(array, "base", None) is not None:
@@ -287,5 +335,25 @@ def _namespace(dev, data):
 
 # -- the op methods: generated from the surface table (see tinygrad_edu.ops.surface) ---------
 _METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
+
+
+def _multi_output(fn, node: str):
+    """``split``/``chunk``/``unbind`` return several views of one tensor: PyTorch refuses to
+    record an in-place change through one of them (``Tensor._check_view_inplace``)."""
+
+    @functools.wraps(fn)
+    def views(*args, **kwargs):
+        pieces = fn(*args, **kwargs)
+        for i, piece in enumerate(pieces):
+            if piece._base is not None:
+                piece.__dict__["_view_multi"] = f"Output {i} of {node}"
+        return pieces
+
+    return views
+
+
+for _table in (_METHODS, FUNCTIONS):
+    for _name, _node in (("split", "Split"), ("chunk", "Split"), ("unbind", "Unbind")):
+        _table[_name] = _multi_output(_table[_name], _node)
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

@@ -28,7 +28,8 @@ from ..backend import parse_device, to_device
 from ..ops import RAW
 
 __all__ = [
-    "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "SavedTensor",
+    "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "CopySlices",
+    "SavedTensor",
     "RemovableHandle", "MAX_SEQUENCE_NR", "accumulate_into", "place",
 ]  # fmt: skip
 
@@ -327,6 +328,47 @@ class ToCopyBackward(Node):
         if create_graph:  # a tensor: the copy back is recorded too
             return (g.to(self.source),)
         return (to_device(g, self.source, src=self.device),)
+
+
+class CopySlices(Node):
+    r"""The base's node after an in-place op through a view of it (``b[1:3].mul_(2)``), as
+    PyTorch's ``CopySlices``: ``fn`` is the op's node, recorded on the view.
+
+    With $V$ the view (its ops replayed on an array of the base's shape) and $V^T$ its adjoint
+    (the view ops' own derivative rules, in reverse), the base's gradient is ``g`` outside the
+    view and ``fn``'s gradient for the view's old value inside it:
+    $g + V^T(\mathrm{fn}(V g)_0 - V g)$; ``fn``'s other gradients go to its other inputs.
+    Written with ``F`` only, so a ``create_graph=True`` backward records it too.
+    ``next_functions``: the base's edge before the change, then ``fn``'s other inputs'.
+    """
+
+    __slots__ = ("steps", "fn")
+
+    def __init__(self, base_edge, steps, fn):
+        super().__init__((base_edge, *fn.next_functions[1:]))
+        self.steps, self.fn = steps, fn  # steps: the view's, (op, other inputs, attrs, shape)
+        place(self, fn.device)
+
+    def apply(self, grads, create_graph):
+        F = _tensor_functional() if create_graph else RAW
+        g = grads[0]
+        gv = g
+        for op, extra, attrs, _ in self.steps:
+            gv = F.apply(op, gv, *extra, **attrs)
+        result = list(self.fn.apply([gv], create_graph))
+        if self.next_functions[0][0] is None:
+            result[0] = None
+            return tuple(result)
+        d = -gv if result[0] is None else result[0] - gv
+        for op, extra, attrs, shape in reversed(self.steps):
+            shapes = (shape,) + tuple(getattr(e, "shape", ()) for e in extra)
+            needs = (True,) + (False,) * len(extra)
+            d = op.vjp(F, d, (None,) * len(shapes), None, shapes, needs, **attrs)[0]
+        result[0] = g + d
+        return tuple(result)
+
+    def release(self) -> None:
+        self.fn.release()
 
 
 class GraphRoot(Node):

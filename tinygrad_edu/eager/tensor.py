@@ -32,7 +32,7 @@ from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
 from . import grad_mode
-from .node import AccumulateGrad, ToCopyBackward
+from .node import AccumulateGrad, CopySlices, ToCopyBackward
 
 __all__ = ["Tensor", "apply_op"]
 
@@ -73,8 +73,9 @@ def _unshared(g) -> bool:
 def _edge(a):
     if not isinstance(a, Tensor) or not a._requires_grad:
         return (None, 0)
-    if a.grad_fn is not None:
-        return (a.grad_fn, a._output_nr)
+    fn = a.grad_fn
+    if fn is not None:
+        return (fn, a._output_nr)
     return (a._grad_accumulator(), 0)
 
 
@@ -95,10 +96,12 @@ class Tensor:
 
     # Fields every tensor sets are slots; rarely set ones (hooks, labels, flags) take their
     # class default until assigned, which keeps making a tensor cheap.
-    __slots__ = ("data", "_device", "_requires_grad", "grad_fn", "_output_nr", "_version",
+    __slots__ = ("data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version",
                  "_grad", "_base", "__weakref__", "__dict__")  # fmt: skip
     _grad_acc = _hooks = name = None
     _flags = 0
+    # a view's record (see NOTE [Views and version counters] in dispatch.py): set on views only
+    _view_steps, _view_version, _view_no_grad, _view_multi = (), 0, False, None
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor works
 
     def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
@@ -119,7 +122,7 @@ class Tensor:
         return t
 
     def _init_state(self, grad_fn, output_nr, counter):
-        self.grad_fn = grad_fn
+        self._grad_fn = grad_fn
         self._requires_grad = grad_fn is not None
         self._output_nr = output_nr
         self._grad = self._base = None
@@ -238,6 +241,49 @@ class Tensor:
         return f"tensor({body}{extra})"
 
     # -- autograd state -----------------------------------------------------------------------
+    @property
+    def grad_fn(self):
+        """The backward node that made this tensor (None for leaves). A view whose base was
+        changed in place since replays itself from the base first (see NOTE [Views and
+        version counters] in ``dispatch.py``)."""
+        if self._base is not None and self._view_version != self._version[0]:
+            self._replay_history()
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+        if self._base is not None:
+            self._view_version = self._version[0]  # a history set now is current
+
+    def _replay_history(self) -> None:
+        """Rebuild a stale view's ``grad_fn`` by replaying its view ops on its base (PyTorch's
+        ``VariableHooks::grad_fn``, with view replay: SliceBackward0 where it says
+        AsStridedBackward0)."""
+        base = self._base
+        if self._grad_fn is None and not base._requires_grad:
+            self._view_version = self._version[0]
+            return  # outside the graph, as when it was made
+        if self._view_no_grad:
+            if not grad_mode.is_grad_enabled():
+                return
+            changed = "its base or another view of its base has been modified"
+            raise RuntimeError(f"grad_fn: {_NO_GRAD_VIEW % changed}")
+        self._view_version = self._version[0]
+        with grad_mode.enable_grad():
+            view = _replay(base, self._view_steps)
+        self._rebase(view._grad_fn)
+
+    def _rebase(self, node) -> None:
+        """Give this tensor the history ``node`` (an in-place op's, or a view's replay). A
+        retained gradient moves to the new node, as in PyTorch (hooks stay with the old)."""
+        old, nr = self._grad_fn, self._output_nr
+        self._grad_fn, self._output_nr, self._requires_grad = node, 0, True
+        if self._flags & _FLAG_RETAINS:
+            if old is not None and old._retained:
+                old._retained.pop(nr, None)
+            node._retain(0, self)
+
     @property
     def requires_grad(self) -> bool:
         return self._requires_grad
@@ -483,40 +529,57 @@ class Tensor:
         index = _raw_index(index, self)
         if grad_mode._state.trace is None and not (grad_mode.is_grad_enabled() and (
                 self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
-            self._check_view_write("setitem")
+            self._check_view_inplace("setitem", False)
             v = value.data if isinstance(value, Tensor) else value
+            _check_writable("setitem", self)
             self.data[index] = v  # a plain write: no graph to keep
             self._version[0] += 1
             return
         self._inplace(_SETITEM, value, index=index)
 
     # -- in-place ops --------------------------------------------------------------------------
-    def _check_view_write(self, opname):
+    def _check_view_inplace(self, opname, recording) -> None:
+        """PyTorch's refusals of an in-place change to a view (see NOTE [Views and version
+        counters] in ``dispatch.py``)."""
         base = self._base
-        if base is not None and base._requires_grad and grad_mode.is_grad_enabled():
+        if base is None or not grad_mode.is_grad_enabled():
+            return
+        if self._view_no_grad and (recording or base._requires_grad):
+            raise RuntimeError(f"{opname}_: {_NO_GRAD_VIEW % 'is being modified'}")
+        if recording and self._view_multi:
             raise RuntimeError(
-                f"{opname}_: this tensor is a view of a tensor that requires grad; changing it "
-                "in place with grad mode on would hide the change from that tensor's graph. "
-                "Use an out-of-place op, clone() the view first, or change it under "
-                "`with tg.no_grad():`."
+                f"{opname}_: {self._view_multi} is a view and is being modified inplace. This "
+                "view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one."
+            )
+        leaf = base if base._requires_grad else self  # (a view can be made a leaf that does)
+        if recording and leaf._requires_grad and leaf._grad_fn is None:
+            raise RuntimeError(
+                f"{opname}_: a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation. Change the leaf under `with tg.no_grad():` (as optimizers "
+                "do), or clone() it first and change the clone."
             )
 
     def _inplace(self, op, *others, **attrs) -> Tensor:
         """Run ``op`` and write its result into this tensor's memory.
 
         The version counter goes up, so backward can tell a saved value was overwritten; a
-        non-leaf's ``grad_fn`` is re-based onto the in-place op.
+        non-leaf's ``grad_fn`` is re-based onto the in-place op. Through a view, the base's
+        history is re-based onto a ``CopySlices`` node instead, and the view replays itself
+        from there.
         """
         recording = grad_mode.is_grad_enabled() and (
             self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
         )
-        if recording and self._requires_grad and self.grad_fn is None:
+        self._check_view_inplace(op.name, recording)
+        view = self._base is not None
+        if recording and not view and self._requires_grad and self._grad_fn is None:
             raise RuntimeError(
                 f"{op.name}_: a leaf tensor that requires grad cannot be changed in place while "
                 "grad mode is on (backward would lose the original value). Change it under "
                 "`with tg.no_grad():` (as optimizers do) or use an out-of-place op."
             )
-        self._check_view_write(op.name)
         if not recording:
             with grad_mode.no_grad():
                 result = apply_op(op, self, *others, **attrs)
@@ -531,8 +594,16 @@ class Tensor:
         )
         old._requires_grad, old._grad_acc = self._requires_grad, self._grad_acc
         result = apply_op(op, old, *others, **attrs)
+        if not view:
+            self._write(op, result.data)
+            self._rebase(result._grad_fn)
+            return self
+        base = self._base
+        edge = _edge(base)  # the base's history before the change
         self._write(op, result.data)
-        self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, 0, True
+        base._rebase(CopySlices(edge, self._view_steps, result._grad_fn))
+        self._view_version = -1  # replay from the new base now, as PyTorch's rebase_history
+        self.grad_fn  # noqa: B018
         return self
 
     def _write(self, op, values) -> None:
@@ -546,6 +617,7 @@ class Tensor:
                 f"{op.name}_: the result is {values.dtype}, which cannot be written into this "
                 f"{self.dtype} tensor in place; use the out-of-place op, or convert first"
             )
+        _check_writable(op.name, self)
         self.data[...] = values
         self._version[0] += 1
         if grad_mode._state.trace is not None:  # tg.compile: this tensor now holds values
@@ -568,6 +640,35 @@ class Tensor:
         return self._inplace(_SETITEM, src, index=(Ellipsis,))
 
     __hash__ = object.__hash__
+
+
+_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and %s inplace with grad mode enabled. Given that "
+    "this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+    "by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+    "tracked)."
+)
+
+
+def _replay(base, steps) -> Tensor:
+    """The view ``steps`` describe (``_view_steps``), taken again from ``base``."""
+    view = base
+    for op, extra, attrs, _ in steps:
+        view = apply_op(op, view, *extra, **attrs)
+    return view
+
+
+def _check_writable(opname, t) -> None:
+    """An expand's view repeats elements: writing into it is PyTorch's error, not numpy's."""
+    flags = getattr(t.data, "flags", None)
+    if flags is not None and not flags.writeable and any(
+            step[0].name == "broadcast_to" for step in t._view_steps):
+        raise RuntimeError(
+            f"{opname}_: unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location. Please clone() the tensor before performing "
+            "the operation."
+        )
 
 
 def _varargs(shape):

@@ -147,7 +147,7 @@ class _AlongDim(Op):
     def forward(self, xp, x, dim=0, keepdim=False):
         if x.ndim == 0:
             normalize_axes(self.name, dim, 0)  # 0 or -1 only
-            return x
+            return xp.asarray(x, copy=True)  # not x itself: the result is no view of it
         idx = getattr(xp, self._arg)(x, axis=dim, keepdims=True)
         values = xp.take_along_axis(x, idx, axis=dim)
         return values if keepdim else xp.squeeze(values, axis=dim)

@@ -34,6 +34,7 @@ class Reshape(Op):
     r"""Same elements, new shape (one ``-1`` allowed). $\partial L/\partial x$ = g reshaped back."""
 
     name, torch_name = "reshape", "ViewBackward0"
+    view = True
 
     def forward(self, xp, x, like=None, shape=None):
         return xp.reshape(x, _target(like, shape))
@@ -59,6 +60,7 @@ class Permute(Op):
     un-permutes."""
 
     name = "permute"
+    view = True
 
     def forward(self, xp, x, axes=None):
         if axes is None:
@@ -91,6 +93,7 @@ class Transpose(Op):
     nothing). The gradient swaps them back."""
 
     name = "transpose"
+    view = True
 
     def forward(self, xp, x, dim0, dim1):
         if x.ndim < 2:
@@ -118,6 +121,7 @@ class BroadcastTo(Op):
     $\partial L/\partial x$ = ``sum_to``."""
 
     name, torch_name = "broadcast_to", "ExpandBackward0"
+    view = True
 
     def forward(self, xp, x, like=None, shape=None):
         return xp.broadcast_to(x, _target(like, shape))
@@ -151,6 +155,7 @@ class ExpandDims(Op):
     The gradient drops them."""
 
     name, torch_name = "expand_dims", "UnsqueezeBackward0"
+    view = True
 
     def forward(self, xp, x, axis):
         return xp.reshape(x, _expanded(tuple(x.shape), axis))
@@ -175,6 +180,7 @@ class Squeeze(Op):
     The gradient is reshaped back."""
 
     name, torch_names = "squeeze", ("SqueezeBackward0", "SqueezeBackward1")
+    view = True
 
     def variant(self, inputs, attrs):
         return 0 if attrs.get("dim") is None else 1
@@ -205,6 +211,7 @@ class Flatten(Op):
     ``ViewBackward0``). The gradient is reshaped back."""
 
     name, torch_name = "flatten", "ViewBackward0"
+    view = True
 
     def forward(self, xp, x, start_dim=0, end_dim=-1):
         return xp.reshape(x, _flattened(self.name, tuple(x.shape), start_dim, end_dim))
@@ -347,6 +354,7 @@ class GetItem(Op):
     """
 
     name = "getitem"
+    view = True
     torch_names = ("SelectBackward0", "SliceBackward0", "IndexBackward0")
 
     def variant(self, inputs, attrs):
