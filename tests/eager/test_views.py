@@ -383,6 +383,7 @@ NO_TORCH = {
     "relu_grad": "relu's derivative rule",
     "sum_to": "the reduction that undoes broadcasting; no PyTorch name",
     "softmax_cross_entropy": "CSE599W's fused loss; no PyTorch name",
+    "lstm_layer": "nn.LSTM's kernel (PyTorch's is internal); its output is always new",
     "fill_constant": "a factory: it has no input to share memory with",
     "gaussian_random": "a factory: it has no input to share memory with",
     "uniform_random": "a factory: it has no input to share memory with",
