@@ -328,6 +328,21 @@ def _class_grads(draw):
     return Example([g], {"target": target, "reduction": reduction})
 
 
+@st.composite
+def _binary_loss(draw, logits):
+    """Inputs (probabilities in (0.05, 0.95), or logits) and targets in [0, 1] of one shape,
+    with a reduction, sometimes a weight (and for logits a pos_weight)."""
+    shape = draw(_shape)
+    rng = np.random.default_rng(draw(_seeds))
+    x = rng.standard_normal(shape) * 3 if logits else rng.uniform(0.05, 0.95, shape)
+    extra = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        extra["weight"] = rng.uniform(0.5, 2.0, shape)
+    if logits and draw(st.booleans()):
+        extra["pos_weight"] = rng.uniform(0.5, 3.0, shape)
+    return Example([x, rng.uniform(0, 1, shape)], extra)
+
+
 def _op(M, name, *inputs, **attrs):
     """Apply a registry op with no function in ``M`` (an nn.functional op) directly."""
     from tinygrad_edu.ops import get_op
@@ -491,11 +506,17 @@ CASES += [
     Case("nll_loss_grad", ("nll_loss_grad",),
          lambda M, g, target, **k: _op(M, "nll_loss_grad", g, target, shape=(3, 4), **k),
          _class_grads()),
+    Case("binary_cross_entropy", ("binary_cross_entropy",),
+         lambda M, p, t, **k: _op(M, "binary_cross_entropy", p, t, **k), _binary_loss(False)),
+    Case("binary_cross_entropy_with_logits", ("binary_cross_entropy_with_logits",),
+         lambda M, x, t, **k: _op(M, "binary_cross_entropy_with_logits", x, t, **k),
+         _binary_loss(True)),
 ]
 
 SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax",
                 "pow_tensor", "erf", "gelu", "softplus", "var", "std", "sqrt", "sin",
-                "clamp_tensor", "nll_loss")  # fmt: skip
+                "clamp_tensor", "nll_loss", "binary_cross_entropy",
+                "binary_cross_entropy_with_logits")  # fmt: skip
 
 # the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in
 # cases_layers.py; they join the shared table here

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import numpy as _np  # its error state only: the ops' math goes through ``xp``
+
 __all__ = [
     "Op",
     "ShapeError",
@@ -13,6 +15,7 @@ __all__ = [
     "broadcast_shapes",
     "normalize_axes",
     "fmt_shapes",
+    "quiet",
 ]
 
 
@@ -25,6 +28,14 @@ class ShapeError(ValueError, RuntimeError):
 
 
 REGISTRY: dict[str, Op] = {}
+
+
+def quiet():
+    """numpy's floating-point warnings off for one op's forward: ``log(0)``, ``x / 0``,
+    ``inf - inf`` and overflow give ``-inf``, ``inf`` or ``nan`` silently, as in PyTorch.
+    Only numpy warns (CuPy and the Array API namespaces do not), and only for this call:
+    the user's own numpy settings are left as they are."""
+    return _np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
 def register(cls: type[Op]) -> type[Op]:
