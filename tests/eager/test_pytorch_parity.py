@@ -103,3 +103,133 @@ def test_int_tensor_exponent_negative_matches_pytorch():
     ours = tg.tensor(base).long() ** tg.tensor(exp).long()
     assert ours.tolist() == (torch.tensor(base) ** torch.tensor(exp)).tolist()
     assert (2 ** tg.tensor([-1, 3]).long()).tolist() == (2 ** torch.tensor([-1, 3])).tolist()
+
+
+# -- mixing engines and libraries -----------------------------------------------------------
+def test_eager_tensor_and_symbolic_node_do_not_mix():
+    from tinygrad_edu import symbolic as S
+
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        tg.tensor([1.0]) + S.Variable("x")
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        S.Variable("x") + tg.tensor([1.0])
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        tg.tensor([1.0]) * S.Variable("x", shape=(1,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: tg.ones(2) + torch.ones(2),
+    lambda: torch.ones(2) + tg.ones(2),
+    lambda: tg.ones(2, 2) @ torch.ones(2, 2),
+    lambda: tg.ones(2) @ torch.ones(2),
+])  # fmt: skip
+def test_a_pytorch_tensor_operand_is_a_clear_error(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # PyTorch's own, on the way
+        with pytest.raises(TypeError, match=r"(add|matmul): got a torch\.Tensor .*from_dlpack"):
+            fn()
+
+
+# -- dtypes and constructors ---------------------------------------------------------------------
+@pytest.mark.parametrize("a, b", [((2, 3), (3, 2)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)),
+                                  ((2, 2, 3), (3, 2))])  # fmt: skip
+def test_int_matmul_float_follows_the_promotion_rule(a, b):
+    x, w = tg.ones(*a).long(), tg.ones(*b)
+    assert (x @ w).dtype == np.float32  # numpy would give float64
+    assert (tg.ones(*a) @ tg.ones(*b).long()).dtype == np.float32
+    assert (tg.ones(*a, dtype=tg.float64) @ w).dtype == np.float64
+    assert (x @ tg.ones(*b).long()).dtype == np.int64
+    np.testing.assert_array_equal((x @ w).numpy(), np.ones(a) @ np.ones(b))
+
+
+def test_linear_on_an_int_input_gives_float32():
+    out = tg.nn.Linear(3, 2)(tg.tensor([[1, 2, 3]]).long())
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("args", [(2, 3), (4,), (), (0, 2), (2, 1, 3)])
+def test_legacy_tensor_constructor_takes_sizes(args):
+    ours, theirs = tg.Tensor(*args), torch.Tensor(*args)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype == np.float32
+
+
+def test_legacy_tensor_constructor_still_takes_data():
+    assert tg.Tensor([2, 3]).tolist() == torch.Tensor([2, 3]).tolist() == [2.0, 3.0]
+    assert tg.Tensor(2, 3, requires_grad=True).requires_grad
+    assert tg.Tensor(2, dtype=tg.float64).dtype == np.float64
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        tg.Tensor(2.5)
+    with pytest.raises(TypeError, match="every size must be an int"):
+        tg.Tensor(2, "a")
+
+
+# -- numpy's errors in PyTorch's words -------------------------------------------------------
+def test_in_place_op_on_an_expanded_tensor_is_pytorchs_error():
+    for write in (lambda v: v.add_(1), lambda v: v.mul_(2), lambda v: v.zero_(),
+                  lambda v: v.__setitem__(0, 1.0)):  # fmt: skip
+        v = tg.ones(1, 3).expand(2, 3)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(v)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        torch.ones(1, 3).expand(2, 3).add_(1)
+
+
+def test_setitem_shape_mismatch_is_a_runtime_error():
+    x = tg.zeros(3)
+    with pytest.raises(RuntimeError, match="setitem: the value has shape \\(2,\\)"):
+        x[:] = tg.ones(2)
+    assert x.tolist() == [0.0, 0.0, 0.0] and x._version_value == 0  # nothing was written
+    with pytest.raises(RuntimeError):
+        torch.zeros(3)[:] = torch.ones(2)
+
+
+# -- exception classes as in PyTorch -------------------------------------------------------------
+@pytest.mark.parametrize("fn", [
+    lambda M: M.ones(3)[5],
+    lambda M: M.ones(3)[M.tensor([0, 5])],
+    lambda M: M.ones(2, 3)[:, 3],
+    lambda M: M.ones(2, 3).sum(dim=2),
+    lambda M: M.ones(2, 3).softmax(dim=-3),
+])  # fmt: skip
+def test_out_of_range_index_or_dim_is_an_index_error(fn):
+    with pytest.raises(IndexError):
+        fn(torch)
+    with pytest.raises(IndexError):
+        fn(tg)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda M: M.nn.Linear(3, 2)(M.ones(1, 2)),
+    lambda M: M.nn.Conv2d(3, 2, 3)(M.ones(1, 2, 5, 5)),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 3)}),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 3), "bias": M.zeros(2),
+                                                 "extra": M.zeros(1)}),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 2), "bias": M.zeros(2)}),
+])  # fmt: skip
+def test_module_errors_are_runtime_errors(fn):
+    with pytest.raises(RuntimeError):
+        fn(torch)
+    with pytest.raises(RuntimeError):
+        fn(tg)
+
+
+def test_assigning_a_number_to_grad_is_a_type_error():
+    a, t = tg.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        t.grad = 0.0
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        a.grad = 0.0
+    with pytest.raises(RuntimeError, match="shape"):
+        a.grad = tg.ones(3)
+    with pytest.raises(RuntimeError, match="float64"):
+        a.grad = tg.ones(2, dtype=tg.float64)
+    assert a.grad is None
+    a.grad = tg.full_like(a, 2.0)
+    assert a.grad.tolist() == [2.0, 2.0]
+
+
+def test_dropout_with_p_one_zeroes_everything_as_in_pytorch():
+    assert tg.nn.Dropout(p=1)(tg.ones(3)).tolist() == torch.nn.Dropout(p=1)(torch.ones(3)).tolist()
+    assert tg.nn.functional.dropout(tg.ones(3), 1.0).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        tg.nn.Dropout(p=1.5)

@@ -94,7 +94,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
     expected value is unchanged; the identity when not ``training``."""
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+        raise ValueError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
     keep = generator().random(input.shape) >= p

@@ -35,6 +35,7 @@ import numpy as _np  # state dicts are numpy arrays: the file format, not math
 from .. import backend
 from ..eager.node import _sequence
 from ..eager.tensor import Tensor
+from ..ops import ShapeError
 
 __all__ = ["Module", "Parameter", "save", "load"]
 
@@ -282,7 +283,7 @@ class Module:
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
-            raise KeyError(
+            raise RuntimeError(
                 f"load_state_dict for {type(self).__name__}: missing keys {missing}, "
                 f"unexpected keys {unexpected}; pass strict=False to load the keys that match"
             )
@@ -294,7 +295,7 @@ class Module:
             if value.shape == () and p.shape == (1,) or value.shape == (1,) and p.shape == ():
                 value = value.reshape(p.shape)  # a counter saved as a scalar, or vice versa
             if tuple(value.shape) != p.shape:
-                raise ValueError(
+                raise ShapeError(
                     f"load_state_dict for {type(self).__name__}: {name!r} has shape "
                     f"{tuple(value.shape)} in the state dict but {p.shape} in the model"
                 )

@@ -9,6 +9,7 @@ import numpy as _np  # its error state only: the ops' math goes through ``xp``
 __all__ = [
     "Op",
     "ShapeError",
+    "IndexShapeError",
     "REGISTRY",
     "register",
     "get_op",
@@ -25,6 +26,11 @@ class ShapeError(ValueError, RuntimeError):
 
     A ``ValueError`` (numpy's habit) that is also a ``RuntimeError``, which is what PyTorch
     raises for shape mismatches: ``except RuntimeError`` in PyTorch code catches it too."""
+
+
+class IndexShapeError(ShapeError, IndexError):
+    """An index or a dim out of range: an ``IndexError``, as PyTorch raises, that is also a
+    :class:`ShapeError` (``x[5]`` of a 3-vector, ``x.sum(dim=2)`` of a matrix)."""
 
 
 REGISTRY: dict[str, Op] = {}
@@ -150,7 +156,8 @@ def normalize_axes(opname: str, axis, ndim: int, shape=None) -> tuple[int, ...]:
     out = []
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):  # a 0-d input takes 0 and -1, as in PyTorch
-            raise ShapeError(f"{opname}: axis {a} is out of range for {where} ({ndim} dims)")
+            raise IndexShapeError(f"{opname}: axis {a} is out of range for {where} ({ndim} "
+                                  "dims)")  # fmt: skip
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ShapeError(f"{opname}: axis {axis} names an axis twice (input {where})")

@@ -4,6 +4,7 @@ $\mathrm{op}$ transposes the last two axes when asked. Leading (batch) axes broa
 from __future__ import annotations
 
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .dtypes import result_type
 from .surface import declare
 
 __all__ = ["MatMul", "matrix_transpose"]
@@ -35,6 +36,9 @@ class MatMul(Op):
             a = matrix_transpose(xp, a)
         if trans_B:
             b = matrix_transpose(xp, b)
+        if a.dtype != b.dtype:  # the library's promotion (numpy: int64 @ float32 is float64)
+            dt = result_type(xp, a, b)
+            a, b = (x if x.dtype == dt else xp.astype(x, dt) for x in (a, b))
         return xp.matmul(a, b)
 
     def shape(self, ashape, bshape, trans_A=False, trans_B=False):

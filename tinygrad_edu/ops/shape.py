@@ -9,7 +9,15 @@ import math
 
 import numpy as _np  # shape arithmetic only (a zero-byte view for indexing rules)
 
-from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, normalize_axes, register
+from .base import (
+    IndexShapeError,
+    Op,
+    ShapeError,
+    broadcast_shapes,
+    fmt_shapes,
+    normalize_axes,
+    register,
+)
 from .dtypes import result_type
 from .surface import declare, dims, shape_of
 
@@ -320,7 +328,8 @@ def _index_shape(opname, shape, index):
     try:
         return _np.broadcast_to(_np.empty((), dtype=bool), shape)[index].shape
     except (IndexError, TypeError, ValueError) as e:
-        raise ShapeError(f"{opname}: index {index!r} does not fit shape {tuple(shape)}: {e}") from e
+        cls = IndexShapeError if isinstance(e, IndexError) else ShapeError
+        raise cls(f"{opname}: index {index!r} does not fit shape {tuple(shape)}: {e}") from e
 
 
 def _is_basic(index) -> bool:
