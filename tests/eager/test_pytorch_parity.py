@@ -233,3 +233,97 @@ def test_dropout_with_p_one_zeroes_everything_as_in_pytorch():
     assert tg.nn.functional.dropout(tg.ones(3), 1.0).tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="between 0 and 1"):
         tg.nn.Dropout(p=1.5)
+
+
+# -- optimizer state and checkpoints ---------------------------------------------------------
+def _model_and_adam(seed=0):
+    tg.manual_seed(seed)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 2))
+    return model, tg.optim.Adam(model.parameters(), lr=0.1)
+
+
+def _train_step(model, opt):
+    x = tg.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]])
+    opt.zero_grad()
+    tg.nn.functional.mse_loss(model(x), tg.tensor([[1.0, 0.0], [0.0, 1.0]])).backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("make", [lambda ps: tg.optim.Adam(ps), lambda ps: tg.optim.SGD(ps, 0.1,
+                                                                                    momentum=0.9)])
+def test_optimizer_state_is_keyed_by_the_parameter(make):
+    model = tg.nn.Linear(3, 2)
+    opt = make(model.parameters())
+    assert opt.state[model.weight] == {}  # PyTorch's defaultdict: no KeyError before a step
+    model(tg.ones(1, 3)).sum().backward()
+    opt.step()
+    state = opt.state[model.weight]
+    assert set(state) == ({"step", "exp_avg", "exp_avg_sq"} if "Adam" in type(opt).__name__
+                          else {"momentum_buffer"})  # fmt: skip
+    assert opt.state[model.weight] is state
+
+
+def test_resuming_from_a_checkpoint_gives_the_same_next_step(tmp_path):
+    model, opt = _model_and_adam()
+    for _ in range(3):
+        _train_step(model, opt)
+    path = tg.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3,
+                    "note": "adam", "losses": [1.5, (2, None)]}, tmp_path / "ckpt.pt")  # fmt: skip
+    _train_step(model, opt)  # the step the resumed run must reproduce
+    expected = [p.numpy().copy() for p in model.parameters()]
+
+    ckpt = tg.load(tmp_path / "ckpt.pt")
+    assert ckpt["epoch"] == 3 and ckpt["note"] == "adam" and ckpt["losses"] == [1.5, (2, None)]
+    model2, opt2 = _model_and_adam(seed=1)  # other weights, fresh state
+    model2.load_state_dict(ckpt["model"])
+    opt2.load_state_dict(ckpt["optimizer"])
+    assert opt2.param_groups[0]["betas"] == (0.9, 0.999)
+    _train_step(model2, opt2)
+    for got, want in zip(model2.parameters(), expected):
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert path.endswith("ckpt.pt.npz")
+
+
+@pytest.mark.parametrize("obj", [
+    tg.tensor([[1.0, 2.0]]),
+    tg.tensor([1, 2]).long(),
+    tg.ones(2, requires_grad=True),
+    {"a": tg.zeros(3), "b": [tg.ones(1), 2, "x", None, True], "c": (1.5, {"d": tg.tensor(3.0)})},
+    {0: {"step": 3, "buf": np.arange(3.0)}, 1: {}},
+    [1, 2.5, "three"],
+    {},
+])  # fmt: skip
+def test_nested_objects_round_trip(tmp_path, obj):
+    back = tg.load(tg.save(obj, tmp_path / "obj.pt"))
+    _assert_same(back, obj)
+
+
+def _assert_same(back, obj):
+    assert type(back) is type(obj) or isinstance(obj, tg.Tensor) and isinstance(back, tg.Tensor)
+    if isinstance(obj, tg.Tensor):
+        assert back.dtype == obj.dtype and back.requires_grad == obj.requires_grad
+        np.testing.assert_array_equal(back.numpy(), obj.numpy())
+    elif isinstance(obj, np.ndarray):
+        np.testing.assert_array_equal(back, obj)
+    elif isinstance(obj, dict):
+        assert list(back) == list(obj)
+        for k in obj:
+            _assert_same(back[k], obj[k])
+    elif isinstance(obj, list | tuple):
+        assert len(back) == len(obj)
+        for a, b in zip(back, obj):
+            _assert_same(a, b)
+    else:
+        assert back == obj
+
+
+def test_saving_something_unsaveable_names_it(tmp_path):
+    with pytest.raises(TypeError, match=r"save: cannot write .*object at \['opt'\]"):
+        tg.save({"opt": object()}, tmp_path / "x.pt")
+
+
+def test_loading_a_torch_save_file_is_a_clear_error(tmp_path):
+    path = str(tmp_path / "model.pt")
+    torch.save(torch.nn.Linear(3, 2).state_dict(), path)
+    with pytest.raises(ValueError, match="written by torch.save"):
+        tg.load(path)
