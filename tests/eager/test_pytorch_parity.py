@@ -327,3 +327,89 @@ def test_loading_a_torch_save_file_is_a_clear_error(tmp_path):
     torch.save(torch.nn.Linear(3, 2).state_dict(), path)
     with pytest.raises(ValueError, match="written by torch.save"):
         tg.load(path)
+
+
+# -- .data, .grad and backward(inputs=...) -------------------------------------------------------
+def test_assigning_a_tensor_to_a_parameters_data_replaces_its_values():
+    model, tmodel = tg.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    w = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    model.weight.data = tg.tensor(w)
+    tmodel.weight.data = torch.tensor(w)
+    model.bias.data, tmodel.bias.data = tg.zeros(2), torch.zeros(2)
+    x = np.array([[1.0, -1.0]], dtype=np.float32)
+    np.testing.assert_allclose(model(tg.tensor(x)).detach().numpy(),
+                               tmodel(torch.tensor(x)).detach().numpy())  # fmt: skip
+    assert model.weight.requires_grad and model.weight.is_leaf
+    model(tg.tensor(x)).sum().backward()  # and it still trains
+    assert model.weight.grad.shape == (2, 2)
+
+
+def test_assigning_a_number_to_a_parameters_data_is_a_type_error():
+    p = tg.nn.Parameter([1.0, 2.0])
+    with pytest.raises(TypeError, match="data: expected a Tensor"):
+        p.data = 3.0
+    assert p.tolist() == [1.0, 2.0]
+
+
+def test_a_plain_tensor_whose_data_is_a_tensor_is_a_clear_error():
+    x = tg.ones(2, 2)
+    x.data = tg.zeros(2, 2)  # a plain tensor's .data is its array (see coming-from-pytorch)
+    for fn in (lambda: x + 1, lambda: x @ tg.ones(2, 2)):
+        with pytest.raises(TypeError, match=r"\.data was set to a tensor.*x\.data = t\.data"):
+            fn()
+
+
+def test_backward_with_inputs_fills_a_non_leaf_grad_without_a_warning():
+    x = tg.ones(2, requires_grad=True)
+    h = x * 2
+    (h * h).sum().backward(inputs=[h])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert h.grad.tolist() == [4.0, 4.0]
+    assert x.grad is None
+    h2 = x * 3
+    with pytest.warns(UserWarning, match="non-leaf"):
+        assert h2.grad is None  # still warned where backward filled nothing
+
+
+# -- custom Functions keep their device ------------------------------------------------------------
+class _CubeAndPass(tg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        out = x * x * x
+        ctx.save_for_backward(x, out)
+        return out, y  # y returned as it came
+
+    @staticmethod
+    def backward(ctx, g, gy):
+        x, out = ctx.saved_tensors
+        assert x.device == out.device == g.device == gy.device == "sim:1"
+        return g * 3 * out / x, gy
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_custom_function_on_a_simulated_device(create_graph):
+    x = tg.tensor([2.0, 1.0], requires_grad=True, device="sim:1")
+    y = tg.tensor([5.0, 6.0], requires_grad=True, device="sim:1")
+    a, b = _CubeAndPass.apply(x, y)
+    assert a.device == b.device == "sim:1"
+    (a.sum() + b.sum()).backward(create_graph=create_graph)
+    assert x.grad.device == y.grad.device == "sim:1"
+    assert x.grad.tolist() == [12.0, 3.0] and y.grad.tolist() == [1.0, 1.0]
+
+
+def test_custom_function_returning_an_array_keeps_the_inputs_device():
+    class Double(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.numpy() * 2  # a raw array
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.numpy() * 2  # a raw array
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True, device="sim:1")
+    out = Double.apply(x)
+    assert out.device == "sim:1"
+    out.sum().backward()
+    assert x.grad.device == "sim:1" and x.grad.tolist() == [2.0, 2.0]

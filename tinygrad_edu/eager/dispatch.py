@@ -19,7 +19,7 @@ from ..ops import ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
-from .tensor import Tensor, _as_array, mixing_error
+from .tensor import Tensor, _as_array, data_error, mixing_error
 
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 
@@ -63,6 +63,8 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
     for a in args:
         if _foreign(a):
             return mixing_error(op.name, a)
+        if isinstance(a, Tensor) and isinstance(a.data, Tensor):
+            return data_error(op.name)
         if not (isinstance(a, Tensor | int | float | bool) or hasattr(a, "shape")):
             if isinstance(a, ValuesIndices):
                 return TypeError(

@@ -42,11 +42,21 @@ _ndarray = _np.ndarray
 def _as_array(xp, value, opname="tensor"):
     """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
     if hasattr(value, "__setitem__"):
+        if isinstance(value, Tensor):  # an input whose .data was set to a tensor
+            raise data_error(opname)
         return value
     out = xp.asarray(value)
     if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
         raise mixing_error(opname, value)
     return out
+
+
+def data_error(opname) -> TypeError:
+    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
+    return TypeError(
+        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
+        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
+    )
 
 
 def mixing_error(opname, value) -> TypeError:
@@ -299,7 +309,9 @@ class Tensor:
     @property
     def grad(self):
         """The accumulated gradient (leaves that require grad, or after ``retain_grad()``)."""
-        if self.grad_fn is not None and not self._flags & (_FLAG_RETAINS | _FLAG_WARNED):
+        # (as in PyTorch, only while it has none: backward(inputs=[h]) fills a non-leaf's)
+        if (self.grad_fn is not None and self._grad is None
+                and not self._flags & (_FLAG_RETAINS | _FLAG_WARNED)):
             self._flags |= _FLAG_WARNED
             warnings.warn(
                 "reading .grad of a non-leaf tensor: it is not filled by backward(). Call "

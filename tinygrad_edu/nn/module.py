@@ -42,6 +42,9 @@ from ..ops import ShapeError
 __all__ = ["Module", "Parameter", "save", "load"]
 
 
+_DATA = Tensor.data  # the slot that holds every tensor's array
+
+
 class Parameter(Tensor):
     """A tensor that is a model's weight: a leaf with ``requires_grad=True`` by default.
 
@@ -52,6 +55,22 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+
+    # ``p.data = t`` (PyTorch's way to swap a weight's values without the graph seeing it): a
+    # tensor's array replaces the parameter's. Reading ``p.data`` gives the array, as for any
+    # tensor. Only parameters pay for the check: plain tensors keep the plain slot.
+    def _set_data(self, value) -> None:
+        if isinstance(value, Tensor):
+            self._device = value._device
+            value = value.data
+        elif not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise TypeError(
+                f"data: expected a Tensor (or an array), got {type(value).__name__}; to fill "
+                "a parameter with a number use `with tg.no_grad(): p.fill_(value)`"
+            )
+        _DATA.__set__(self, value)
+
+    data = property(Tensor.data.__get__, _set_data, doc="The parameter's array (settable).")
 
     def __init__(self, data, requires_grad: bool = True, dtype=None, device=None):
         if isinstance(data, Tensor):
