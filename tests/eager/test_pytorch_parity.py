@@ -22,7 +22,7 @@ def _both(fn, *arrays, dtype=np.float64):
     return (out, [x.grad for x in ours]), (tout, [x.grad for x in theirs])
 
 
-# -- binary cross-entropy at probabilities of exactly 0 and 1 ----------------------------------
+# -- binary cross-entropy at probabilities of exactly 0 and 1 -------------------------------------
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_bce_gradient_is_finite_at_zero_and_one_as_in_pytorch(reduction):
     p, t = np.array([0.0, 1.0, 0.0, 1.0, 0.3]), np.array([0.0, 1.0, 1.0, 0.0, 0.6])
@@ -62,7 +62,7 @@ def test_bce_with_logits_is_one_node_as_in_pytorch(reduction):
     assert out.grad_fn.name() == type(tout.grad_fn).__name__
 
 
-# -- numpy's RuntimeWarnings: PyTorch is silent ---------------------------------------------
+# -- numpy's RuntimeWarnings: PyTorch is silent ---------------------------------------------------
 @pytest.mark.parametrize("name, fn", [
     ("x / 0", lambda: tg.tensor([1.0, 0.0, -1.0]) / 0),
     ("log(0)", lambda: tg.tensor([0.0, -1.0]).log()),
@@ -90,7 +90,7 @@ def test_numpy_error_state_is_left_as_it_was():
             np.array([1.0]) / 0  # the user's own numpy still warns
 
 
-# -- integer powers ------------------------------------------------------------------------------
+# -- integer powers -------------------------------------------------------------------------------
 def test_int_to_negative_int_power_is_pytorchs_error():
     with pytest.raises(RuntimeError, match="pow: Integers to negative integer powers"):
         tg.tensor([2, 3]).long() ** -1
@@ -105,7 +105,7 @@ def test_int_tensor_exponent_negative_matches_pytorch():
     assert (2 ** tg.tensor([-1, 3]).long()).tolist() == (2 ** torch.tensor([-1, 3])).tolist()
 
 
-# -- mixing engines and libraries -----------------------------------------------------------
+# -- mixing engines and libraries -----------------------------------------------------------------
 def test_eager_tensor_and_symbolic_node_do_not_mix():
     from tinygrad_edu import symbolic as S
 
@@ -130,7 +130,7 @@ def test_a_pytorch_tensor_operand_is_a_clear_error(fn):
             fn()
 
 
-# -- dtypes and constructors ---------------------------------------------------------------------
+# -- dtypes and constructors ----------------------------------------------------------------------
 @pytest.mark.parametrize("a, b", [((2, 3), (3, 2)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)),
                                   ((2, 2, 3), (3, 2))])  # fmt: skip
 def test_int_matmul_float_follows_the_promotion_rule(a, b):
@@ -163,7 +163,7 @@ def test_legacy_tensor_constructor_still_takes_data():
         tg.Tensor(2, "a")
 
 
-# -- numpy's errors in PyTorch's words -------------------------------------------------------
+# -- numpy's errors in PyTorch's words ------------------------------------------------------------
 def test_in_place_op_on_an_expanded_tensor_is_pytorchs_error():
     for write in (lambda v: v.add_(1), lambda v: v.mul_(2), lambda v: v.zero_(),
                   lambda v: v.__setitem__(0, 1.0)):  # fmt: skip
@@ -183,7 +183,7 @@ def test_setitem_shape_mismatch_is_a_runtime_error():
         torch.zeros(3)[:] = torch.ones(2)
 
 
-# -- exception classes as in PyTorch -------------------------------------------------------------
+# -- exception classes as in PyTorch --------------------------------------------------------------
 @pytest.mark.parametrize("fn", [
     lambda M: M.ones(3)[5],
     lambda M: M.ones(3)[M.tensor([0, 5])],
@@ -235,7 +235,7 @@ def test_dropout_with_p_one_zeroes_everything_as_in_pytorch():
         tg.nn.Dropout(p=1.5)
 
 
-# -- optimizer state and checkpoints ---------------------------------------------------------
+# -- optimizer state and checkpoints --------------------------------------------------------------
 def _model_and_adam(seed=0):
     tg.manual_seed(seed)
     model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 2))
@@ -329,7 +329,7 @@ def test_loading_a_torch_save_file_is_a_clear_error(tmp_path):
         tg.load(path)
 
 
-# -- .data, .grad and backward(inputs=...) -------------------------------------------------------
+# -- .data, .grad and backward(inputs=...) --------------------------------------------------------
 def test_assigning_a_tensor_to_a_parameters_data_replaces_its_values():
     model, tmodel = tg.nn.Linear(2, 2), torch.nn.Linear(2, 2)
     w = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
@@ -372,7 +372,7 @@ def test_backward_with_inputs_fills_a_non_leaf_grad_without_a_warning():
         assert h2.grad is None  # still warned where backward filled nothing
 
 
-# -- custom Functions keep their device ------------------------------------------------------------
+# -- custom Functions keep their device -----------------------------------------------------------
 class _CubeAndPass(tg.Function):
     @staticmethod
     def forward(ctx, x, y):
@@ -413,3 +413,105 @@ def test_custom_function_returning_an_array_keeps_the_inputs_device():
     assert out.device == "sim:1"
     out.sum().backward()
     assert x.grad.device == "sim:1" and x.grad.tolist() == [2.0, 2.0]
+
+
+# -- node names as in PyTorch ---------------------------------------------------------------------
+def _setitem(index):
+    def write(M, x):
+        y = x * 1
+        y[index(M, y)] = 0.0
+        return y
+
+    return write
+
+
+@pytest.mark.parametrize("make", [
+    lambda M, x: x.split(2)[0],
+    lambda M, x: x.split([1, 3])[1],
+    lambda M, x: x.chunk(2)[1],
+    lambda M, x: x.chunk(3, dim=1)[0],
+    lambda M, x: x.unbind(0)[2],
+    lambda M, x: x.unbind(1)[0],
+    lambda M, x: x[0],
+    lambda M, x: x[1:],
+    _setitem(lambda M, y: 0),
+    _setitem(lambda M, y: (slice(None), 1)),
+    _setitem(lambda M, y: y > 0),
+    _setitem(lambda M, y: [0, 2]),
+    _setitem(lambda M, y: (slice(None), [0, 1])),
+    lambda M, x: x @ M.ones(4, 2),
+    lambda M, x: x @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(4, 2),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(4, 2),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(2, 4, 3),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(2, 4, 3),
+    lambda M, x: M.ones(2, 4) @ x.reshape(2, 4, 2),  # (CloneBackward0 if the left needs grad)
+    lambda M, x: M.nn.functional.binary_cross_entropy_with_logits(x, M.ones(4, 4)),
+    lambda M, x: M.nn.functional.binary_cross_entropy(x.sigmoid(), M.ones(4, 4)),
+])  # fmt: skip
+def test_node_names_match_pytorch(make):
+    ours = make(tg, tg.ones(4, 4, requires_grad=True))
+    theirs = make(torch, torch.ones(4, 4, requires_grad=True))
+    assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+
+
+def test_split_and_vector_matmul_gradients_match_pytorch():
+    rng = np.random.default_rng(0)
+    a, v = rng.standard_normal((4, 4)), rng.standard_normal(4)
+
+    def f(M, Fn, a, v):
+        p, q = a.split([1, 3])
+        r = a.unbind(1)
+        return (p @ v).sum() + (v @ q.T).sum() * (r[2] @ v) + (a.chunk(2)[1] @ v).sum()
+
+    (out, grads), (tout, tgrads) = _both(f, a, v)
+    np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-10)
+    for g, t in zip(grads, tgrads):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10)
+
+
+# -- printing as PyTorch prints -------------------------------------------------------------------
+_rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(12.0).reshape(3, 4) / 3,
+    np.arange(24.0).reshape(2, 3, 4) / 7,
+    np.arange(2000.0),
+    np.arange(2000.0).reshape(40, 50),
+    np.arange(3000).reshape(10, 10, 30),
+    np.array([1.0, 2.0, 3.0]),
+    np.array([1e-5, 1.0]),
+    np.array([1e9, 1.0]),
+    np.array([123456.0, 0.5]),
+    np.array([float("inf"), float("nan"), 1.0]),
+    np.array([float("-inf"), 2.0]),
+    np.array([0.0, -0.0]),
+    np.array(3.5), np.array(3), np.array(True),
+    np.arange(5), np.arange(100).reshape(4, 25), np.array([True, False]),
+    np.arange(30.0) * 1.5,
+    np.array([1.0, 2.0], dtype=np.float64),
+    np.array([[1.5, 2.0]], dtype=np.float64),
+    np.array([1, 2], dtype=np.int32),
+    np.zeros((0,)), np.zeros((2, 0)), np.zeros((0,), dtype=np.int64),
+    _rng.standard_normal((5, 7)) * 1000,
+    _rng.standard_normal((3, 30)),
+])  # fmt: skip
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_repr_matches_pytorch(values, requires_grad):
+    if values.dtype == np.float64 and values.ndim and values.size and values.shape[-1] != 2:
+        values = values.astype(np.float32)
+    requires_grad = requires_grad and values.dtype.kind == "f"
+    ours = tg.tensor(values, dtype=values.dtype, requires_grad=requires_grad)
+    theirs = torch.tensor(values, requires_grad=requires_grad)
+    assert repr(ours) == repr(theirs).replace("torch.", "")
+
+
+def test_repr_of_results_matches_pytorch():
+    for make in (lambda M: M.ones(2, 3, requires_grad=True) * 2,
+                 lambda M: (M.ones(2, requires_grad=True) * 2).sum(),
+                 lambda M: M.arange(40.0).reshape(4, 10).requires_grad_() / 3):  # fmt: skip
+        assert repr(make(tg)) == repr(make(torch))

@@ -112,6 +112,21 @@ def _matmul(draw):
     return Example([a, b], {"trans_A": ta, "trans_B": tb})
 
 
+@st.composite
+def _matmul_vector(draw):
+    """A vector on one side or both: mv, vm, dot, and a vector times a batch of matrices."""
+    k, n = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    kind = draw(st.sampled_from(["mv", "vm", "dot", "batch_v", "v_batch"]))
+    shapes = {"mv": ((n, k), (k,)), "vm": ((k,), (k, n)), "dot": ((k,), (k,)),
+              "batch_v": ((2, n, k), (k,)), "v_batch": ((k,), (2, k, n))}[kind]  # fmt: skip
+    flags = {}
+    if kind != "dot" and draw(st.booleans()):  # the matrix side transposed (F.linear's way)
+        flags = {"trans_A": True} if len(shapes[0]) > 1 else {"trans_B": True}
+        shapes = tuple(s[:-2] + (s[-1], s[-2]) if len(s) > 1 else s for s in shapes)
+    rng = np.random.default_rng(draw(_seeds))
+    return Example([rng.standard_normal(s) for s in shapes], flags)
+
+
 def _broadcasts_to(draw, target):
     """A shape that broadcasts to ``target``: leading axes dropped, some axes set to 1."""
     kept = target[draw(st.integers(0, len(target))) :]
@@ -390,6 +405,8 @@ CASES: list[Case] = [
     Case("matmul", ("matmul",), lambda M, a, b, **t: M.matmul(a, b, **t), _matmul(),
          uses=("matmul",)),  # fmt: skip
     Case("matmul_operator", ("matmul",), lambda M, a, b: a @ b.T, _rows((_normal, _normal), 2, 2)),
+    Case("matmul_vector", ("matmul",), lambda M, a, b, **t: M.matmul(a, b, **t), _matmul_vector(),
+         uses=("matmul",), static_shapes=True),
     Case("sum", ("sum",), lambda M, a, **k: a.sum(**k), _single(extra=_axes)),
     Case("mean", ("mean",), lambda M, a, **k: a.mean(**k), _single(extra=_axes)),
     Case("amax", ("max",), lambda M, a, **k: a.amax(**k), _single(_distinct, extra=_axes)),

@@ -33,6 +33,7 @@ from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
 from . import grad_mode
 from .node import AccumulateGrad, ToCopyBackward
+from .printing import tensor_repr
 
 __all__ = ["Tensor", "apply_op"]
 
@@ -260,17 +261,10 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self) -> str:
-        values = self.numpy()
-        body = _np.array2string(values, separator=", ", precision=4)
-        default = _np.float32 if values.dtype.kind == "f" else _np.int64
-        extra = "" if values.dtype in (default, _np.bool_) else f", dtype={values.dtype}"
-        if self._device.type != "cpu":
-            extra += f", device='{self.device}'"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn.name()}>"
-        elif self._requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+        """PyTorch's layout (see :mod:`~tinygrad_edu.eager.printing`)."""
+        return tensor_repr(self.numpy(), None if self._device.type == "cpu" else self.device,
+                           None if self.grad_fn is None else self.grad_fn.name(),
+                           self._requires_grad)  # fmt: skip
 
     # -- autograd state -----------------------------------------------------------------------
     @property

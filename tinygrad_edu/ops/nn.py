@@ -306,6 +306,9 @@ class _BinaryLoss(Op):
         return (g * gx if gx is not None else None, g * gt if gt is not None else None)
 
 
+_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 for this rule, a C float: float32(1e-12)
+
+
 def _clamped_log(xp, x):
     return xp.maximum(xp.log(x), xp.full_like(x, -100.0))
 
@@ -327,7 +330,7 @@ class BinaryCrossEntropy(_BinaryLoss):
         return -(t * _clamped_log(xp, p) + (1 - t) * _clamped_log(xp, 1 - p))
 
     def _partials(self, F, p, t, needs):
-        gp = (p - t) / F.clamp(p * (1 - p), min=1e-12) if needs[0] else None
+        gp = (p - t) / F.clamp(p * (1 - p), min=_EPSILON) if needs[0] else None
         gt = None
         if needs[1]:
             gt = F.log(1 - p) - F.log(p)  # not clamped: +-inf at p = 0 or 1, as in PyTorch
