@@ -40,13 +40,13 @@ class Softmax(_AlongAxis):
 
     name, saves_output = "softmax", True
 
+    @quiet()  # inf - inf in a row holding inf gives nan, silently (as in PyTorch)
     def forward(self, xp, x, axis=-1):
         _need_float(self.name, x)
         if x.size == 0:  # nothing to normalise (numpy's max of nothing would fail)
             return xp.asarray(x, copy=True)
-        with quiet():  # inf - inf in a row holding inf gives nan, silently (as in PyTorch)
-            e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-            return e / xp.sum(e, axis=axis, keepdims=True)
+        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+        return e / xp.sum(e, axis=axis, keepdims=True)
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
         return (out * (g - F.sum(g * out, axis=axis, keepdims=True)),)
@@ -59,12 +59,12 @@ class LogSoftmax(_AlongAxis):
 
     name, saves_output = "log_softmax", True
 
+    @quiet()
     def forward(self, xp, x, axis=-1):
         _need_float(self.name, x)
         if x.size == 0:
             return xp.asarray(x, copy=True)
-        with quiet():
-            return _log_softmax(xp, x, axis)
+        return _log_softmax(xp, x, axis)
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
         return (g - F.exp(out) * F.sum(g, axis=axis, keepdims=True),)
@@ -277,14 +277,14 @@ class _BinaryLoss(Op):
 
     arity, saves = 2, (0, 1)
 
+    @quiet()  # log(0) and the mean of nothing, as in PyTorch (silent)
     def forward(self, xp, x, t, weight=None, reduction="mean", **attrs):
-        with quiet():  # log(0) and the mean of nothing, as in PyTorch (silent)
-            loss = self._each(xp, x, t, **attrs)
-            if weight is not None:
-                loss = loss * weight
-            if reduction == "none":
-                return loss
-            return xp.sum(loss) if reduction == "sum" else xp.mean(loss)
+        loss = self._each(xp, x, t, **attrs)
+        if weight is not None:
+            loss = loss * weight
+        if reduction == "none":
+            return loss
+        return xp.sum(loss) if reduction == "sum" else xp.mean(loss)
 
     def shape(self, xshape, tshape, weight=None, reduction="mean", **attrs):
         if tuple(xshape) != tuple(tshape):
