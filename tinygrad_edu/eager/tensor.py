@@ -626,8 +626,8 @@ def _write_error(opname, t, err, shape=None) -> RuntimeError:
         )
     return RuntimeError(
         f"{opname}: unsupported operation: more than one element of the written-to tensor "
-        f"refers to a single memory location (shape {t.shape}, made by expand or "
-        "broadcast_to). Please clone() the tensor before performing the operation."
+        f"refers to a single memory location (shape {t.shape}: a read-only view, such as "
+        "expand's). Please clone() the tensor before performing the operation."
     )
 
 
