@@ -515,3 +515,16 @@ def test_repr_of_results_matches_pytorch():
                  lambda M: (M.ones(2, requires_grad=True) * 2).sum(),
                  lambda M: M.arange(40.0).reshape(4, 10).requires_grad_() / 3):  # fmt: skip
         assert repr(make(tg)) == repr(make(torch))
+
+
+def test_a_checkpoint_with_a_missing_array_names_the_file(tmp_path):
+    import zipfile
+
+    path = tg.save({"w": tg.ones(2), "b": [tg.zeros(1)]}, tmp_path / "ckpt.pt")
+    with zipfile.ZipFile(path) as src:
+        kept = {n: src.read(n) for n in src.namelist() if n != "1.npy"}
+    with zipfile.ZipFile(path, "w") as dst:
+        for n, data in kept.items():
+            dst.writestr(n, data)
+    with pytest.raises(ValueError, match=r"ckpt\.pt\.npz.*not a readable model file"):
+        tg.load(path)

@@ -470,17 +470,16 @@ def load(path: str | os.PathLike, map_location=None, weights_only=None):
             if _STRUCTURE not in archive.files:
                 return {k: archive[k] for k in archive.files}
             structure = json.loads(str(archive[_STRUCTURE]))
-            arrays = {k: archive[k] for k in archive.files if k != _STRUCTURE}
+            out = _decode(structure, {k: archive[k] for k in archive.files if k != _STRUCTURE})
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError) as e:
         if isinstance(e, _TorchFileError):
             raise
         raise ValueError(
             f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); it should "
             "be an .npz archive written by save(), complete and undamaged"
         ) from e
-    out = _decode(structure, arrays)
     return out if map_location is None else _to_device(out, map_location)
 
 
