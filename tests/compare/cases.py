@@ -51,6 +51,8 @@ class Spec:
             a = rng.integers(-3, 3, self.shape) + 0.25 + rng.uniform(0, 0.1, self.shape)
         elif self.fill == "unit":  # in (0, 1): probabilities
             a = rng.uniform(0.05, 0.95, self.shape)
+        elif self.fill == "unit_edges":  # probabilities exactly 0 and 1 among others
+            a = rng.choice([0.0, 1.0, 0.25, 0.5], self.shape)
         elif self.fill == "wide":
             a = rng.uniform(-5, 5, self.shape) + 0.013
         else:
@@ -474,6 +476,11 @@ F("binary_cross_entropy", (E(S(2, 3, fill="unit"), S(2, 3, fill="unit")),
                            E(S(4, fill="unit"), S(4, fill="unit"), weight=np.array([1.0, 2, 0, 1])),
                            E(S(3, fill="unit"), args=(np.array([0.0, 1.0, 1.0]),)),
                            E(S(2, fill="wide"), args=(np.array([0.0, 1.0]),))))  # fmt: skip
+# probabilities of exactly 0 and 1: PyTorch's closed-form gradient, finite (its second
+# derivative there is another regularisation of 1/0: not compared)
+F("binary_cross_entropy", (E(S(3, 4, fill="unit_edges"), args=(np.full((3, 4), 0.5),)),
+                           E(S(8, fill="unit_edges"), S(8, fill="unit"), reduction="sum")),
+  second=False)  # fmt: skip
 F("binary_cross_entropy_with_logits", (
     E(S(2, 3, fill="wide"), S(2, 3, fill="unit")),
     E(S(4, fill="wide"), S(4, fill="unit"), reduction="none",

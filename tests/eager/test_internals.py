@@ -174,4 +174,4 @@ def test_numpy_and_repr_under_a_strict_namespace():
         (x * x).sum().backward()
         assert type(x.grad.numpy()) is np.ndarray
         np.testing.assert_allclose(x.grad.numpy(), [1.0, 3.0])
-        assert repr(x) == "tensor([0.5, 1.5], requires_grad=True)"
+        assert repr(x) == "tensor([0.5000, 1.5000], requires_grad=True)"  # PyTorch's layout

@@ -112,6 +112,21 @@ def _matmul(draw):
     return Example([a, b], {"trans_A": ta, "trans_B": tb})
 
 
+@st.composite
+def _matmul_vector(draw):
+    """A vector on one side or both: mv, vm, dot, and a vector times a batch of matrices."""
+    k, n = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    kind = draw(st.sampled_from(["mv", "vm", "dot", "batch_v", "v_batch"]))
+    shapes = {"mv": ((n, k), (k,)), "vm": ((k,), (k, n)), "dot": ((k,), (k,)),
+              "batch_v": ((2, n, k), (k,)), "v_batch": ((k,), (2, k, n))}[kind]  # fmt: skip
+    flags = {}
+    if kind != "dot" and draw(st.booleans()):  # the matrix side transposed (F.linear's way)
+        flags = {"trans_A": True} if len(shapes[0]) > 1 else {"trans_B": True}
+        shapes = tuple(s[:-2] + (s[-1], s[-2]) if len(s) > 1 else s for s in shapes)
+    rng = np.random.default_rng(draw(_seeds))
+    return Example([rng.standard_normal(s) for s in shapes], flags)
+
+
 def _broadcasts_to(draw, target):
     """A shape that broadcasts to ``target``: leading axes dropped, some axes set to 1."""
     kept = target[draw(st.integers(0, len(target))) :]
@@ -328,6 +343,21 @@ def _class_grads(draw):
     return Example([g], {"target": target, "reduction": reduction})
 
 
+@st.composite
+def _binary_loss(draw, logits):
+    """Inputs (probabilities in (0.05, 0.95), or logits) and targets in [0, 1] of one shape,
+    with a reduction, sometimes a weight (and for logits a pos_weight)."""
+    shape = draw(_shape)
+    rng = np.random.default_rng(draw(_seeds))
+    x = rng.standard_normal(shape) * 3 if logits else rng.uniform(0.05, 0.95, shape)
+    extra = {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        extra["weight"] = rng.uniform(0.5, 2.0, shape)
+    if logits and draw(st.booleans()):
+        extra["pos_weight"] = rng.uniform(0.5, 3.0, shape)
+    return Example([x, rng.uniform(0, 1, shape)], extra)
+
+
 def _op(M, name, *inputs, **attrs):
     """Apply a registry op with no function in ``M`` (an nn.functional op) directly."""
     from tinygrad_edu.ops import get_op
@@ -375,6 +405,8 @@ CASES: list[Case] = [
     Case("matmul", ("matmul",), lambda M, a, b, **t: M.matmul(a, b, **t), _matmul(),
          uses=("matmul",)),  # fmt: skip
     Case("matmul_operator", ("matmul",), lambda M, a, b: a @ b.T, _rows((_normal, _normal), 2, 2)),
+    Case("matmul_vector", ("matmul",), lambda M, a, b, **t: M.matmul(a, b, **t), _matmul_vector(),
+         uses=("matmul",), static_shapes=True),
     Case("sum", ("sum",), lambda M, a, **k: a.sum(**k), _single(extra=_axes)),
     Case("mean", ("mean",), lambda M, a, **k: a.mean(**k), _single(extra=_axes)),
     Case("amax", ("max",), lambda M, a, **k: a.amax(**k), _single(_distinct, extra=_axes)),
@@ -491,11 +523,17 @@ CASES += [
     Case("nll_loss_grad", ("nll_loss_grad",),
          lambda M, g, target, **k: _op(M, "nll_loss_grad", g, target, shape=(3, 4), **k),
          _class_grads()),
+    Case("binary_cross_entropy", ("binary_cross_entropy",),
+         lambda M, p, t, **k: _op(M, "binary_cross_entropy", p, t, **k), _binary_loss(False)),
+    Case("binary_cross_entropy_with_logits", ("binary_cross_entropy_with_logits",),
+         lambda M, x, t, **k: _op(M, "binary_cross_entropy_with_logits", x, t, **k),
+         _binary_loss(True)),
 ]
 
 SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax",
                 "pow_tensor", "erf", "gelu", "softplus", "var", "std", "sqrt", "sin",
-                "clamp_tensor", "nll_loss")  # fmt: skip
+                "clamp_tensor", "nll_loss", "binary_cross_entropy",
+                "binary_cross_entropy_with_logits")  # fmt: skip
 
 # the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in
 # cases_layers.py; they join the shared table here

@@ -21,7 +21,7 @@ from ..ops import REGISTRY, ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
-from .tensor import Tensor, _as_array
+from .tensor import Tensor, _as_array, data_error, mixing_error
 
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 
@@ -72,9 +72,19 @@ def _node_class(op, datas, attrs) -> type:
     return cls
 
 
+def _foreign(a) -> bool:
+    """Whether ``a`` is another library's tensor (PyTorch's, JAX's ...) or a symbolic Node."""
+    return hasattr(a, "shape") and not isinstance(a, Tensor) and not type(a).__module__.startswith(
+        ("numpy", "cupy", "array_api_strict"))
+
+
 def _explain(op, args, attrs, err: Exception) -> Exception:
     """Turn an array library's error into one that names the op, the inputs and the fix."""
     for a in args:
+        if _foreign(a):
+            return mixing_error(op.name, a)
+        if isinstance(a, Tensor) and isinstance(a.data, Tensor):
+            return data_error(op.name)
         if not (isinstance(a, Tensor | int | float | bool) or hasattr(a, "shape")):
             if isinstance(a, ValuesIndices):
                 return TypeError(
@@ -124,6 +134,9 @@ def apply_op(op, *args, **attrs) -> Tensor:
             if dev is None:
                 dev = a._device
             elif a._device is not dev and a._device != dev:
+                for x in args:  # a tensor made around another library's array has no device
+                    if _foreign(getattr(x, "data", x)):
+                        raise mixing_error(op.name, getattr(x, "data", x))
                 raise RuntimeError(
                     f"{op.name}: inputs are on different devices ({dev} and {a._device}); "
                     f"move them to one device first, e.g. x.to('{dev}')"
@@ -155,7 +168,7 @@ def apply_op(op, *args, **attrs) -> Tensor:
             raise
         raise error from e
     if type(out) is not _ndarray:
-        out = _as_array(xp, out)  # numpy reduces to scalars: results are 0-d arrays instead
+        out = _as_array(xp, out, op.name)  # numpy reduces to scalars: 0-d arrays instead
     counter = src = None
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
         src = args[0]

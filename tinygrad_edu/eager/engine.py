@@ -39,6 +39,7 @@ import os
 import threading
 
 from ..backend import get_namespace, namespace_of
+from ..ops.base import quiet
 from . import collector
 from .grad_mode import _state as _modes
 from .grad_mode import is_anomaly_enabled
@@ -263,10 +264,11 @@ def execute(task: GraphTask):
     grad_mode, _modes.grad = _modes.grad, task.create_graph  # record only for create_graph
     _local.depth = depth + 1
     try:
-        if task.devices:
-            _run_on_devices(task)
-        else:
-            _run_on_caller(task)
+        with quiet():  # derivative rules divide by saved values (log at 0): silent, as in PyTorch
+            if task.devices:
+                _run_on_devices(task)
+            else:
+                _run_on_caller(task)
     finally:
         _local.depth = depth
         _modes.grad = grad_mode
@@ -424,7 +426,8 @@ def _worker_main(queue):
     _local.queue = queue  # reentrant backward calls in this thread work this queue
     with contextlib.suppress(Exception):
         get_namespace(queue.device)  # makes a CUDA device current in this thread
-    _work(queue)
+    with quiet():
+        _work(queue)
 
 
 def worker_threads() -> dict:

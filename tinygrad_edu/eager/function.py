@@ -35,7 +35,7 @@ class FunctionCtx:
         self.needs_input_grad = needs_input_grad
         self.materialize_grads = True
         self._to_save, self._saved, self._dirty, self._non_diff = (), (), (), ()
-        self._name, self._graph_mode = "Function", False
+        self._name, self._graph_mode, self._devices = "Function", False, ()
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors for backward; they are checked for in-place changes when unpacked."""
@@ -51,7 +51,12 @@ class FunctionCtx:
                 out.append(s)
                 continue
             v = s.unpack(_Named(self._name), self._graph_mode, f"saved tensor {i}")
-            out.append(v if self._graph_mode else Tensor._make(v))
+            dev = self._devices[i]  # (a simulated device's array is a numpy array: say where)
+            if not self._graph_mode:
+                v = Tensor._make(v, device=dev)
+            elif v._device != dev:  # a saved output, remade for a create_graph backward
+                v._device = dev
+            out.append(v)
         return tuple(out)
 
     def mark_dirty(self, *tensors) -> None:
@@ -80,7 +85,7 @@ class _Named:
 class FunctionBackward(Node):
     """The backward node of a custom :class:`Function`: calls its ``backward``."""
 
-    __slots__ = ("ctx", "fn", "input_shapes", "input_dtypes", "out_meta")
+    __slots__ = ("ctx", "fn", "input_shapes", "input_dtypes", "input_devices", "out_meta")
 
     @property
     def num_outputs(self) -> int:
@@ -110,7 +115,7 @@ class FunctionBackward(Node):
             if g is None or nxt is None:
                 out.append(None)
                 continue
-            g = g if isinstance(g, Tensor) else Tensor(g)
+            g = g if isinstance(g, Tensor) else Tensor(g, device=self.input_devices[i])
             if g.shape != shape:
                 raise RuntimeError(
                     f"{fname}.backward returned a gradient of shape {g.shape} for input {i}, "
@@ -148,7 +153,9 @@ class Function:
         with grad_mode.no_grad():
             raw = cls.forward(ctx, *args)
         single = not isinstance(raw, tuple)
-        outs = [o if isinstance(o, Tensor) else Tensor(o) for o in ((raw,) if single else raw)]
+        device = next((a._device for a in args if isinstance(a, Tensor)), None)
+        outs = [o if isinstance(o, Tensor) else Tensor(o, device=device)
+                for o in ((raw,) if single else raw)]  # fmt: skip
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
         node = None
         if record:
@@ -157,6 +164,8 @@ class Function:
             node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
             node.input_shapes = tuple(a.shape if isinstance(a, Tensor) else () for a in args)
             node.input_dtypes = tuple(a.dtype if isinstance(a, Tensor) else None for a in args)
+            node.input_devices = tuple(a._device if isinstance(a, Tensor) else device
+                                       for a in args)  # fmt: skip
             node.out_meta = tuple((o.shape, o.dtype, o.device) for o in outs)
             # its gradients arrive where its outputs live (the first not on the CPU, as
             # PyTorch's input buffer picks its device): the engine runs it on that queue
@@ -176,7 +185,7 @@ class Function:
                     )
                 o._version[0] += 1
             elif any(o is a for a in args):  # returned an input as-is: give it its own tensor
-                o = outs[i] = Tensor._make(o.data, counter=o._version)
+                o = outs[i] = Tensor._make(o.data, counter=o._version, device=o._device)
             if node is not None and not any(o is n for n in ctx._non_diff):
                 o.grad_fn, o._output_nr, o._requires_grad = node, i, True
         if node is not None:
@@ -184,6 +193,7 @@ class Function:
                 SavedTensor(t, is_output=any(t is o for o in outs)) if isinstance(t, Tensor) else t
                 for t in ctx._to_save
             )
+            ctx._devices = tuple(getattr(t, "_device", None) for t in ctx._to_save)
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
 

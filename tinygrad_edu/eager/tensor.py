@@ -33,15 +33,48 @@ from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
 from . import grad_mode
 from .node import AccumulateGrad, CopySlices, ToCopyBackward
+from .printing import tensor_repr
 
 __all__ = ["Tensor", "apply_op"]
 
 _FLAG_RETAINS, _FLAG_WARNED = 1, 2
 _ndarray = _np.ndarray
 
-def _as_array(xp, value):
+def _as_array(xp, value, opname="tensor"):
     """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
-    return value if hasattr(value, "__setitem__") else xp.asarray(value)
+    if hasattr(value, "__setitem__"):
+        if isinstance(value, Tensor):  # an input whose .data was set to a tensor
+            raise data_error(opname)
+        return value
+    out = xp.asarray(value)
+    if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
+        raise mixing_error(opname, value)
+    return out
+
+
+def data_error(opname) -> TypeError:
+    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
+    return TypeError(
+        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
+        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
+    )
+
+
+def mixing_error(opname, value) -> TypeError:
+    """The error for an eager op given another engine's value, or another library's tensor."""
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    if kind.startswith("tinygrad_edu.symbolic"):
+        return TypeError(
+            f"{opname}: an eager tensor met a symbolic Node ({value!r}); eager tensors and "
+            "symbolic nodes do not mix. Build the whole graph symbolically (S.Variable, S.constant("
+            "array)) and run it with S.Executor, or compute eagerly with tensors only "
+            "(tg.tensor(...))"
+        )
+    return TypeError(
+        f"{opname}: got a {kind} as an input; tinygrad_edu tensors do not mix with other "
+        "libraries' tensors. Convert it first: tg.from_dlpack(t) (shared memory) or "
+        "tg.tensor(t.numpy()) (a copy); torch.from_dlpack(x) goes the other way"
+    )
 
 
 # NOTE [Keeping a gradient without a copy]
@@ -83,7 +116,9 @@ class Tensor:
     """An n-dimensional array that can record the ops applied to it.
 
     ``Tensor(data)`` wraps ``data`` as PyTorch's legacy ``torch.Tensor(data)`` does: Python
-    data becomes float32, and an array is used as is (shared, not copied). Make tensors with
+    data becomes float32, and an array is used as is (shared, not copied). ``Tensor(2, 3)``
+    (sizes) is a 2x3 tensor, zero-filled (PyTorch leaves it uninitialised), and ``Tensor()``
+    an empty one. Make tensors with
     ``tg.tensor`` (always a copy), ``tg.as_tensor``/``tg.from_numpy`` (shared memory) or the
     factories.
 
@@ -104,7 +139,8 @@ class Tensor:
     _view_steps, _view_version, _view_no_grad, _view_multi = (), 0, False, None
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor works
 
-    def __init__(self, data, requires_grad: bool = False, dtype=None, device=None):
+    def __init__(self, *data, requires_grad: bool = False, dtype=None, device=None):
+        data = _legacy_data(data, dtype)
         dev = backend.parse_device(device if device is not None else _device_of(data))
         self.data = _to_array(data, dtype, dev)
         self._device = dev
@@ -228,17 +264,10 @@ class Tensor:
         return int(self.item())
 
     def __repr__(self) -> str:
-        values = self.numpy()
-        body = _np.array2string(values, separator=", ", precision=4)
-        default = _np.float32 if values.dtype.kind == "f" else _np.int64
-        extra = "" if values.dtype in (default, _np.bool_) else f", dtype={values.dtype}"
-        if self._device.type != "cpu":
-            extra += f", device='{self.device}'"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn.name()}>"
-        elif self._requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+        """PyTorch's layout (see :mod:`~tinygrad_edu.eager.printing`)."""
+        return tensor_repr(self.numpy(), None if self._device.type == "cpu" else self.device,
+                           None if self.grad_fn is None else self.grad_fn.name(),
+                           self._requires_grad)  # fmt: skip
 
     # -- autograd state -----------------------------------------------------------------------
     @property
@@ -320,7 +349,9 @@ class Tensor:
     @property
     def grad(self):
         """The accumulated gradient (leaves that require grad, or after ``retain_grad()``)."""
-        if self.grad_fn is not None and not self._flags & (_FLAG_RETAINS | _FLAG_WARNED):
+        # (as in PyTorch, only while it has none: backward(inputs=[h]) fills a non-leaf's)
+        if (self.grad_fn is not None and self._grad is None
+                and not self._flags & (_FLAG_RETAINS | _FLAG_WARNED)):
             self._flags |= _FLAG_WARNED
             warnings.warn(
                 "reading .grad of a non-leaf tensor: it is not filled by backward(). Call "
@@ -333,10 +364,21 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         if value is not None:
-            value = value if isinstance(value, Tensor) else Tensor(value, dtype=self.dtype)
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}; wrap it, e.g. x.grad = tg.full_like(x, {value!r:.20})"
+                )
             if value.shape != self.shape:
-                raise ValueError(
-                    f"grad: shape {value.shape} does not match the tensor's {self.shape}"
+                raise RuntimeError(
+                    f"grad: attempting to assign a gradient of shape {value.shape} to a tensor "
+                    f"of shape {self.shape}; they must be the same size"
+                )
+            if value.dtype != self.dtype or value._device != self._device:
+                raise RuntimeError(
+                    f"grad: attempting to assign a gradient of {value.dtype} on {value.device} "
+                    f"to a {self.dtype} tensor on {self.device}; convert it first, e.g. "
+                    "g.to(x)"
                 )
         self._grad = value
 
@@ -532,7 +574,10 @@ class Tensor:
             self._check_view_inplace("setitem", False)
             v = value.data if isinstance(value, Tensor) else value
             _check_writable("setitem", self)
-            self.data[index] = v  # a plain write: no graph to keep
+            try:
+                self.data[index] = v  # a plain write: no graph to keep
+            except ValueError as e:
+                raise _write_error("setitem", self, e, getattr(v, "shape", ())) from None
             self._version[0] += 1
             return
         self._inplace(_SETITEM, value, index=index)
@@ -618,7 +663,10 @@ class Tensor:
                 f"{self.dtype} tensor in place; use the out-of-place op, or convert first"
             )
         _check_writable(op.name, self)
-        self.data[...] = values
+        try:
+            self.data[...] = values
+        except ValueError as e:
+            raise _write_error(op.name + "_", self, e) from None
         self._version[0] += 1
         if grad_mode._state.trace is not None:  # tg.compile: this tensor now holds values
             grad_mode._state.trace.rebind(self, values)
@@ -669,6 +717,46 @@ def _check_writable(opname, t) -> None:
             "refers to a single memory location. Please clone() the tensor before performing "
             "the operation."
         )
+
+
+def _write_error(opname, t, err, shape=None) -> RuntimeError:
+    """numpy's errors for a write into a tensor's memory, in PyTorch's words."""
+    if not getattr(t.data, "flags", None) or t.data.flags.writeable:
+        return ShapeError(
+            f"{opname}: the value has shape {tuple(shape)}, which cannot be broadcast to the "
+            f"indexed shape of this {t.shape} tensor: the expanded size must match the "
+            f"existing size ({err})"
+        )
+    return RuntimeError(
+        f"{opname}: unsupported operation: more than one element of the written-to tensor "
+        f"refers to a single memory location (shape {t.shape}: a read-only view, such as "
+        "expand's). Please clone() the tensor before performing the operation."
+    )
+
+
+def _legacy_data(args, dtype):
+    """The data of PyTorch's legacy constructor: ``Tensor(data)``, or ``Tensor(*sizes)`` (ints)
+    for a tensor of that shape, or ``Tensor()`` for an empty one."""
+    if len(args) == 1 and not _is_size(args[0]):
+        if isinstance(args[0], float | bool | complex):
+            raise TypeError(
+                f"Tensor(): data must be a sequence (got {type(args[0]).__name__}), as in "
+                f"PyTorch; use tg.tensor({args[0]!r}) for a 0-d tensor, or tg.Tensor([...])"
+            )
+        return args[0]
+    bad = [a for a in args if not _is_size(a)]
+    if bad:
+        raise TypeError(
+            f"Tensor(*sizes): every size must be an int, got {bad[0]!r} in {args}; pass the "
+            "data as one argument (tg.Tensor([1, 2])), or requires_grad/dtype/device by keyword"
+        )
+    if any(a < 0 for a in args):
+        raise RuntimeError(f"Tensor(*sizes): negative dimension in {args}")
+    return _np.zeros(tuple(int(a) for a in args) or (0,), dtype=dtype or _np.float32)
+
+
+def _is_size(a) -> bool:
+    return isinstance(a, int) and not isinstance(a, bool) or isinstance(a, _np.integer)
 
 
 def _varargs(shape):

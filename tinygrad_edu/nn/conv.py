@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..eager.tensor import Tensor
+from ..ops import ShapeError
 from ..ops.conv import pair
 from . import functional as F
 from . import init
@@ -79,7 +80,7 @@ class Conv2d(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim in (3, 4) and x.shape[-3] != self.in_channels:
-            raise ValueError(
+            raise ShapeError(
                 f"{self._short()}: input has shape {x.shape}, but its channel axis (-3) must be "
                 f"in_channels={self.in_channels}"
             )

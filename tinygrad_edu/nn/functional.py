@@ -95,7 +95,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
     expected value is unchanged; the identity when not ``training``."""
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+        raise ValueError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
     keep = generator().random(input.shape) >= p
@@ -230,19 +230,25 @@ def l1_loss(input: Tensor, target, size_average=None, reduce=None,
     return _reduce("l1_loss", (input - target).abs(), _legacy(reduction, size_average, reduce))
 
 
+def _attr_array(value, like):
+    """A tensor-or-array argument that gets no gradient (a loss's ``weight``), as a raw array
+    of ``like``'s dtype and device."""
+    return None if value is None else as_tensor(value, dtype=like.dtype, device=like.device).data
+
+
 def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:  # fmt: skip
     r"""$-w\,(y \log p + (1 - y)\log(1 - p))$ for probabilities ``input`` $p \in [0, 1]$;
-    each log is clamped at $-100$, as in PyTorch, so $p = 0$ or 1 gives a finite loss."""
+    each log is clamped at $-100$, as in PyTorch, so $p = 0$ or 1 gives a finite loss, and
+    the gradient is PyTorch's closed form $(p - y) / \max(p(1 - p), 10^{-12})$, finite there
+    too (one op, ``BinaryCrossEntropyBackward0``)."""
     p = _tensor_input("binary_cross_entropy", input)
     t = _same_shape("binary_cross_entropy", p, target)
     if p.numel() and (float(p.data.min()) < 0 or float(p.data.max()) > 1):
         raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
                          "for logits use binary_cross_entropy_with_logits")  # fmt: skip
-    loss = -(t * p.log().clamp(min=-100) + (1 - t) * (1 - p).log().clamp(min=-100))
-    if weight is not None:
-        loss = loss * as_tensor(weight, dtype=p.dtype)
-    return _reduce("binary_cross_entropy", loss, _legacy(reduction, size_average, reduce))
+    return apply_op(_BCE, p, t, weight=_attr_array(weight, p),
+                    reduction=_legacy(reduction, size_average, reduce))  # fmt: skip
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_average=None,
@@ -252,14 +258,12 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_av
     $(1 - y)\,x + (1 + (w_+ - 1)\,y)\,\mathrm{softplus}(-x)$ (``pos_weight`` $w_+$)."""
     x = _tensor_input("binary_cross_entropy_with_logits", input)
     t = _same_shape("binary_cross_entropy_with_logits", x, target)
-    soft = softplus(-x, threshold=math.inf)
-    if pos_weight is not None:
-        soft = soft * ((as_tensor(pos_weight, dtype=x.dtype) - 1) * t + 1)
-    loss = (1 - t) * x + soft
-    if weight is not None:
-        loss = loss * as_tensor(weight, dtype=x.dtype)
-    return _reduce("binary_cross_entropy_with_logits", loss,
-                   _legacy(reduction, size_average, reduce))  # fmt: skip
+    attrs = {} if pos_weight is None else {"pos_weight": _attr_array(pos_weight, x)}
+    return apply_op(_BCE_LOGITS, x, t, weight=_attr_array(weight, x),
+                    reduction=_legacy(reduction, size_average, reduce), **attrs)  # fmt: skip
+
+
+_BCE, _BCE_LOGITS = REGISTRY["binary_cross_entropy"], REGISTRY["binary_cross_entropy_with_logits"]
 
 
 # -- layers: convolution, pooling, padding, normalisation, embedding ------------------------------

@@ -22,6 +22,7 @@ import math
 
 from .. import backend
 from ..eager.tensor import Tensor
+from ..ops import ShapeError
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -58,7 +59,7 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.shape[-1] != self.in_features:
-            raise ValueError(
+            raise ShapeError(
                 f"Linear({self.in_features}, {self.out_features}): input has shape {x.shape}, "
                 f"but its last axis must be in_features={self.in_features}"
             )
@@ -130,8 +131,9 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5):
         super().__init__()
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be in [0, 1), got {p}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout: dropout probability has to be between 0 and 1, but got "
+                             f"{p}")  # fmt: skip
         self.p = p
 
     def forward(self, x: Tensor) -> Tensor:

@@ -20,11 +20,13 @@ as in PyTorch.
 tensor([[7.]], grad_fn=<AddBackward0>)
 
 Saved models are plain ``.npz`` archives (one array per parameter name), read back with
-``allow_pickle=False``: loading a model file never runs code.
+``allow_pickle=False``: loading a model file never runs code. Other objects (an optimizer's
+state, a checkpoint dict, a tensor) are saved as their arrays plus a JSON description.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import weakref
 import zipfile
@@ -35,8 +37,12 @@ import numpy as _np  # state dicts are numpy arrays: the file format, not math
 from .. import backend
 from ..eager.node import _sequence
 from ..eager.tensor import Tensor
+from ..ops import ShapeError
 
 __all__ = ["Module", "Parameter", "save", "load"]
+
+
+_DATA = Tensor.data  # the slot that holds every tensor's array
 
 
 class Parameter(Tensor):
@@ -49,6 +55,22 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+
+    # ``p.data = t`` (PyTorch's way to swap a weight's values without the graph seeing it): a
+    # tensor's array replaces the parameter's. Reading ``p.data`` gives the array, as for any
+    # tensor. Only parameters pay for the check: plain tensors keep the plain slot.
+    def _set_data(self, value) -> None:
+        if isinstance(value, Tensor):
+            self._device = value._device
+            value = value.data
+        elif not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            raise TypeError(
+                f"data: expected a Tensor (or an array), got {type(value).__name__}; to fill "
+                "a parameter with a number use `with tg.no_grad(): p.fill_(value)`"
+            )
+        _DATA.__set__(self, value)
+
+    data = property(Tensor.data.__get__, _set_data, doc="The parameter's array (settable).")
 
     def __init__(self, data, requires_grad: bool = True, dtype=None, device=None):
         if isinstance(data, Tensor):
@@ -282,7 +304,7 @@ class Module:
         missing = [k for k in own if k not in state]
         unexpected = [k for k in state if k not in own]
         if strict and (missing or unexpected):
-            raise KeyError(
+            raise RuntimeError(
                 f"load_state_dict for {type(self).__name__}: missing keys {missing}, "
                 f"unexpected keys {unexpected}; pass strict=False to load the keys that match"
             )
@@ -294,7 +316,7 @@ class Module:
             if value.shape == () and p.shape == (1,) or value.shape == (1,) and p.shape == ():
                 value = value.reshape(p.shape)  # a counter saved as a scalar, or vice versa
             if tuple(value.shape) != p.shape:
-                raise ValueError(
+                raise ShapeError(
                     f"load_state_dict for {type(self).__name__}: {name!r} has shape "
                     f"{tuple(value.shape)} in the state dict but {p.shape} in the model"
                 )
@@ -337,8 +359,14 @@ def _mark_call(module: Module, out, start: int) -> None:
             node._module_calls = calls + ((weakref.ref(module), start),)
 
 
-def save(state, path: str | os.PathLike) -> str:
-    """Write a state dict (or a Module's) to ``path`` as an uncompressed ``.npz``.
+def save(obj, path: str | os.PathLike) -> str:
+    """Write ``obj`` to ``path`` as an uncompressed ``.npz``; returns the path written.
+
+    ``obj`` is a Module (its ``state_dict()``), a state dict, or, as with ``torch.save``, any
+    nesting of dicts, lists and tuples of tensors, arrays, numbers, strings and None: an
+    optimizer's ``state_dict()``, ``{"model": sd, "optimizer": osd, "epoch": 3}``, a tensor.
+    A state dict (names -> arrays) is stored one array per name; anything else as its arrays
+    plus a JSON description of the nesting (see NOTE [The structure of a saved file]).
 
     >>> import tempfile, os, tinygrad_edu as tg
     >>> m = tg.nn.Linear(3, 2)
@@ -346,33 +374,137 @@ def save(state, path: str | os.PathLike) -> str:
     >>> sorted(tg.nn.load(f))
     ['bias', 'weight']
     """
-    if isinstance(state, Module):
-        state = state.state_dict()
+    if isinstance(obj, Module):
+        obj = obj.state_dict()
     path = os.fspath(path)
     if not path.endswith(".npz"):
         path += ".npz"  # numpy would add it anyway; return the name actually written
-    _np.savez(path, **{k: _np.asarray(v.numpy() if isinstance(v, Tensor) else v)
-                       for k, v in state.items()})  # fmt: skip
+    if _is_flat_state(obj):
+        _np.savez(path, **{k: _np.asarray(v) for k, v in obj.items()})
+        return path
+    arrays: dict = {}
+    structure = _encode(obj, arrays, "")
+    _np.savez(path, **arrays, **{_STRUCTURE: _np.asarray(json.dumps(structure))})
     return path
 
 
-def load(path: str | os.PathLike) -> dict[str, _np.ndarray]:
-    """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``).
+# NOTE [The structure of a saved file]
+#     A saved file is an .npz archive, read with ``allow_pickle=False``: loading never runs
+#     code. A plain state dict (names -> numpy arrays, what ``Module.state_dict()`` gives) is
+#     one array per name, readable by ``np.load`` alone. Anything else keeps its arrays as
+#     entries ``"0"``, ``"1"`` ... and the nesting as JSON in the entry ``__structure__``:
+#     ``{"tensor": "0", "device": "cpu", "requires_grad": false}`` for a tensor,
+#     ``{"array": "1"}`` for a numpy array, ``{"dict": [[key, value], ...]}`` (keys may be
+#     ints, as in an optimizer's state), ``{"tuple": [...]}``, and JSON's own lists, numbers,
+#     strings, booleans and null.
+_STRUCTURE = "__structure__"
 
-    A file that is not such an archive (truncated, damaged, another format) is a
-    ``ValueError`` naming the file. ``load("model.pt")`` finds ``model.pt.npz``, the name
-    ``save(state, "model.pt")`` wrote, so PyTorch's ``torch.save``/``torch.load`` spelling
-    works unchanged."""
+
+def _is_flat_state(obj) -> bool:
+    return isinstance(obj, dict) and bool(obj) and all(
+        isinstance(k, str) and k != _STRUCTURE and type(v) is _np.ndarray
+        for k, v in obj.items())  # fmt: skip
+
+
+def _encode(value, arrays: dict, where: str):
+    if isinstance(value, Tensor):
+        key = str(len(arrays))
+        arrays[key] = _np.asarray(value.numpy())
+        return {"tensor": key, "device": value.device, "requires_grad": value.requires_grad}
+    if isinstance(value, _np.ndarray | _np.generic):
+        key = str(len(arrays))
+        arrays[key] = _np.asarray(value)
+        return {"array": key, "scalar": isinstance(value, _np.generic)}
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, dict):
+        return {"dict": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
+                         for k, v in value.items()]}  # fmt: skip
+    if isinstance(value, list | tuple):
+        items = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]
+        return items if isinstance(value, list) else {"tuple": items}
+    raise TypeError(
+        f"save: cannot write {type(value).__module__}.{type(value).__name__} at "
+        f"{where or 'the top'}; a saved object is made of dicts, lists and tuples of tensors, "
+        "arrays, numbers, strings and None (save a module's state_dict(), not the module's "
+        "other attributes)"
+    )
+
+
+def _decode(value, archive):
+    if isinstance(value, list):
+        return [_decode(v, archive) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "tensor" in value:
+        t = Tensor(archive[value["tensor"]], device=value["device"])
+        return t.requires_grad_() if value["requires_grad"] else t
+    if "array" in value:
+        arr = archive[value["array"]]
+        return arr[()] if value.get("scalar") else arr
+    if "tuple" in value:
+        return tuple(_decode(v, archive) for v in value["tuple"])
+    return {_hashable(_decode(k, archive)): _decode(v, archive) for k, v in value["dict"]}
+
+
+def _hashable(key):
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
+
+
+def load(path: str | os.PathLike, map_location=None, weights_only=None):
+    """Read what :func:`save` wrote (never unpickles: ``allow_pickle=False``): a state dict
+    of numpy arrays, or the saved nesting with its tensors as tensors.
+
+    A file that is not such an archive (truncated, damaged, another format, or a file
+    written by ``torch.save``) is a ``ValueError`` naming the file. ``load("model.pt")``
+    finds ``model.pt.npz``, the name ``save(state, "model.pt")`` wrote, so PyTorch's
+    ``torch.save``/``torch.load`` spelling works unchanged. ``map_location`` moves the
+    tensors (``"cpu"``, ``"sim:1"``); ``weights_only`` is accepted and ignored (nothing here
+    can run code)."""
     path = os.fspath(path)
     if not os.path.exists(path) and os.path.exists(path + ".npz"):
         path += ".npz"
     try:
         with _np.load(path, allow_pickle=False) as archive:
-            return {k: archive[k] for k in archive.files}
+            _refuse_torch_file(path, archive.files)
+            if _STRUCTURE not in archive.files:
+                return {k: archive[k] for k in archive.files}
+            structure = json.loads(str(archive[_STRUCTURE]))
+            out = _decode(structure, {k: archive[k] for k in archive.files if k != _STRUCTURE})
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as e:
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError) as e:
+        if isinstance(e, _TorchFileError):
+            raise
         raise ValueError(
             f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); it should "
             "be an .npz archive written by save(), complete and undamaged"
         ) from e
+    return out if map_location is None else _to_device(out, map_location)
+
+
+class _TorchFileError(ValueError):
+    pass
+
+
+def _refuse_torch_file(path, files) -> None:
+    """``torch.save`` writes a zip too (pickled objects under ``<name>/data.pkl``): numpy
+    would hand back its internal entries as if they were arrays."""
+    if any(f.endswith("data.pkl") or f.endswith(".data/version") for f in files):
+        raise _TorchFileError(
+            f"load: {path!r} was written by torch.save (PyTorch's pickle format), which "
+            "tinygrad_edu does not read (unpickling can run code). In PyTorch, save the "
+            "arrays instead: np.savez(path, **{k: v.numpy() for k, v in "
+            "model.state_dict().items()}); then model.load_state_dict(tg.load(path))"
+        )
+
+
+def _to_device(value, device):
+    if isinstance(value, Tensor):
+        moved = Tensor(value.data, device=device)
+        return moved.requires_grad_() if value.requires_grad else moved
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_to_device(v, device) for v in value)
+    return value

@@ -32,12 +32,22 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     rnn,
     shape,
 )
-from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
+from .base import (
+    REGISTRY,
+    IndexShapeError,
+    Op,
+    ShapeError,
+    broadcast_shapes,
+    get_op,
+    normalize_axes,
+    register,
+)
 from .functional import RAW, Functional, RawFunctional
 
 __all__ = [
     "Op",
     "ShapeError",
+    "IndexShapeError",
     "REGISTRY",
     "register",
     "get_op",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from .base import REGISTRY, Op, ShapeError, broadcast_shapes, register
-from .dtypes import floating, torch_result
+from .base import REGISTRY, Op, ShapeError, broadcast_shapes, quiet, register
+from .dtypes import category, floating, torch_result
 from .surface import binary, cast, declare, reflected, unary
 
 __all__ = [
@@ -91,6 +91,7 @@ class Div(Op):
     name, arity, saves = "div", 2, (0, 1)
     saves_for = {0: (1,)}  # a is read only for b's gradient; b for both
 
+    @quiet()  # x / 0 is inf or nan, silently (as in PyTorch)
     def forward(self, xp, a, b):
         return torch_result(xp, a / b, a, b, floating=True)
 
@@ -114,6 +115,38 @@ class Neg(Op):
         return (-g,)
 
 
+def _no_negative_int_power(xp, base, exponent):
+    """PyTorch's error for an integer raised to a negative integer (numpy's is a ValueError
+    without the op's name)."""
+    if hasattr(base, "dtype") and _category(base) == 1 and _category(exponent) == 1 and (
+            exponent < 0 if isinstance(exponent, int) else bool(xp.any(exponent < 0))):
+        raise RuntimeError(
+            "pow: Integers to negative integer powers are not allowed. Convert the base to a "
+            "floating dtype first, e.g. x.float() ** -1"
+        )
+
+
+def _int_power(xp, a, b):
+    """PyTorch's integer ``a ** b`` for a tensor exponent: a negative exponent gives what
+    integer division would (1 for a base of 1, +-1 for -1, else 0) where numpy raises."""
+    neg = b < 0
+    if not bool(xp.any(neg)):
+        return a**b
+    mag = a ** xp.where(neg, -b, b)
+    odd = xp.where(b % 2 == 0, xp.ones_like(mag), -xp.ones_like(mag))
+    small = xp.where(a == 1, xp.ones_like(mag), xp.where(a == -1, odd, xp.zeros_like(mag)))
+    return xp.where(neg, small, mag)
+
+
+def _category(x):
+    if isinstance(x, bool):
+        return 0
+    if isinstance(x, int):
+        return 1
+    dt = getattr(x, "dtype", None)
+    return category(dt) if dt is not None else 2
+
+
 @register
 class Pow(Op):
     r"""$x^c$ for a constant exponent $c$. $\partial L/\partial x = g\,c\,x^{c-1}$, and 0 for
@@ -121,7 +154,9 @@ class Pow(Op):
 
     name, saves = "pow", (0,)
 
+    @quiet()
     def forward(self, xp, x, exponent):
+        _no_negative_int_power(xp, x, exponent)
         return torch_result(xp, x**exponent, x, exponent)
 
     def vjp(self, F, g, inputs, out, shapes, needs, exponent):
@@ -148,7 +183,10 @@ class PowTensor(Op):
     def variant(self, inputs, attrs):
         return 0 if hasattr(inputs[0], "shape") else 1  # PowBackward2: a number base
 
+    @quiet()
     def forward(self, xp, a, b):
+        if _category(a) == 1 and _category(b) == 1:
+            return torch_result(xp, _int_power(xp, a, b), a, b)
         return torch_result(xp, a**b, a, b)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
@@ -168,6 +206,7 @@ class Exp(Op):
 
     name, saves_output = "exp", True
 
+    @quiet()  # overflow gives inf
     def forward(self, xp, x):
         return xp.exp(floating(xp, x))
 
@@ -183,6 +222,7 @@ class Log(Op):
 
     name, saves = "log", (0,)
 
+    @quiet()  # log(0) is -inf, log(-1) nan
     def forward(self, xp, x):
         return xp.log(floating(xp, x))
 
@@ -198,6 +238,7 @@ class Log1p(Op):
 
     name, saves, torch_name = "log1p", (0,), "Log1PBackward0"
 
+    @quiet()
     def forward(self, xp, x):
         return xp.log1p(floating(xp, x))
 
@@ -211,6 +252,7 @@ class Sqrt(Op):
 
     name, saves_output = "sqrt", True
 
+    @quiet()
     def forward(self, xp, x):
         return xp.sqrt(floating(xp, x))
 
@@ -224,6 +266,7 @@ class Rsqrt(Op):
 
     name, saves_output = "rsqrt", True
 
+    @quiet()
     def forward(self, xp, x):
         return 1 / xp.sqrt(floating(xp, x))
 

@@ -3,7 +3,8 @@ $\mathrm{op}$ transposes the last two axes when asked. Leading (batch) axes broa
 
 from __future__ import annotations
 
-from .base import REGISTRY, Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .dtypes import result_type
 from .surface import declare
 
 __all__ = ["MatMul", "matrix_transpose"]
@@ -16,35 +17,51 @@ def matrix_transpose(xp, a):
 
 @register
 class MatMul(Op):
-    r"""Matrix product with optional transposes (CSE599W's ``matmul_op``).
+    r"""Matrix product with optional transposes (CSE599W's ``matmul_op``); a 1-D operand is a
+    row on the left and a column on the right, and that dim is dropped from the result
+    (numpy's and PyTorch's rule: matrix-vector, vector-matrix and dot products).
 
     For $C = AB$: $\partial L/\partial A = G B^\top$ and $\partial L/\partial B = A^\top G$.
     Each transposed case is the same product with the roles swapped, so no transpose is ever
-    materialised.
+    materialised; a vector's gradient is the matrix case's with the dropped dim restored.
     """
 
     name, arity, saves = "matmul", 2, (0, 1)
     saves_for = {0: (1,), 1: (0,)}  # A is read only for B's gradient, B only for A's
-    torch_names = ("MmBackward0", "BmmBackward0")
+    # PyTorch's node depends on the operands' dims (its matmul dispatches to mm, mv, dot, and
+    # folds batches into one mm whose result it views: UnsafeViewBackward0)
+    torch_names = ("MmBackward0", "MvBackward0", "DotBackward0", "SqueezeBackward4",
+                   "UnsafeViewBackward0")  # fmt: skip
 
     def variant(self, inputs, attrs):
-        return 0 if inputs[0].ndim == 2 and inputs[1].ndim == 2 else 1
+        na, nb = inputs[0].ndim, inputs[1].ndim
+        if na <= 2 and nb <= 2:
+            return {(2, 2): 0, (2, 1): 1, (1, 1): 2, (1, 2): 3}[(na, nb)]
+        return 4
 
     def forward(self, xp, a, b, trans_A=False, trans_B=False):
         if trans_A:
             a = matrix_transpose(xp, a)
         if trans_B:
             b = matrix_transpose(xp, b)
+        if a.dtype != b.dtype:  # the library's promotion (numpy: int64 @ float32 is float64)
+            dt = result_type(xp, a, b)
+            a, b = (x if x.dtype == dt else xp.astype(x, dt) for x in (a, b))
         return xp.matmul(a, b)
 
     def shape(self, ashape, bshape, trans_A=False, trans_B=False):
-        if len(ashape) < 2 or len(bshape) < 2:
+        if len(ashape) < 1 or len(bshape) < 1:
             raise ShapeError(
-                f"matmul: shapes {fmt_shapes([ashape, bshape])} must both have at least 2 dims; "
-                "reshape vectors to (1, n) or (n, 1)"
+                f"matmul: both inputs need at least 1 dim, got shapes "
+                f"{fmt_shapes([ashape, bshape])}; use * to multiply by a scalar"
             )
-        n, k = (ashape[-1], ashape[-2]) if trans_A else (ashape[-2], ashape[-1])
-        k2, m = (bshape[-1], bshape[-2]) if trans_B else (bshape[-2], bshape[-1])
+        if len(ashape) == 1 and trans_A or len(bshape) == 1 and trans_B:
+            raise ShapeError(f"matmul: shapes {fmt_shapes([ashape, bshape])}: a 1-D operand "
+                             "cannot be transposed (trans_A/trans_B)")  # fmt: skip
+        a2 = (1,) + tuple(ashape) if len(ashape) == 1 else tuple(ashape)
+        b2 = tuple(bshape) + (1,) if len(bshape) == 1 else tuple(bshape)
+        n, k = (a2[-1], a2[-2]) if trans_A else (a2[-2], a2[-1])
+        k2, m = (b2[-1], b2[-2]) if trans_B else (b2[-2], b2[-1])
         if k != k2:
             flags = "".join(
                 f", {f}=True" for f, on in (("trans_A", trans_A), ("trans_B", trans_B)) if on
@@ -54,15 +71,17 @@ class MatMul(Op):
                 f"(inner sizes {k} and {k2}); transpose one side or fix the shapes"
             )
         try:
-            batch = broadcast_shapes("matmul", ashape[:-2], bshape[:-2])
+            batch = broadcast_shapes("matmul", a2[:-2], b2[:-2])
         except ShapeError:
             raise ShapeError(
                 f"matmul: shapes {fmt_shapes([ashape, bshape])}: the batch axes "
-                f"{tuple(ashape[:-2])} and {tuple(bshape[:-2])} cannot be broadcast together"
+                f"{tuple(a2[:-2])} and {tuple(b2[:-2])} cannot be broadcast together"
             ) from None
-        return batch + (n, m)
+        return batch + ((n,) if len(ashape) > 1 else ()) + ((m,) if len(bshape) > 1 else ())
 
     def vjp(self, F, g, inputs, out, shapes, needs, trans_A=False, trans_B=False):
+        if _is_vector(shapes[0]) or _is_vector(shapes[1]):
+            return self._vector_vjp(F, g, inputs, shapes, needs, trans_A, trans_B)
         # BEGIN SOLUTION A1.5
         a, b = inputs
         ga = gb = None
@@ -83,35 +102,35 @@ class MatMul(Op):
         return ga, gb
         # END SOLUTION
 
+    def _vector_vjp(self, F, g, inputs, shapes, needs, trans_A, trans_B):
+        """A vector operand: the matrix rule on ``(1, k)`` and ``(k, 1)``, then the dims
+        dropped again (a 1-D operand is never transposed; the other one may be)."""
+        row, col = _is_vector(shapes[0]), _is_vector(shapes[1])
+        a, b = inputs
+        a2 = F.expand_dims(a, axis=0) if row else a
+        b2 = F.expand_dims(b, axis=-1) if col else b
+        g2 = F.expand_dims(g, axis=-1) if col else g
+        g2 = F.expand_dims(g2, axis=-2) if row else g2
+        sa = (1,) + shapes[0] if row else shapes[0]
+        sb = shapes[1] + (1,) if col else shapes[1]
+        ga, gb = self.vjp(F, g2, (a2, b2), None, (sa, sb), needs, trans_A, trans_B)
+        return (F.squeeze(ga, dim=-2) if row and ga is not None else ga,
+                F.squeeze(gb, dim=-1) if col and gb is not None else gb)  # fmt: skip
+
+
+def _is_vector(shape) -> bool:
+    """A known 1-D shape (an unknown one, a symbolic node, is taken as a matrix's)."""
+    return isinstance(shape, tuple) and len(shape) == 1
+
 
 # -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
 def _matmul(op, apply):
     """``matmul(input, other)`` with numpy's (and PyTorch's) rules for 1-D operands: a vector
     on the left is a row, on the right a column, and that dim is dropped from the result.
     ``trans_A``/``trans_B`` (keywords, not in PyTorch) transpose the last two dims first."""
-    reshape = REGISTRY["reshape"]
 
     def matmul(input, other, *, trans_A=False, trans_B=False):
-        sa, sb = getattr(input, "shape", None), getattr(other, "shape", None)
-        if sa is None or sb is None or (len(sa) >= 2 and len(sb) >= 2):
-            return apply(op, input, other, trans_A=trans_A, trans_B=trans_B)
-        if len(sa) == 0 or len(sb) == 0:
-            raise ShapeError(f"matmul: both inputs need at least 1 dim, got shapes "
-                             f"{fmt_shapes([sa, sb])}; use * to multiply by a scalar")  # fmt: skip
-        k_a = sa[-1] if len(sa) == 1 or not trans_A else sa[-2]
-        k_b = sb[0] if len(sb) == 1 else sb[-1] if trans_B else sb[-2]
-        if k_a != k_b:
-            raise ShapeError(f"matmul: shapes {fmt_shapes([sa, sb])} do not align (inner sizes "
-                             f"{k_a} and {k_b}); transpose one side or fix the shapes")  # fmt: skip
-        a = apply(reshape, input, shape=(1, sa[0])) if len(sa) == 1 else input
-        b = apply(reshape, other, shape=(sb[0], 1)) if len(sb) == 1 else other
-        out = apply(op, a, b, trans_A=trans_A and len(sa) > 1, trans_B=trans_B and len(sb) > 1)
-        shape = list(out.shape)
-        if len(sb) == 1:
-            del shape[-1]
-        if len(sa) == 1:
-            del shape[-1 if len(sb) == 1 else -2]
-        return apply(reshape, out, shape=tuple(shape))
+        return apply(op, input, other, trans_A=trans_A, trans_B=trans_B)
 
     return matmul
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 
-from .base import Op, ShapeError, fmt_shapes, normalize_axes, register
+from .base import Op, ShapeError, fmt_shapes, normalize_axes, quiet, register
 from .dtypes import category
 from .surface import cast, declare
 
-__all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad", "OneHot"]
+__all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad",
+           "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "OneHot"]  # fmt: skip
 
 
 def _log_softmax(xp, x, axis):
@@ -39,6 +40,7 @@ class Softmax(_AlongAxis):
 
     name, saves_output = "softmax", True
 
+    @quiet()  # inf - inf in a row holding inf gives nan, silently (as in PyTorch)
     def forward(self, xp, x, axis=-1):
         _need_float(self.name, x)
         if x.size == 0:  # nothing to normalise (numpy's max of nothing would fail)
@@ -57,6 +59,7 @@ class LogSoftmax(_AlongAxis):
 
     name, saves_output = "log_softmax", True
 
+    @quiet()
     def forward(self, xp, x, axis=-1):
         _need_float(self.name, x)
         if x.size == 0:
@@ -265,6 +268,103 @@ class NllLossGrad(Op):
         back = F.nll_loss(gg, inputs[1], weight=weight, ignore_index=ignore_index,
                           reduction=reduction)  # fmt: skip
         return (back, None) + (None,) * (len(shapes) - 2)
+
+
+class _BinaryLoss(Op):
+    """A loss of ``(input, target)`` pairs of one shape, times ``weight`` (an attribute: no
+    gradient, as in PyTorch), then ``reduction``. Subclasses give the loss of each element
+    (``_each``) and its two partial derivatives (``_partials``)."""
+
+    arity, saves = 2, (0, 1)
+
+    @quiet()  # log(0) and the mean of nothing, as in PyTorch (silent)
+    def forward(self, xp, x, t, weight=None, reduction="mean", **attrs):
+        loss = self._each(xp, x, t, **attrs)
+        if weight is not None:
+            loss = loss * weight
+        if reduction == "none":
+            return loss
+        return xp.sum(loss) if reduction == "sum" else xp.mean(loss)
+
+    def shape(self, xshape, tshape, weight=None, reduction="mean", **attrs):
+        if tuple(xshape) != tuple(tshape):
+            raise ShapeError(f"{self.name}: input and target have shapes "
+                             f"{fmt_shapes([xshape, tshape])}; they must match")  # fmt: skip
+        _check_reduction(self.name, reduction)
+        return tuple(xshape) if reduction == "none" else ()
+
+    def vjp(self, F, g, inputs, out, shapes, needs, weight=None, reduction="mean", **attrs):
+        if reduction == "mean":
+            n = F.numel(shapes[0])
+            g = g / n if not isinstance(n, int) or n else g
+        if reduction != "none":
+            g = F.broadcast_to(g, shapes[0])
+        if weight is not None:
+            g = g * weight
+        with quiet():  # a zero gradient times an infinite partial
+            gx, gt = self._partials(F, *inputs, needs, **attrs)
+        return (g * gx if gx is not None else None, g * gt if gt is not None else None)
+
+
+_EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 for this rule, a C float: float32(1e-12)
+
+
+def _clamped_log(xp, x):
+    return xp.maximum(xp.log(x), xp.full_like(x, -100.0))
+
+
+@register
+class BinaryCrossEntropy(_BinaryLoss):
+    r"""``binary_cross_entropy(p, t)``: $-(t \log p + (1 - t)\log(1 - p))$ for probabilities
+    $p$, each log clamped at $-100$ (PyTorch's rule), so $p = 0$ or 1 gives a finite loss.
+
+    $\partial L/\partial p = g\,(p - t) / \max(p(1 - p), 10^{-12})$: PyTorch's closed form,
+    finite where $p$ is exactly 0 or 1 (the clamped logs' own derivative would be $0/0$
+    there); $\partial L/\partial t = g\,(\log(1 - p) - \log p)$ (infinite there, as in
+    PyTorch).
+    """
+
+    name = "binary_cross_entropy"
+
+    def _each(self, xp, p, t):
+        return -(t * _clamped_log(xp, p) + (1 - t) * _clamped_log(xp, 1 - p))
+
+    def _partials(self, F, p, t, needs):
+        gp = (p - t) / F.clamp(p * (1 - p), min=_EPSILON) if needs[0] else None
+        gt = None
+        if needs[1]:
+            gt = F.log(1 - p) - F.log(p)  # not clamped: +-inf at p = 0 or 1, as in PyTorch
+        return gp, gt
+
+
+@register
+class BinaryCrossEntropyWithLogits(_BinaryLoss):
+    r"""``binary_cross_entropy_with_logits(x, t)``: the binary cross-entropy of
+    $\sigma(x)$, computed stably from the logits: $(1 - t)\,x + w\,\mathrm{softplus}(-x)$
+    with $w = 1 + (w_+ - 1)\,t$ (``pos_weight`` $w_+$, an attribute, default 1).
+
+    $\partial L/\partial x = g\,((1 - t) - w\,\sigma(-x))$ ($g\,(\sigma(x) - t)$ without
+    ``pos_weight``) and $\partial L/\partial t = g\,((w_+ - 1)\,\mathrm{softplus}(-x) - x)$.
+    """
+
+    name = "binary_cross_entropy_with_logits"
+
+    def _each(self, xp, x, t, pos_weight=None):
+        soft = xp.maximum(-x, xp.zeros_like(x)) + xp.log1p(xp.exp(-xp.abs(x)))  # softplus(-x)
+        w = 1 if pos_weight is None else t * (pos_weight - 1) + 1
+        return (1 - t) * x + w * soft
+
+    def _partials(self, F, x, t, needs, pos_weight=None):
+        gx = gt = None
+        if needs[0]:
+            if pos_weight is None:
+                gx = F.sigmoid(x) - t
+            else:
+                gx = (1 - t) - (t * (pos_weight - 1) + 1) * F.sigmoid(-x)
+        if needs[1]:
+            gt = -x if pos_weight is None else (
+                F.softplus(-x, threshold=math.inf) * (pos_weight - 1) - x)  # fmt: skip
+        return gx, gt
 
 
 @register

@@ -9,7 +9,15 @@ import math
 
 import numpy as _np  # shape arithmetic only (a zero-byte view for indexing rules)
 
-from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, normalize_axes, register
+from .base import (
+    IndexShapeError,
+    Op,
+    ShapeError,
+    broadcast_shapes,
+    fmt_shapes,
+    normalize_axes,
+    register,
+)
 from .dtypes import result_type
 from .surface import declare, dims, shape_of
 
@@ -327,7 +335,8 @@ def _index_shape(opname, shape, index):
     try:
         return _np.broadcast_to(_np.empty((), dtype=bool), shape)[index].shape
     except (IndexError, TypeError, ValueError) as e:
-        raise ShapeError(f"{opname}: index {index!r} does not fit shape {tuple(shape)}: {e}") from e
+        cls = IndexShapeError if isinstance(e, IndexError) else ShapeError
+        raise cls(f"{opname}: index {index!r} does not fit shape {tuple(shape)}: {e}") from e
 
 
 def _is_basic(index) -> bool:
@@ -355,22 +364,27 @@ class GetItem(Op):
 
     name = "getitem"
     view = True
-    torch_names = ("SelectBackward0", "SliceBackward0", "IndexBackward0")
+    torch_names = ("SelectBackward0", "SliceBackward0", "IndexBackward0", "SplitBackward0",
+                   "SplitWithSizesBackward0", "UnbindBackward0")  # fmt: skip
 
     def variant(self, inputs, attrs):
-        return index_kind(attrs["index"])
+        piece = attrs.get("piece_of")  # a piece of x.split(...) / x.unbind(): PyTorch's name
+        return index_kind(attrs["index"]) if piece is None else _PIECES[piece]
 
-    def forward(self, xp, x, index):
+    def forward(self, xp, x, index, piece_of=None):
         rows = _first_axis_array(index)
         if rows is not None:  # `take` is the Array API's spelling of x[int_array]
             return xp.take(x, rows, axis=0)
         return x[index]
 
-    def shape(self, xshape, index):
+    def shape(self, xshape, index, piece_of=None):
         return _index_shape(self.name, xshape, index)
 
-    def vjp(self, F, g, inputs, out, shapes, needs, index):
+    def vjp(self, F, g, inputs, out, shapes, needs, index, piece_of=None):
         return (F.getitem_grad(g, shapes[0], index),)
+
+
+_PIECES = {"split": 3, "split_with_sizes": 4, "unbind": 5}  # GetItem.torch_names
 
 
 @register
@@ -412,7 +426,11 @@ class SetItem(Op):
     ``CopySlices``). $\partial L/\partial x$ = ``g`` with zeros at ``index``;
     $\partial L/\partial \mathrm{value}$ = ``g[index]`` summed to the value's shape."""
 
-    name, arity, torch_name = "setitem", 2, "CopySlices"
+    name, arity = "setitem", 2
+    torch_names = ("CopySlices", "IndexPutBackward0")  # slices and ints; arrays and masks
+
+    def variant(self, inputs, attrs):
+        return 1 if index_kind(attrs["index"]) == 2 else 0
 
     def forward(self, xp, x, value, index):
         out = xp.asarray(x, copy=True)
@@ -716,9 +734,10 @@ def _split(op, apply):
             raise ValueError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} "
                              f"has {n}")  # fmt: skip
         pieces, start = [], 0
+        piece_of = "split" if isinstance(split_size_or_sections, int) else "split_with_sizes"
         for size in sizes:
             index = (slice(None),) * d + (slice(start, start + size), Ellipsis)
-            pieces.append(apply(op, input, index=index))
+            pieces.append(apply(op, input, index=index, piece_of=piece_of))
             start += size
         return tuple(pieces)
 
@@ -733,7 +752,7 @@ def _chunk(op, apply):
             raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
         shape = shape_of("chunk", input)
         n = shape[_axis("chunk", dim, len(shape), shape)]
-        if n == 0:  # as many empty pieces as asked for (PyTorch)
+        if n == 0:  # as many empty pieces as asked for (PyTorch, SplitWithSizesBackward0)
             return split(input, [0] * chunks, dim)
         return split(input, -(-n // chunks), dim)
 
@@ -744,7 +763,7 @@ def _unbind(op, apply):
     def unbind(input, dim=0):
         shape = shape_of("unbind", input)
         d = _axis("unbind", dim, len(shape), shape)
-        return tuple(apply(op, input, index=(slice(None),) * d + (i, Ellipsis))
+        return tuple(apply(op, input, index=(slice(None),) * d + (i, Ellipsis), piece_of="unbind")
                      for i in range(shape[d]))  # fmt: skip
 
     return unbind

@@ -16,7 +16,7 @@ The factors $1-\beta^t$ undo the bias of averages that start at zero.
 >>> opt.step()   # the first Adam step moves each weight by about lr, against the gradient
 >>> w
 Parameter containing:
-tensor([ 0.9, -0.9], requires_grad=True)
+tensor([ 0.9000, -0.9000], requires_grad=True)
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ tensor([0., 0.], requires_grad=True)
 from __future__ import annotations
 
 import copy
+from collections import defaultdict
 
 import numpy as _np  # state_dict() hands back numpy arrays
 
@@ -47,7 +48,7 @@ class Optimizer:
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
-        self.state: dict[int, dict] = {}  # id(param) -> that parameter's state
+        self.state: defaultdict[Tensor, dict] = defaultdict(dict)  # param -> its state
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -94,7 +95,7 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    state = self.state.setdefault(id(p), {})
+                    state = self.state[p]
                     new = self._update(p.data, p.grad.data, state, group)
                     if new is not p.data:
                         p.data[...] = new
@@ -116,9 +117,9 @@ class Optimizer:
                 ids.append(index[id(p)])
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
         state = {
-            index[pid]: {k: (backend.to_device(v, "cpu") if hasattr(v, "shape") else v)
-                         for k, v in s.items()}
-            for pid, s in self.state.items() if pid in index
+            index[id(p)]: {k: (backend.to_device(v, "cpu") if hasattr(v, "shape") else v)
+                           for k, v in s.items()}
+            for p, s in self.state.items() if id(p) in index and s
         }  # fmt: skip
         return {"state": copy.deepcopy(state), "param_groups": groups}
 
@@ -133,11 +134,11 @@ class Optimizer:
         params = [p for g in self.param_groups for p in g["params"]]
         for mine, saved in zip(self.param_groups, groups):
             mine.update({k: v for k, v in saved.items() if k != "params"})
-        self.state = {}
+        self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = params[int(i)]
             xp = backend.namespace_of(p.data)
-            self.state[id(p)] = {
+            self.state[p] = {
                 k: (xp.asarray(backend.to_device(_np.asarray(v), p.device))
                     if hasattr(v, "shape") else v)
                 for k, v in s.items()

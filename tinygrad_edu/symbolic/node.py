@@ -205,6 +205,12 @@ def _as_node(x) -> Node:
         return x
     if isinstance(x, list | tuple):
         raise TypeError(f"cannot use {type(x).__name__} {x!r} as a graph value; use an array")
+    if hasattr(x, "grad_fn") and hasattr(x, "requires_grad"):  # an eager (or PyTorch) tensor
+        raise TypeError(
+            f"cannot use the eager tensor {x!r:.60} in a symbolic graph; eager tensors and "
+            "symbolic nodes do not mix. Use S.constant(x.numpy()) for a fixed value, or an "
+            "S.Variable fed by the Executor (S.Executor(...).run({var: x.numpy()}))"
+        )
     return constant(x)
 
 

@@ -1,0 +1,530 @@
+"""Where the eager engine used to give a silent wrong answer, crash, or raise numpy's error
+instead of PyTorch's: each case against PyTorch itself (issue #22)."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tinygrad_edu as tg
+import tinygrad_edu.nn.functional as F
+
+
+def _both(fn, *arrays, dtype=np.float64):
+    """``fn`` on tinygrad_edu tensors and on torch tensors made from ``arrays`` (all requiring
+    grad): ``(ours, theirs)`` as pairs of (value, grads)."""
+    ours = [tg.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = fn(tg, F, *ours), fn(torch, torch.nn.functional, *theirs)
+    out.sum().backward()
+    tout.sum().backward()
+    return (out, [x.grad for x in ours]), (tout, [x.grad for x in theirs])
+
+
+# -- binary cross-entropy at probabilities of exactly 0 and 1 -------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_gradient_is_finite_at_zero_and_one_as_in_pytorch(reduction):
+    p, t = np.array([0.0, 1.0, 0.0, 1.0, 0.3]), np.array([0.0, 1.0, 1.0, 0.0, 0.6])
+    w = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
+
+    def bce(M, Fn, p, t):
+        weight = (tg.tensor if M is tg else torch.tensor)(w)
+        return Fn.binary_cross_entropy(p, t, weight=weight, reduction=reduction)
+
+    (out, grads), (tout, tgrads) = _both(bce, p, t)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy())
+    assert np.isfinite(grads[0].numpy()).all()  # the target's is +-inf there, in PyTorch too
+    for g, tg_ in zip(grads, tgrads):
+        np.testing.assert_allclose(g.numpy(), tg_.numpy(), rtol=1e-6)
+    assert out.grad_fn.name() == type(tout.grad_fn).__name__ == "BinaryCrossEntropyBackward0"
+
+
+def test_bce_of_a_saturated_sigmoid_trains_bceloss():
+    x = tg.tensor([20.0, -20.0], requires_grad=True)  # sigmoid is exactly 1.0 and ~0 in float32
+    tg.nn.BCELoss()(x.sigmoid(), tg.tensor([1.0, 0.0])).backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_with_logits_is_one_node_as_in_pytorch(reduction):
+    x, t = np.array([-30.0, -1.0, 0.0, 2.0, 40.0]), np.array([0.0, 1.0, 0.5, 1.0, 0.0])
+    pw = np.array([1.0, 2.0, 0.5, 3.0, 1.0])
+
+    def bce(M, Fn, x, t):
+        pos = (tg.tensor if M is tg else torch.tensor)(pw)
+        return Fn.binary_cross_entropy_with_logits(x, t, pos_weight=pos, reduction=reduction)
+
+    (out, grads), (tout, tgrads) = _both(bce, x, t)
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-6)
+    for g, tg_ in zip(grads, tgrads):
+        np.testing.assert_allclose(g.numpy(), tg_.numpy(), rtol=1e-6, atol=1e-12)
+    assert out.grad_fn.name() == type(tout.grad_fn).__name__
+
+
+# -- numpy's RuntimeWarnings: PyTorch is silent ---------------------------------------------------
+@pytest.mark.parametrize("name, fn", [
+    ("x / 0", lambda: tg.tensor([1.0, 0.0, -1.0]) / 0),
+    ("log(0)", lambda: tg.tensor([0.0, -1.0]).log()),
+    ("log1p(-1)", lambda: tg.tensor([-1.0]).log1p()),
+    ("sqrt(-1)", lambda: tg.tensor([-1.0]).sqrt()),
+    ("rsqrt(0)", lambda: tg.tensor([0.0]).rsqrt()),
+    ("exp overflow", lambda: tg.tensor([1000.0]).exp()),
+    ("0 ** -1", lambda: tg.tensor([0.0]) ** -1),
+    ("softmax with inf", lambda: F.softmax(tg.tensor([float("inf"), 1.0]), dim=0)),
+    ("log_softmax with inf", lambda: F.log_softmax(tg.tensor([float("inf"), 1.0]), dim=0)),
+    ("bce at 0", lambda: F.binary_cross_entropy(tg.tensor([0.0, 1.0]), tg.tensor([1.0, 0.0]))),
+    ("backward of log at 0", lambda: tg.tensor([0.0], requires_grad=True).log().sum().backward()),
+])  # fmt: skip
+def test_no_numpy_runtime_warnings(name, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fn()
+
+
+def test_numpy_error_state_is_left_as_it_was():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tg.tensor([1.0]) / 0
+        with pytest.raises(RuntimeWarning):
+            np.array([1.0]) / 0  # the user's own numpy still warns
+
+
+# -- integer powers -------------------------------------------------------------------------------
+def test_int_to_negative_int_power_is_pytorchs_error():
+    with pytest.raises(RuntimeError, match="pow: Integers to negative integer powers"):
+        tg.tensor([2, 3]).long() ** -1
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        torch.tensor([2, 3]) ** -1
+
+
+def test_int_tensor_exponent_negative_matches_pytorch():
+    base, exp = [2, 1, -1, -1, 3, 0], [-1, -3, -3, -2, 2, 2]
+    ours = tg.tensor(base).long() ** tg.tensor(exp).long()
+    assert ours.tolist() == (torch.tensor(base) ** torch.tensor(exp)).tolist()
+    assert (2 ** tg.tensor([-1, 3]).long()).tolist() == (2 ** torch.tensor([-1, 3])).tolist()
+
+
+# -- mixing engines and libraries -----------------------------------------------------------------
+def test_eager_tensor_and_symbolic_node_do_not_mix():
+    from tinygrad_edu import symbolic as S
+
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        tg.tensor([1.0]) + S.Variable("x")
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        S.Variable("x") + tg.tensor([1.0])
+    with pytest.raises(TypeError, match="eager tensors and symbolic nodes do not mix"):
+        tg.tensor([1.0]) * S.Variable("x", shape=(1,))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda: tg.ones(2) + torch.ones(2),
+    lambda: torch.ones(2) + tg.ones(2),
+    lambda: tg.ones(2, 2) @ torch.ones(2, 2),
+    lambda: tg.ones(2) @ torch.ones(2),
+])  # fmt: skip
+def test_a_pytorch_tensor_operand_is_a_clear_error(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # PyTorch's own, on the way
+        with pytest.raises(TypeError, match=r"(add|matmul): got a torch\.Tensor .*from_dlpack"):
+            fn()
+
+
+# -- dtypes and constructors ----------------------------------------------------------------------
+@pytest.mark.parametrize("a, b", [((2, 3), (3, 2)), ((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 2)),
+                                  ((2, 2, 3), (3, 2))])  # fmt: skip
+def test_int_matmul_float_follows_the_promotion_rule(a, b):
+    x, w = tg.ones(*a).long(), tg.ones(*b)
+    assert (x @ w).dtype == np.float32  # numpy would give float64
+    assert (tg.ones(*a) @ tg.ones(*b).long()).dtype == np.float32
+    assert (tg.ones(*a, dtype=tg.float64) @ w).dtype == np.float64
+    assert (x @ tg.ones(*b).long()).dtype == np.int64
+    np.testing.assert_array_equal((x @ w).numpy(), np.ones(a) @ np.ones(b))
+
+
+def test_linear_on_an_int_input_gives_float32():
+    out = tg.nn.Linear(3, 2)(tg.tensor([[1, 2, 3]]).long())
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("args", [(2, 3), (4,), (), (0, 2), (2, 1, 3)])
+def test_legacy_tensor_constructor_takes_sizes(args):
+    ours, theirs = tg.Tensor(*args), torch.Tensor(*args)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype == np.float32
+
+
+def test_legacy_tensor_constructor_still_takes_data():
+    assert tg.Tensor([2, 3]).tolist() == torch.Tensor([2, 3]).tolist() == [2.0, 3.0]
+    assert tg.Tensor(2, 3, requires_grad=True).requires_grad
+    assert tg.Tensor(2, dtype=tg.float64).dtype == np.float64
+    with pytest.raises(TypeError, match="data must be a sequence"):
+        tg.Tensor(2.5)
+    with pytest.raises(TypeError, match="every size must be an int"):
+        tg.Tensor(2, "a")
+
+
+# -- numpy's errors in PyTorch's words ------------------------------------------------------------
+def test_in_place_op_on_an_expanded_tensor_is_pytorchs_error():
+    for write in (lambda v: v.add_(1), lambda v: v.mul_(2), lambda v: v.zero_(),
+                  lambda v: v.__setitem__(0, 1.0)):  # fmt: skip
+        v = tg.ones(1, 3).expand(2, 3)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(v)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        torch.ones(1, 3).expand(2, 3).add_(1)
+
+
+def test_setitem_shape_mismatch_is_a_runtime_error():
+    x = tg.zeros(3)
+    with pytest.raises(RuntimeError, match="setitem: the value has shape \\(2,\\)"):
+        x[:] = tg.ones(2)
+    assert x.tolist() == [0.0, 0.0, 0.0] and x._version_value == 0  # nothing was written
+    with pytest.raises(RuntimeError):
+        torch.zeros(3)[:] = torch.ones(2)
+
+
+# -- exception classes as in PyTorch --------------------------------------------------------------
+@pytest.mark.parametrize("fn", [
+    lambda M: M.ones(3)[5],
+    lambda M: M.ones(3)[M.tensor([0, 5])],
+    lambda M: M.ones(2, 3)[:, 3],
+    lambda M: M.ones(2, 3).sum(dim=2),
+    lambda M: M.ones(2, 3).softmax(dim=-3),
+])  # fmt: skip
+def test_out_of_range_index_or_dim_is_an_index_error(fn):
+    with pytest.raises(IndexError):
+        fn(torch)
+    with pytest.raises(IndexError):
+        fn(tg)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda M: M.nn.Linear(3, 2)(M.ones(1, 2)),
+    lambda M: M.nn.Conv2d(3, 2, 3)(M.ones(1, 2, 5, 5)),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 3)}),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 3), "bias": M.zeros(2),
+                                                 "extra": M.zeros(1)}),
+    lambda M: M.nn.Linear(3, 2).load_state_dict({"weight": M.zeros(2, 2), "bias": M.zeros(2)}),
+])  # fmt: skip
+def test_module_errors_are_runtime_errors(fn):
+    with pytest.raises(RuntimeError):
+        fn(torch)
+    with pytest.raises(RuntimeError):
+        fn(tg)
+
+
+def test_assigning_a_number_to_grad_is_a_type_error():
+    a, t = tg.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        t.grad = 0.0
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None"):
+        a.grad = 0.0
+    with pytest.raises(RuntimeError, match="shape"):
+        a.grad = tg.ones(3)
+    with pytest.raises(RuntimeError, match="float64"):
+        a.grad = tg.ones(2, dtype=tg.float64)
+    assert a.grad is None
+    a.grad = tg.full_like(a, 2.0)
+    assert a.grad.tolist() == [2.0, 2.0]
+
+
+def test_dropout_with_p_one_zeroes_everything_as_in_pytorch():
+    assert tg.nn.Dropout(p=1)(tg.ones(3)).tolist() == torch.nn.Dropout(p=1)(torch.ones(3)).tolist()
+    assert tg.nn.functional.dropout(tg.ones(3), 1.0).tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        tg.nn.Dropout(p=1.5)
+
+
+# -- optimizer state and checkpoints --------------------------------------------------------------
+def _model_and_adam(seed=0):
+    tg.manual_seed(seed)
+    model = tg.nn.Sequential(tg.nn.Linear(3, 4), tg.nn.ReLU(), tg.nn.Linear(4, 2))
+    return model, tg.optim.Adam(model.parameters(), lr=0.1)
+
+
+def _train_step(model, opt):
+    x = tg.tensor([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0]])
+    opt.zero_grad()
+    tg.nn.functional.mse_loss(model(x), tg.tensor([[1.0, 0.0], [0.0, 1.0]])).backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("make", [lambda ps: tg.optim.Adam(ps), lambda ps: tg.optim.SGD(ps, 0.1,
+                                                                                    momentum=0.9)])
+def test_optimizer_state_is_keyed_by_the_parameter(make):
+    model = tg.nn.Linear(3, 2)
+    opt = make(model.parameters())
+    assert opt.state[model.weight] == {}  # PyTorch's defaultdict: no KeyError before a step
+    model(tg.ones(1, 3)).sum().backward()
+    opt.step()
+    state = opt.state[model.weight]
+    assert set(state) == ({"step", "exp_avg", "exp_avg_sq"} if "Adam" in type(opt).__name__
+                          else {"momentum_buffer"})  # fmt: skip
+    assert opt.state[model.weight] is state
+
+
+def test_resuming_from_a_checkpoint_gives_the_same_next_step(tmp_path):
+    model, opt = _model_and_adam()
+    for _ in range(3):
+        _train_step(model, opt)
+    path = tg.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3,
+                    "note": "adam", "losses": [1.5, (2, None)]}, tmp_path / "ckpt.pt")  # fmt: skip
+    _train_step(model, opt)  # the step the resumed run must reproduce
+    expected = [p.numpy().copy() for p in model.parameters()]
+
+    ckpt = tg.load(tmp_path / "ckpt.pt")
+    assert ckpt["epoch"] == 3 and ckpt["note"] == "adam" and ckpt["losses"] == [1.5, (2, None)]
+    model2, opt2 = _model_and_adam(seed=1)  # other weights, fresh state
+    model2.load_state_dict(ckpt["model"])
+    opt2.load_state_dict(ckpt["optimizer"])
+    assert opt2.param_groups[0]["betas"] == (0.9, 0.999)
+    _train_step(model2, opt2)
+    for got, want in zip(model2.parameters(), expected):
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert path.endswith("ckpt.pt.npz")
+
+
+@pytest.mark.parametrize("obj", [
+    tg.tensor([[1.0, 2.0]]),
+    tg.tensor([1, 2]).long(),
+    tg.ones(2, requires_grad=True),
+    {"a": tg.zeros(3), "b": [tg.ones(1), 2, "x", None, True], "c": (1.5, {"d": tg.tensor(3.0)})},
+    {0: {"step": 3, "buf": np.arange(3.0)}, 1: {}},
+    [1, 2.5, "three"],
+    {},
+])  # fmt: skip
+def test_nested_objects_round_trip(tmp_path, obj):
+    back = tg.load(tg.save(obj, tmp_path / "obj.pt"))
+    _assert_same(back, obj)
+
+
+def _assert_same(back, obj):
+    assert type(back) is type(obj) or isinstance(obj, tg.Tensor) and isinstance(back, tg.Tensor)
+    if isinstance(obj, tg.Tensor):
+        assert back.dtype == obj.dtype and back.requires_grad == obj.requires_grad
+        np.testing.assert_array_equal(back.numpy(), obj.numpy())
+    elif isinstance(obj, np.ndarray):
+        np.testing.assert_array_equal(back, obj)
+    elif isinstance(obj, dict):
+        assert list(back) == list(obj)
+        for k in obj:
+            _assert_same(back[k], obj[k])
+    elif isinstance(obj, list | tuple):
+        assert len(back) == len(obj)
+        for a, b in zip(back, obj):
+            _assert_same(a, b)
+    else:
+        assert back == obj
+
+
+def test_saving_something_unsaveable_names_it(tmp_path):
+    with pytest.raises(TypeError, match=r"save: cannot write .*object at \['opt'\]"):
+        tg.save({"opt": object()}, tmp_path / "x.pt")
+
+
+def test_loading_a_torch_save_file_is_a_clear_error(tmp_path):
+    path = str(tmp_path / "model.pt")
+    torch.save(torch.nn.Linear(3, 2).state_dict(), path)
+    with pytest.raises(ValueError, match="written by torch.save"):
+        tg.load(path)
+
+
+# -- .data, .grad and backward(inputs=...) --------------------------------------------------------
+def test_assigning_a_tensor_to_a_parameters_data_replaces_its_values():
+    model, tmodel = tg.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    w = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    model.weight.data = tg.tensor(w)
+    tmodel.weight.data = torch.tensor(w)
+    model.bias.data, tmodel.bias.data = tg.zeros(2), torch.zeros(2)
+    x = np.array([[1.0, -1.0]], dtype=np.float32)
+    np.testing.assert_allclose(model(tg.tensor(x)).detach().numpy(),
+                               tmodel(torch.tensor(x)).detach().numpy())  # fmt: skip
+    assert model.weight.requires_grad and model.weight.is_leaf
+    model(tg.tensor(x)).sum().backward()  # and it still trains
+    assert model.weight.grad.shape == (2, 2)
+
+
+def test_assigning_a_number_to_a_parameters_data_is_a_type_error():
+    p = tg.nn.Parameter([1.0, 2.0])
+    with pytest.raises(TypeError, match="data: expected a Tensor"):
+        p.data = 3.0
+    assert p.tolist() == [1.0, 2.0]
+
+
+def test_a_plain_tensor_whose_data_is_a_tensor_is_a_clear_error():
+    x = tg.ones(2, 2)
+    x.data = tg.zeros(2, 2)  # a plain tensor's .data is its array (see coming-from-pytorch)
+    for fn in (lambda: x + 1, lambda: x @ tg.ones(2, 2)):
+        with pytest.raises(TypeError, match=r"\.data was set to a tensor.*x\.data = t\.data"):
+            fn()
+
+
+def test_backward_with_inputs_fills_a_non_leaf_grad_without_a_warning():
+    x = tg.ones(2, requires_grad=True)
+    h = x * 2
+    (h * h).sum().backward(inputs=[h])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert h.grad.tolist() == [4.0, 4.0]
+    assert x.grad is None
+    h2 = x * 3
+    with pytest.warns(UserWarning, match="non-leaf"):
+        assert h2.grad is None  # still warned where backward filled nothing
+
+
+# -- custom Functions keep their device -----------------------------------------------------------
+class _CubeAndPass(tg.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        out = x * x * x
+        ctx.save_for_backward(x, out)
+        return out, y  # y returned as it came
+
+    @staticmethod
+    def backward(ctx, g, gy):
+        x, out = ctx.saved_tensors
+        assert x.device == out.device == g.device == gy.device == "sim:1"
+        return g * 3 * out / x, gy
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_custom_function_on_a_simulated_device(create_graph):
+    x = tg.tensor([2.0, 1.0], requires_grad=True, device="sim:1")
+    y = tg.tensor([5.0, 6.0], requires_grad=True, device="sim:1")
+    a, b = _CubeAndPass.apply(x, y)
+    assert a.device == b.device == "sim:1"
+    (a.sum() + b.sum()).backward(create_graph=create_graph)
+    assert x.grad.device == y.grad.device == "sim:1"
+    assert x.grad.tolist() == [12.0, 3.0] and y.grad.tolist() == [1.0, 1.0]
+
+
+def test_custom_function_returning_an_array_keeps_the_inputs_device():
+    class Double(tg.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.numpy() * 2  # a raw array
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.numpy() * 2  # a raw array
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True, device="sim:1")
+    out = Double.apply(x)
+    assert out.device == "sim:1"
+    out.sum().backward()
+    assert x.grad.device == "sim:1" and x.grad.tolist() == [2.0, 2.0]
+
+
+# -- node names as in PyTorch ---------------------------------------------------------------------
+def _setitem(index):
+    def write(M, x):
+        y = x * 1
+        y[index(M, y)] = 0.0
+        return y
+
+    return write
+
+
+@pytest.mark.parametrize("make", [
+    lambda M, x: x.split(2)[0],
+    lambda M, x: x.split([1, 3])[1],
+    lambda M, x: x.chunk(2)[1],
+    lambda M, x: x.chunk(3, dim=1)[0],
+    lambda M, x: x.unbind(0)[2],
+    lambda M, x: x.unbind(1)[0],
+    lambda M, x: x[0],
+    lambda M, x: x[1:],
+    _setitem(lambda M, y: 0),
+    _setitem(lambda M, y: (slice(None), 1)),
+    _setitem(lambda M, y: y > 0),
+    _setitem(lambda M, y: [0, 2]),
+    _setitem(lambda M, y: (slice(None), [0, 1])),
+    lambda M, x: x @ M.ones(4, 2),
+    lambda M, x: x @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(4, 2),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(4, 2),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(2, 4, 3),
+    lambda M, x: x.reshape(2, 2, 4) @ M.ones(4),
+    lambda M, x: x[0] @ M.ones(2, 4, 3),
+    lambda M, x: M.ones(2, 4) @ x.reshape(2, 4, 2),  # (CloneBackward0 if the left needs grad)
+    lambda M, x: M.nn.functional.binary_cross_entropy_with_logits(x, M.ones(4, 4)),
+    lambda M, x: M.nn.functional.binary_cross_entropy(x.sigmoid(), M.ones(4, 4)),
+])  # fmt: skip
+def test_node_names_match_pytorch(make):
+    ours = make(tg, tg.ones(4, 4, requires_grad=True))
+    theirs = make(torch, torch.ones(4, 4, requires_grad=True))
+    assert ours.grad_fn.name() == type(theirs.grad_fn).__name__
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+
+
+def test_split_and_vector_matmul_gradients_match_pytorch():
+    rng = np.random.default_rng(0)
+    a, v = rng.standard_normal((4, 4)), rng.standard_normal(4)
+
+    def f(M, Fn, a, v):
+        p, q = a.split([1, 3])
+        r = a.unbind(1)
+        return (p @ v).sum() + (v @ q.T).sum() * (r[2] @ v) + (a.chunk(2)[1] @ v).sum()
+
+    (out, grads), (tout, tgrads) = _both(f, a, v)
+    np.testing.assert_allclose(out.item(), tout.item(), rtol=1e-10)
+    for g, t in zip(grads, tgrads):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-10)
+
+
+# -- printing as PyTorch prints -------------------------------------------------------------------
+_rng = np.random.default_rng(0)
+
+
+@pytest.mark.parametrize("values", [
+    np.arange(12.0).reshape(3, 4) / 3,
+    np.arange(24.0).reshape(2, 3, 4) / 7,
+    np.arange(2000.0),
+    np.arange(2000.0).reshape(40, 50),
+    np.arange(3000).reshape(10, 10, 30),
+    np.array([1.0, 2.0, 3.0]),
+    np.array([1e-5, 1.0]),
+    np.array([1e9, 1.0]),
+    np.array([123456.0, 0.5]),
+    np.array([float("inf"), float("nan"), 1.0]),
+    np.array([float("-inf"), 2.0]),
+    np.array([0.0, -0.0]),
+    np.array(3.5), np.array(3), np.array(True),
+    np.arange(5), np.arange(100).reshape(4, 25), np.array([True, False]),
+    np.arange(30.0) * 1.5,
+    np.array([1.0, 2.0], dtype=np.float64),
+    np.array([[1.5, 2.0]], dtype=np.float64),
+    np.array([1, 2], dtype=np.int32),
+    np.zeros((0,)), np.zeros((2, 0)), np.zeros((0,), dtype=np.int64),
+    _rng.standard_normal((5, 7)) * 1000,
+    _rng.standard_normal((3, 30)),
+])  # fmt: skip
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_repr_matches_pytorch(values, requires_grad):
+    if values.dtype == np.float64 and values.ndim and values.size and values.shape[-1] != 2:
+        values = values.astype(np.float32)
+    requires_grad = requires_grad and values.dtype.kind == "f"
+    ours = tg.tensor(values, dtype=values.dtype, requires_grad=requires_grad)
+    theirs = torch.tensor(values, requires_grad=requires_grad)
+    assert repr(ours) == repr(theirs).replace("torch.", "")
+
+
+def test_repr_of_results_matches_pytorch():
+    for make in (lambda M: M.ones(2, 3, requires_grad=True) * 2,
+                 lambda M: (M.ones(2, requires_grad=True) * 2).sum(),
+                 lambda M: M.arange(40.0).reshape(4, 10).requires_grad_() / 3):  # fmt: skip
+        assert repr(make(tg)) == repr(make(torch))
+
+
+def test_a_checkpoint_with_a_missing_array_names_the_file(tmp_path):
+    import zipfile
+
+    path = tg.save({"w": tg.ones(2), "b": [tg.zeros(1)]}, tmp_path / "ckpt.pt")
+    with zipfile.ZipFile(path) as src:
+        kept = {n: src.read(n) for n in src.namelist() if n != "1.npy"}
+    with zipfile.ZipFile(path, "w") as dst:
+        for n, data in kept.items():
+            dst.writestr(n, data)
+    with pytest.raises(ValueError, match=r"ckpt\.pt\.npz.*not a readable model file"):
+        tg.load(path)
