@@ -35,8 +35,8 @@ from .graph import topo_sort
 from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out, write_out
 from .node import PLACEHOLDER, Node
 
-__all__ = ["Executor", "compute_node", "feed_value", "feed_hints", "check_feed_keys",
-           "to_numpy"]  # fmt: skip
+__all__ = ["Executor", "compute_node", "run_kernel", "strong", "feed_value", "feed_hints",
+           "check_feed_keys", "to_numpy"]  # fmt: skip
 
 
 class Executor:
@@ -294,7 +294,7 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
 def compute_node(xp, node: Node, args):
     """Run the node's forward kernel; on failure, say which node, op and input shapes."""
     try:
-        return node.op.forward(xp, *args, **node.attrs)
+        return run_kernel(xp, node.op, args, node.attrs)
     except Exception as e:
         shapes = [tuple(getattr(a, "shape", ())) for a in args]
         try:
@@ -309,6 +309,46 @@ def compute_node(xp, node: Node, args):
         ) from e
 
 
+def run_kernel(xp, op, args, attrs):
+    """``op.forward(xp, *args, **attrs)`` with the result's dtype as PyTorch (and the eager
+    engine) would have it: see NOTE [Numpy scalars are weak, 0-d arrays are not]. Python
+    numbers computed on alone (constants) follow numpy's float arithmetic: ``1.0 / 0.0`` is
+    ``inf`` as ``x / 0.0`` is, not a ZeroDivisionError."""
+    try:
+        value = op.forward(xp, *args, **attrs)
+    except ZeroDivisionError:
+        if not args or not all(_is_number(a) for a in args):
+            raise
+        with _np.errstate(all="ignore"):
+            value = op.forward(_np, *[_np.asarray(a)[()] for a in args], **attrs)
+        return value.item() if isinstance(value, _np.generic) else value
+    return strong(xp, value, args)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, bool | int | float) and not isinstance(x, _np.generic)
+
+
+# NOTE [Numpy scalars are weak, 0-d arrays are not]
+# numpy hands back a scalar (np.float64) instead of a 0-d array from a ufunc on 0-d arrays
+# and from a full reduction. The promotion rule (tinygrad_edu.ops.dtypes, PyTorch's) counts
+# numpy scalars as weak Python numbers, so `y * exp(x)` with a 0-d float64 x and a 0-d
+# float32 y would come out float32, where PyTorch, numpy and the eager engine give float64.
+# A value computed from at least one array is therefore made an array again: only values
+# computed from Python numbers alone (constants) stay weak numbers.
+def strong(xp, value, args):
+    """``value`` as a 0-d array when numpy made a scalar of a result computed from arrays."""
+    if isinstance(value, _np.generic) and any(_is_array(a) for a in args):
+        return xp.asarray(value)
+    return value
+
+
+def _is_array(x) -> bool:
+    if isinstance(x, tuple | list):
+        return any(_is_array(v) for v in x)
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, _np.generic)
+
+
 def to_numpy(value):
     """A run's value for the caller: numpy arrays (tuples of them for control flow)."""
     if isinstance(value, tuple):
@@ -316,4 +356,8 @@ def to_numpy(value):
     if isinstance(value, list | dict):
         return value  # a while_loop's stack of saved values: handed over as is
     value = to_device(value, "cpu")
-    return value if isinstance(value, _np.ndarray) else _np.asarray(value)
+    if isinstance(value, _np.ndarray):
+        # a constant's array (or a view of one) is read-only and belongs to the graph: the
+        # caller gets a copy, so writing to a result never changes a later run
+        return value if value.flags.writeable else value.copy()
+    return _np.asarray(value)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as _np  # type checks only (numpy scalars are Python numbers here)
+
 from ..ops import Op, get_op
 
 __all__ = [
@@ -136,8 +138,32 @@ class Node:
         constant input (``(x + 5).const_attr == 5``, as in CSE599W), else None."""
         if self.op is CONSTANT:
             return self.attrs["value"]
+        if "const_attr" in self.attrs:
+            return self.attrs["const_attr"]
         consts = [i for i in self.inputs if i.op is CONSTANT]
         return consts[0].attrs["value"] if len(consts) == 1 else None
+
+    @const_attr.setter
+    def const_attr(self, value):
+        """CSE599W's ``new_node.const_attr = c``: a constant's new value, a course op's
+        constant (its ``compute`` reads ``node.const_attr``), or the one constant input of a
+        library op (``(x + 5).const_attr = 7`` makes it ``x + 7``)."""
+        if self.op is CONSTANT:
+            self.attrs["value"] = _constant_value(value)
+            return
+        consts = [k for k, i in enumerate(self.inputs) if i.op is CONSTANT]
+        if getattr(self.op, "takes_const_attr", False) or len(consts) != 1:
+            if not getattr(self.op, "takes_const_attr", False):
+                raise AttributeError(
+                    f"const_attr: node {self.name!r} (op {self.op.name}) has "
+                    f"{len(consts)} constant inputs, so there is no one constant to set; "
+                    "write a course op (cse599w.Op) whose compute reads node.const_attr"
+                )
+            self.attrs["const_attr"] = value
+            return
+        inputs = list(self.inputs)
+        inputs[consts[0]] = constant(value)
+        self.inputs = tuple(inputs)
 
     # -- ops as methods (x + y, x.exp(), x.sum(dim=1) ...): generated from the op library's
     #    surface table after the class (see tinygrad_edu.ops.surface), with the eager
@@ -191,6 +217,7 @@ def constant(value: Any, name: str | None = None) -> Node:
     """
     if isinstance(value, Node):
         return value
+    value = _constant_value(value)
     if isinstance(value, bool | int | float):
         shape, dtype, label = (), None, repr(value)
     else:
@@ -198,6 +225,18 @@ def constant(value: Any, name: str | None = None) -> Node:
         if shape == ():
             label = str(value)
     return Node(CONSTANT, attrs={"value": value}, name=name or label, shape=shape, dtype=dtype)
+
+
+def _constant_value(value):
+    """What a constant holds: a numpy scalar as the Python number it stands for (weak, as
+    in PyTorch: ``x * np.sqrt(2.0)`` keeps ``x``'s dtype), and a numpy array as a read-only
+    copy, so that neither the caller's later writes nor a fetched result can change it."""
+    if isinstance(value, _np.generic):
+        return value.item()
+    if isinstance(value, _np.ndarray):
+        value = _np.array(value, copy=True)
+        value.setflags(write=False)
+    return value
 
 
 def _as_node(x) -> Node:
@@ -225,11 +264,39 @@ def _name(op: Op, nodes, attrs) -> str | None:
     return text if len(text) <= _MAX_NAME else None
 
 
-def _dtype(op: Op, nodes) -> str | None:
-    if op.name in ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"):
+# ops whose result has their inputs' dtype whatever it is (bool and integers included)
+_KEEPS_DTYPE = {
+    "add", "mul", "neg", "maximum", "minimum", "clone", "reshape", "transpose", "permute",
+    "getitem", "broadcast_to", "sum_to", "expand_dims", "squeeze", "flatten", "ones_like",
+    "zeros_like", "cat", "stack", "repeat", "where", "abs", "relu", "pad",
+}  # fmt: skip
+_BOOL_RESULT = {
+    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "all", "any",
+}  # fmt: skip
+
+
+def _dtype(op: Op, nodes, attrs=None) -> str | None:
+    """The static dtype of ``op`` applied to ``nodes``, when it is surely known.
+
+    Floating inputs of one dtype give that dtype (Python numbers are weak); bool and integer
+    inputs keep their dtype only through the ops that never change it (``exp``, true
+    division, a float constant and the reductions give other dtypes).
+    """
+    if op.name in _BOOL_RESULT:
         return "bool"
+    if op.name in ("astype", "fill_constant") and isinstance((attrs or {}).get("dtype"), str):
+        return attrs["dtype"]
+    if op.name in ("argmax", "argmin", "numel", "astype"):
+        return None
     dtypes = {n.dtype for n in nodes if not (n.op is CONSTANT and n.dtype is None)}
-    return dtypes.pop() if len(dtypes) == 1 and None not in dtypes else None
+    if len(dtypes) != 1 or None in dtypes:
+        return None
+    (dtype,) = dtypes
+    if "float" in dtype:
+        return dtype
+    weak_float = any(n.op is CONSTANT and isinstance(n.attrs["value"], float) for n in nodes)
+    return dtype if op.name in _KEEPS_DTYPE and not weak_float else None
 
 
 def apply_op(op: Op | str, *inputs, name: str | None = None, **attrs) -> Node:
@@ -249,7 +316,7 @@ sizes 4 and 5); transpose one side or fix the shapes
     shapes = [n.shape for n in nodes]
     shape = op.shape(*shapes, **attrs) if None not in shapes else None
     label = name if name is not None else _name(op, nodes, attrs)
-    return Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes))
+    return Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes, attrs))
 
 
 def _install_methods() -> None:
