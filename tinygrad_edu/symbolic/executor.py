@@ -14,8 +14,10 @@ it, computing every node with its op's forward kernel over the device's array na
 >>> [n.name for n in ex.order]
 ['x', '2', '(x*2)', '1', '((x*2)+1)']
 
-Only the graph's Variables can be fed, keyed by the Variable itself: a string, a computed node
-or a Variable the outputs do not use is an error, never silently ignored.
+Variables are fed keyed by the Variable itself; a Variable the outputs do not need may be fed
+too (TF1, Fluid and CSE599W code feeds every placeholder at every step, and ``optimize()``
+may drop a Variable whose value no output reads). A string or a computed node is an error,
+never silently ignored.
 
 >>> ex.run({"x": np.ones(2)})
 Traceback (most recent call last):
@@ -215,10 +217,11 @@ def _arrays(value):
 
 
 def check_feed_keys(feed_dict, feedable, variables) -> None:
-    """Every key of ``feed_dict`` must be one of the ``feedable`` Variables; anything else (a
-    string, a computed node, a Variable the outputs do not use) is a clear error."""
+    """Every key of ``feed_dict`` must be a Variable: one of the ``feedable`` ones, or one the
+    outputs do not need (accepted and not read). A string, a computed node or another object
+    is a clear error naming the graph's Variables."""
     for key in feed_dict:
-        if key in feedable:
+        if key in feedable or (isinstance(key, Node) and key.op is PLACEHOLDER):
             continue
         names = ", ".join(repr(v.name) for v in variables) or "none"
         if isinstance(key, str):
@@ -234,15 +237,9 @@ def check_feed_keys(feed_dict, feedable, variables) -> None:
         if not isinstance(key, Node):
             raise TypeError(f"feed_dict keys must be Variables, got {type(key).__name__} "
                             f"{key!r}; the graph's Variables: {names}")  # fmt: skip
-        if key.op is not PLACEHOLDER:
-            raise ValueError(f"{key.name!r} is computed by the graph (op {key.op.name}), so it "
-                             "cannot be fed; only Variables can. Build the graph on a Variable "
-                             "where you want to supply a value")  # fmt: skip
-        twin = [v for v in variables if v.name == key.name]
-        extra = (" (the graph uses a different Variable of the same name: feed that one)"
-                 if twin else "")  # fmt: skip
-        raise ValueError(f"Variable {key.name!r} is not used by the outputs of this Executor"
-                         f"{extra}; they need: {names}. Remove it from feed_dict")  # fmt: skip
+        raise ValueError(f"{key.name!r} is computed by the graph (op {key.op.name}), so it "
+                         "cannot be fed; only Variables can. Build the graph on a Variable "
+                         "where you want to supply a value")  # fmt: skip
 
 
 def feed_hints(order) -> dict:
@@ -267,6 +264,9 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
     if node not in feed_dict:
         fed = ", ".join(repr(getattr(k, "name", k)) for k in feed_dict) or "nothing"
         why = (hints or {}).get(node, "")
+        if any(getattr(k, "name", None) == node.name for k in feed_dict):
+            why += (f" A different Variable named {node.name!r} was fed: feed the one this "
+                    "graph was built on (two Variables with one name are two inputs).")  # fmt: skip
         if node.persistable:
             why = (
                 " It is persistable: its value lives in a Scope, so run the graph with a "
@@ -277,6 +277,7 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
             f"add it to feed_dict: run({{{node.name}: value, ...}}).{why}"
         )
     value = feed_dict[node]
+    _check_lossless(node, value, xp)
     if node.dtype is not None:
         value = xp.asarray(value, dtype=getattr(xp, node.dtype))
     elif hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -289,6 +290,30 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
             f"but fed shape {tuple(value.shape)}"
         )
     return value
+
+
+def _check_lossless(node: Node, value, xp) -> None:
+    """A feed must convert to the Variable's dtype without losing what it holds: a complex
+    value for a real dtype, or Python objects such as None, is a TypeError (numpy would only
+    warn, and drop the imaginary part or make None a nan)."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind is None and isinstance(value, list | tuple | complex):
+        kind = _np.asarray(value).dtype.kind
+    if kind == "O":
+        raise TypeError(
+            f"Variable {node.name!r} was fed Python objects (an object array or a list holding "
+            "None or non-numbers), which have no numeric value; feed an array of numbers "
+            "(replace None by a number, or use a mask)"
+        )
+    if kind == "c":
+        default = None if hasattr(value, "dtype") else _np.dtype(default_float(xp)).name
+        target = node.dtype or default
+        if target is not None and "complex" not in str(target):
+            raise TypeError(
+                f"Variable {node.name!r} has dtype {target} but was fed complex values; the "
+                "imaginary part would be lost. Feed value.real (or abs(value)) explicitly, or "
+                "declare the Variable complex"
+            )
 
 
 def compute_node(xp, node: Node, args):
