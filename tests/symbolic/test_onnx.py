@@ -17,7 +17,7 @@ from tinygrad_edu.symbolic import (
     softmax_cross_entropy,
     while_loop,
 )
-from tinygrad_edu.symbolic.node import apply_op
+from tinygrad_edu.symbolic.node import apply_op, stop_gradient
 from tinygrad_edu.symbolic.onnx_export import ONNX_OPS, to_onnx
 
 onnx = pytest.importorskip("onnx")
@@ -217,6 +217,7 @@ def test_clear_errors(tmp_path, monkeypatch):
 I = np.array([[0, 2, 1, 3], [3, 3, 0, 1], [1, 0, 2, 2]])  # indices into the last axis of A
 CASES_MORE = {  # the ops added for #22: op -> (build(a, b) -> node(s), a, b)
     "abs": (lambda a, b: apply_op("abs", a), A, B),
+    "stop_gradient": (lambda a, b: stop_gradient(a) * b, A, B),
     "sqrt": (lambda a, b: apply_op("sqrt", b), A, POS),
     "rsqrt": (lambda a, b: apply_op("rsqrt", b), A, POS),
     "sin": (lambda a, b: apply_op("sin", a), A, B),

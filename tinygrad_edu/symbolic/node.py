@@ -25,8 +25,8 @@ import numpy as _np  # type checks only (numpy scalars are Python numbers here)
 from ..ops import Op, get_op
 
 __all__ = [
-    "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq",
-    "PLACEHOLDER", "CONSTANT", "RECORDER",
+    "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq", "stop_gradient",
+    "PLACEHOLDER", "CONSTANT", "STOP_GRADIENT", "RECORDER",
 ]  # fmt: skip
 
 _seq = itertools.count()  # creation numbers: newer nodes have larger ones
@@ -56,6 +56,16 @@ class _Constant(Op):
         return value if isinstance(value, int | float) else xp.asarray(value)
 
 
+class _StopGradient(Op):
+    """``stop_gradient(x)``: the value of ``x``, through which no gradient flows (Fluid's
+    ``stop_gradient``, PyTorch's ``detach``, TensorFlow's ``tf.stop_gradient``)."""
+
+    name, arity, differentiable = "stop_gradient", 1, False
+
+    def forward(self, xp, x):
+        return x
+
+
 def next_seq() -> int:
     """A fresh creation number: every node made afterwards has a larger ``seq``."""
     return next(_seq)
@@ -63,6 +73,7 @@ def next_seq() -> int:
 
 PLACEHOLDER = _Placeholder()
 CONSTANT = _Constant()
+STOP_GRADIENT = _StopGradient()
 
 
 class _Recorder:
@@ -94,6 +105,9 @@ class Node:
         shape: the static shape when every input's shape is known (from the op's shape rule,
             so a mismatch fails while the graph is built), else None.
         dtype: the static dtype name when known (Variables declared with one), else None.
+        partial_shape: the static shape with None for the sizes not known yet (Fluid's
+            ``fluid.data("x", shape=[None, 3])``: ``(None, 3)``), or None when not even the
+            rank is known; ``shape`` is this when every size is known.
         seq: the creation number; later nodes have larger ones.
         is_gradient: True for every node that :func:`gradients` built (drawn in another style).
         grad_of: set on the node that :func:`gradients` settled as the full adjoint
@@ -118,6 +132,7 @@ class Node:
         self.seq = next(_seq)
         self.name = name if name is not None else f"{op.name}#{self.seq}"
         self.shape = None if shape is None else tuple(shape)
+        self.partial_shape = self.shape  # the known dims, None for the others (a batch)
         self.dtype = _dtype_name(dtype)
         self.is_gradient = False
         self.grad_of = None
@@ -164,6 +179,48 @@ class Node:
         inputs = list(self.inputs)
         inputs[consts[0]] = constant(value)
         self.inputs = tuple(inputs)
+
+    # -- Fluid's view of an op (``for op in block.ops: op.type, op.input_names ...``): a node
+    #    is one op with one output, slot "Out"; its inputs fill slots "X", "Y", "X2", ...
+    @property
+    def type(self) -> str:
+        """The op's name (Fluid's ``op.type``): ``"mul"``, ``"matmul"``, ``"placeholder"``."""
+        return self.op.name
+
+    @property
+    def input_names(self) -> list:
+        """The input slots (Fluid's ``op.input_names``): ``["X", "Y"]`` for a binary op."""
+        return [("X", "Y")[k] if k < 2 else f"X{k}" for k in range(len(self.inputs))]
+
+    @property
+    def output_names(self) -> list:
+        """The output slots (Fluid's ``op.output_names``): ``["Out"]``."""
+        return ["Out"]
+
+    @property
+    def input_arg_names(self) -> list:
+        """The names of the input vars, in slot order (Fluid's ``op.input_arg_names``)."""
+        return [i.name for i in self.inputs]
+
+    @property
+    def output_arg_names(self) -> list:
+        """The output var's name (Fluid's ``op.output_arg_names``)."""
+        return [self.name]
+
+    def input(self, slot: str) -> list:
+        """The names of the vars in input slot ``slot`` (Fluid's ``op.input("X")``)."""
+        slots = self.input_names
+        if slot not in slots:
+            raise ValueError(f"op {self.op.name} ({self.name!r}) has no input slot {slot!r}; "
+                             f"its slots: {slots}")  # fmt: skip
+        return [self.inputs[slots.index(slot)].name]
+
+    def output(self, slot: str) -> list:
+        """The names of the vars in output slot ``slot`` (``op.output("Out")``)."""
+        if slot != "Out":
+            raise ValueError(f"op {self.op.name} ({self.name!r}) has one output slot, 'Out', "
+                             f"not {slot!r}")  # fmt: skip
+        return [self.name]
 
     # -- ops as methods (x + y, x.exp(), x.sum(dim=1) ...): generated from the op library's
     #    surface table after the class (see tinygrad_edu.ops.surface), with the eager
@@ -237,6 +294,12 @@ def _constant_value(value):
         value = _np.array(value, copy=True)
         value.setflags(write=False)
     return value
+
+
+def stop_gradient(x) -> Node:
+    """``x``'s value, with no gradient flowing back through it (``gradients`` treats it as a
+    constant)."""
+    return apply_op(STOP_GRADIENT, x, name=f"stop_gradient({_as_node(x).name})")
 
 
 def _as_node(x) -> Node:
@@ -316,7 +379,32 @@ sizes 4 and 5); transpose one side or fix the shapes
     shapes = [n.shape for n in nodes]
     shape = op.shape(*shapes, **attrs) if None not in shapes else None
     label = name if name is not None else _name(op, nodes, attrs)
-    return Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes, attrs))
+    node = Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes, attrs))
+    if shape is None and nodes:
+        node.partial_shape = _partial_shape(op, nodes, attrs)
+    return node
+
+
+# NOTE [Partial shapes]: a size not known yet (Fluid's batch dimension, ``shape=[None, 3]``)
+# stands in the shape rule as a size no real array has; the result's sizes that come out as
+# that stand-in, or grown from it (a flatten multiplies it), are unknown again. The static
+# shape stays None, so nothing but the layers that read a feature size (fc, conv2d ...) and
+# the checks of the shape rule rely on it; a rule that fails on the stand-in proves nothing.
+_UNKNOWN = 2_147_483_629  # a prime; no array here is that long
+
+
+def _partial_shape(op: Op, nodes, attrs):
+    partial = [n.partial_shape for n in nodes]
+    if any(p is None for p in partial) or not any(None in p for p in partial):
+        return None
+    try:
+        out = op.shape(*[tuple(_UNKNOWN if d is None else d for d in p) for p in partial],
+                       **attrs)  # fmt: skip
+    except Exception:
+        return None
+    if out is None:
+        return None
+    return tuple(None if d >= _UNKNOWN else d for d in out)
 
 
 def _install_methods() -> None:

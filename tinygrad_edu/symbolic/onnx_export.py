@@ -43,7 +43,7 @@ _SIMPLE = {  # op -> ONNX op, for ops whose inputs map one to one
     "greater": "Greater", "greater_equal": "GreaterOrEqual", "less": "Less",
     "less_equal": "LessOrEqual", "equal": "Equal", "clone": "Identity", "where": "Where",
     "abs": "Abs", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "erf": "Erf", "sign": "Sign",
-    "minimum": "Min", "pow_tensor": "Pow",
+    "minimum": "Min", "pow_tensor": "Pow", "stop_gradient": "Identity",
 }  # fmt: skip
 _UNIFY = {"add", "sub", "mul", "div", "maximum", "minimum", "greater", "greater_equal", "less",
           "less_equal", "equal", "not_equal", "where", "matmul", "pow_tensor", "cat", "stack",
@@ -88,8 +88,8 @@ def ops_markdown() -> str:
     for op in missing:
         why.setdefault(_NOT_EXPORTED_WHY.get(op, "no ONNX form here"), []).append(op)
     lines = [
-        f"Of the op library's {len(library)} ops, {len(exported)} export, with the control "
-        f"flow ops {', '.join(f'`{op}`' for op in extra)} (opset {OPSET}):",
+        f"Of the op library's {len(library)} ops, {len(exported)} export, with the symbolic "
+        f"engine's own {', '.join(f'`{op}`' for op in extra)} (opset {OPSET}):",
         "",
         ", ".join(f"`{op}`" for op in exported) + ".",
         "",

@@ -67,7 +67,7 @@ def program_to_json(program: Program) -> str:
     for node in nodes:
         op = node.op
         if REGISTRY.get(op.name) is not op and _control_flow_ops().get(op.name) is not op:
-            if op.name not in ("placeholder", "constant"):
+            if op.name not in ("placeholder", "constant", "stop_gradient"):
                 raise ValueError(f"to_json: op {op.name!r} of node {node.name!r} is not in the "
                                  "op library, so a file could not name it")  # fmt: skip
         records.append({
@@ -100,7 +100,8 @@ def program_from_json(text: str) -> Program:
         program._create_block(program.blocks[parent])
     by_name: dict = {}
     ops = {**_control_flow_ops(), "placeholder": _marker("PLACEHOLDER"),
-           "constant": _marker("CONSTANT"), **REGISTRY}  # fmt: skip
+           "constant": _marker("CONSTANT"), "stop_gradient": _marker("STOP_GRADIENT"),
+           **REGISTRY}  # fmt: skip
 
     def lookup(name, rec, what="reads"):
         if name not in by_name:
