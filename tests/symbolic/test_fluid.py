@@ -147,3 +147,17 @@ def test_stop_gradient_op_and_attribute():
     loaded = fluid.Program.from_json(main.to_json())
     (got,) = fluid.Executor().run(loaded, feed={"v": xs}, fetch_list=["w"], scope=fluid.Scope())
     np.testing.assert_array_equal(got, 2 * xs)
+
+
+def test_scope_values_stay_writable_after_a_constant_initializer():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        init = fluid.initializer.NumpyArrayInitializer(np.array([3.0, 4.0], np.float32))
+        fluid.create_parameter((2,), name="w", default_initializer=init)
+    scope = fluid.Scope()
+    fluid.Executor().run(startup, scope=scope)
+    scope["w"][0] = 1.0  # the graph's constant is read-only; the scope holds its own copy
+    np.testing.assert_array_equal(scope["w"], [1.0, 4.0])
+    scope2 = fluid.Scope()
+    fluid.Executor().run(startup, scope=scope2)
+    np.testing.assert_array_equal(scope2["w"], [3.0, 4.0])
