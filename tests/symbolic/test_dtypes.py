@@ -103,9 +103,13 @@ def test_executor_compile_optimize_and_eager_agree_on_dtypes_and_values(seed):
     rng = np.random.default_rng(seed)
     nodes, tensors, feed = _random_graph(rng)
     want = [t.numpy() for t in tensors]
+    planned = S.Executor(nodes, plan_memory=True)
     got = {
         "executor": S.Executor(nodes).run(feed),
         "compile": S.compile(nodes)(feed),
+        "planned (profiling run)": planned.run(feed),
+        "planned (replayed plan)": planned.run(feed),
+        "compile(example)": S.compile(nodes, example=feed)(feed),
         "optimize": S.Executor(optimize(nodes)).run(feed),
         "compile(optimize)": S.compile(optimize(nodes))(feed),
     }
