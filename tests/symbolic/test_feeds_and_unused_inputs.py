@@ -131,3 +131,10 @@ def test_gradients_of_non_nodes_is_a_clear_error():
         gradients(x * 2, [np.ones(2)])
     with pytest.raises(TypeError, match="y must be symbolic nodes, got float"):
         gradients([3.0], [x])
+
+
+def test_an_object_array_of_numbers_is_fed_as_numbers():
+    x = Variable("x", dtype="float32")
+    (got,) = Executor([x * 2]).run({x: np.array([1.0, 2.5], dtype=object)})
+    np.testing.assert_array_equal(got, [2.0, 5.0])
+    assert got.dtype == np.float32

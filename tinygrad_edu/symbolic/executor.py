@@ -276,8 +276,7 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
             f"Variable {node.name!r} was not fed (fed: {fed}); "
             f"add it to feed_dict: run({{{node.name}: value, ...}}).{why}"
         )
-    value = feed_dict[node]
-    _check_lossless(node, value, xp)
+    value = _check_lossless(node, feed_dict[node], xp)
     if node.dtype is not None:
         value = xp.asarray(value, dtype=getattr(xp, node.dtype))
     elif hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -292,13 +291,18 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
     return value
 
 
-def _check_lossless(node: Node, value, xp) -> None:
-    """A feed must convert to the Variable's dtype without losing what it holds: a complex
-    value for a real dtype, or Python objects such as None, is a TypeError (numpy would only
-    warn, and drop the imaginary part or make None a nan)."""
+def _check_lossless(node: Node, value, xp):
+    """``value``, which must convert to the Variable's dtype without losing what it holds: a
+    complex value for a real dtype, or Python objects such as None, is a TypeError (numpy
+    would only warn, and drop the imaginary part or make None a nan). An object array of
+    numbers is returned as an array of numbers."""
     kind = getattr(getattr(value, "dtype", None), "kind", None)
     if kind is None and isinstance(value, list | tuple | complex):
         kind = _np.asarray(value).dtype.kind
+    if kind == "O" and isinstance(value, _np.ndarray):
+        numbers = _np.asarray(value.tolist())  # numbers become a numeric array; None does not
+        if numbers.dtype.kind != "O":
+            value, kind = numbers, numbers.dtype.kind
     if kind == "O":
         raise TypeError(
             f"Variable {node.name!r} was fed Python objects (an object array or a list holding "
@@ -314,6 +318,7 @@ def _check_lossless(node: Node, value, xp) -> None:
                 "imaginary part would be lost. Feed value.real (or abs(value)) explicitly, or "
                 "declare the Variable complex"
             )
+    return value
 
 
 def compute_node(xp, node: Node, args):
