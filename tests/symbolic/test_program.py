@@ -291,12 +291,31 @@ def _node(data, op):
          r"records shape \(3, 2\), but its op gives \(2, 3\)"),
         (lambda d: _node(d, "sum").__setitem__("shape", [5]),
          r"records shape \(5,\), but its op gives \(2,\)"),
+        (lambda d: _node(d, "placeholder").__setitem__("shape", "2x3"),
+         r"has shape '2x3', which is not a list of sizes"),
+        (lambda d: _node(d, "mul").pop("inputs"), r"lacks the field 'inputs'"),
+        (lambda d: _node(d, "cond").pop("attrs"), r"lacks the field 'attrs'"),
     ],
 )
 def test_tampered_json_is_a_clear_error(tamper, match):
     data = _small_program_json()
     tamper(data)
     with pytest.raises(ValueError, match=match):
+        Program.from_json(json.dumps(data))
+
+
+def test_a_bogus_array_dtype_in_json_is_a_clear_error():
+    main = Program()
+    with program_guard(main, Program()):
+        x = Variable("x", shape=(3,), dtype="float32")
+        (x * np.arange(3, dtype=np.float32)).sum()
+    data = json.loads(main.to_json())
+    for rec in data["nodes"]:
+        for v in rec["attrs"].values():
+            if isinstance(v, dict) and "__array__" in v:
+                v["dtype"] = "float33"
+    with pytest.raises(ValueError, match=r"array attribute that is not an array of dtype "
+                                         r"'float33'"):  # fmt: skip
         Program.from_json(json.dumps(data))
 
 

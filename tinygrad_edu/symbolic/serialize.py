@@ -84,7 +84,17 @@ def program_to_json(program: Program) -> str:
 
 
 def program_from_json(text: str) -> Program:
-    """The :class:`Program` that ``program_to_json`` wrote."""
+    """The :class:`Program` that ``program_to_json`` wrote. A damaged or edited file (a
+    name no earlier node defines, a bad block index, a bogus dtype, a static shape its op
+    contradicts, a missing field) is a ValueError naming what is wrong."""
+    try:
+        return _from_json(text)
+    except KeyError as e:  # a field the format requires is missing
+        raise ValueError(f"from_json: the file lacks the field {e}; the file was edited or "
+                         "is damaged (write it again with to_json)") from None  # fmt: skip
+
+
+def _from_json(text: str) -> Program:
     data = json.loads(text)
     if data.get("format") != FORMAT:
         raise ValueError(f"from_json: not a program written by to_json (format "
@@ -116,9 +126,14 @@ def program_from_json(text: str) -> Program:
         inputs = [lookup(i, rec) for i in rec["inputs"]]
         find = lambda name, r=rec: lookup(name, r, "refers to")  # noqa: E731
         attrs = {k: _decode(v, find, program, rec) for k, v in rec["attrs"].items()}
+        shape = rec["shape"]
+        if shape is not None and not (isinstance(shape, list) and all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+            raise ValueError(f"from_json: node {rec['name']!r} has shape {shape!r}, which is "
+                             "not a list of sizes; the file was edited or is damaged")  # fmt: skip
         with building_in(_block(program, rec["block"], rec)):
             node = Node(ops[rec["op"]], inputs, attrs, name=rec["label"],
-                        shape=rec["shape"], dtype=_checked_dtype(rec))  # fmt: skip
+                        shape=shape, dtype=_checked_dtype(rec))  # fmt: skip
         _check_shape(node, rec)
         node.persistable, node.is_gradient = rec["persistable"], rec["is_gradient"]
         node.is_adjoint_sum = rec["is_adjoint_sum"]
@@ -243,5 +258,11 @@ def _decode(value, find, program, rec):
     if "__ellipsis__" in value:
         return Ellipsis
     if "__array__" in value:
-        return _np.asarray(value["__array__"], dtype=value["dtype"])
+        try:
+            array = _np.asarray(value["__array__"], dtype=_np.dtype(value["dtype"]))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"from_json: node {rec['name']!r} has an array attribute that is "
+                             f"not an array of dtype {value['dtype']!r} ({e}); the file was "
+                             "edited or is damaged") from None  # fmt: skip
+        return array
     raise ValueError(f"from_json: unknown attribute encoding {value!r}")
