@@ -19,7 +19,9 @@ small analysis follows *shape classes*: an elementwise op's result has its input
 (or the common shape of its inputs, where a scalar broadcasts away), ``ones_like(u)`` has
 ``u``'s, and so on. *Dtype classes* do the same for dtypes, so a rule never changes a
 result's dtype: ``x * 1.0`` is ``x`` only where ``x`` is surely floating (for an integer
-``x`` it is float32), ``x * 1`` where ``x`` is surely not bool.
+``x`` it is float32), ``x * 1`` where ``x`` is surely not bool. One liberty is taken, as
+XLA's and Grappler's simplifiers take it: ``x + 0`` is ``x`` also where ``x`` is ``-0.0``
+(the sum would be ``+0.0``); the sign of a zero is the only difference.
 
 >>> from tinygrad_edu.symbolic import Variable, gradients, topo_sort
 >>> t = Variable("t")
