@@ -58,6 +58,17 @@ def test_fc_on_data_with_a_none_batch_size():
     for batch in (1, 7):
         (out,) = exe.run(main, feed={"x": XS[:batch]}, fetch_list=[z], scope=scope)
         assert out.shape == (batch, 5)
+    with fluid.program_guard(main, startup):
+        seq = fluid.data("seq", shape=[None, 2, 3, 2], dtype="float32")
+        flat = fluid.layers.fc(seq, size=4)  # the axes after the batch: 12 rows
+        per_step = fluid.layers.fc(seq, size=4, num_flatten_dims=2)  # 6 rows, per step
+    exe.run(startup, scope=scope)
+    s = R.normal(size=(5, 2, 3, 2)).astype(np.float32)
+    a, b = exe.run(main, feed={"x": XS[:5], "seq": s}, fetch_list=[flat, per_step], scope=scope)
+    assert a.shape == (5, 4) and b.shape == (5, 2, 4)
+    w = [k for k in scope.state_dict() if k.endswith(".w") and scope[k].shape == (6, 4)][0]
+    np.testing.assert_allclose(b, s.reshape(5, 2, 6) @ scope[w] + scope[w[:-1] + "b"],
+                               rtol=1e-5)  # fmt: skip
     with pytest.raises(ValueError, match=r"fc: the rank of 'v' is unknown.*shape=\[None, 3\]"):
         with fluid.program_guard(fluid.Program(), fluid.Program()):
             fluid.layers.fc(fluid.data("v"), size=2)

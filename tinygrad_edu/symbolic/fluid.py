@@ -202,10 +202,10 @@ def _feature(layer: str, x: Node, dims, what: str) -> int:
 
 
 def _unique(prefix: str) -> str:
-    block = default_main_program().global_block()
-    names = {n.name for n in block.nodes}
+    """``<prefix>_<k>``, the first whose weight ``<prefix>_<k>.w`` the program lacks."""
+    names = {n.name for n in default_main_program().global_block().nodes}
     k = 0
-    while f"{prefix}_{k}.w_0" in names or f"{prefix}_{k}.w" in names:
+    while f"{prefix}_{k}.w" in names:
         k += 1
     return f"{prefix}_{k}"
 
@@ -228,8 +228,13 @@ def fc(input: Node, size: int, num_flatten_dims: int = 1, param_attr=None,  # no
     name = name or _unique("fc")
     dtype = input.dtype or "float32"
     x = input
-    if shape is not None and len(shape) != num_flatten_dims + 1:
-        x = api.reshape(input, (-1, in_features)) if num_flatten_dims == 1 else x
+    if shape is not None and len(shape) != num_flatten_dims + 1:  # flatten the feature axes
+        lead = tuple(shape[1:num_flatten_dims])
+        if None in lead:
+            raise ValueError(f"fc: num_flatten_dims={num_flatten_dims} keeps axes 1 to "
+                             f"{num_flatten_dims - 1} of {input.name!r}, whose sizes are "
+                             f"not known (shape {shape})")  # fmt: skip
+        x = api.reshape(input, (-1, *lead, in_features))
     w = _param(param_attr, (in_features, size), dtype, f"{name}.w")
     out = api.matmul(x, w)
     if bias_attr is not False:
