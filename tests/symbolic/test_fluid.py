@@ -5,7 +5,7 @@ stop_gradient."""
 import numpy as np
 import pytest
 
-from tinygrad_edu.symbolic import Executor, Variable, fluid, gradients, stop_gradient
+from tinygrad_edu.symbolic import Executor, Variable, cond, fluid, gradients, stop_gradient
 
 R = np.random.default_rng(0)
 XS = R.normal(size=(16, 3)).astype(np.float32)
@@ -172,3 +172,23 @@ def test_scope_values_stay_writable_after_a_constant_initializer():
     scope2 = fluid.Scope()
     fluid.Executor().run(startup, scope=scope2)
     np.testing.assert_array_equal(scope2["w"], [3.0, 4.0])
+
+
+def test_a_clone_for_test_with_control_flow_runs_and_says_why_it_cannot_be_saved():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", shape=[None, 3], dtype="float32")
+        h = fluid.layers.batch_norm(fluid.layers.fc(x, size=4))
+        z = cond(h.sum() > 0, lambda: h.sum(), lambda: (h * h).sum())
+        z.name = "z"
+        test_prog = main.clone(for_test=True)
+    exe, scope = fluid.Executor(), fluid.Scope()
+    exe.run(startup, scope=scope)
+    (got,) = exe.run(test_prog, feed={"x": XS}, fetch_list=["z"], scope=scope)
+    w, b = scope["fc_0.w"], scope["fc_0.b"]
+    hv = (XS @ w + b) / np.sqrt(1.0 + 1e-5)  # evaluation: moving mean 0, variance 1
+    want = hv.sum() if hv.sum() > 0 else (hv * hv).sum()
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    with pytest.raises(ValueError, match=r"clone\(for_test=True\) whose evaluation graph"):
+        test_prog.to_json()
+    assert fluid.Program.from_json(main.to_json()) is not None

@@ -50,6 +50,12 @@ def program_to_json(program: Program) -> str:
 
     def ref(node):
         if node not in names:
+            if node in getattr(program, "twins", {}):
+                raise ValueError(
+                    f"to_json: this program is a clone(for_test=True) whose evaluation graph "
+                    f"replaced {node.name!r}, which a control-flow block still reads; save the "
+                    "program it was cloned from (and clone it again after loading)"
+                )
             raise ValueError(f"to_json: {node.name!r} is used by the program but was built "
                              "outside it; build every node inside program_guard")  # fmt: skip
         return names[node]
