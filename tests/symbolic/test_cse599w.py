@@ -236,3 +236,34 @@ def test_softmax_func_is_the_courses_numpy_reference():
         np.testing.assert_allclose(got, course(y), rtol=1e-6 if y.dtype == np.float32 else 1e-12)
     with pytest.raises(TypeError, match=r"softmax_func: got the graph node 'x'.*softmax_op"):
         ad.softmax_func(ad.Variable(name="x"))
+
+
+def test_const_attr_can_be_set_the_course_way():
+    class AddByConstOp(ad.Op):  # as the course writes a new op
+        def __call__(self, node_a, const_val):
+            new_node = ad.Op.__call__(self)
+            new_node.inputs = [node_a]
+            new_node.const_attr = const_val  # was: AttributeError (a read-only property)
+            new_node.name = f"({node_a.name}+{const_val!r})"
+            return new_node
+
+        def compute(self, node, input_vals):
+            return input_vals[0] + node.const_attr
+
+        def gradient(self, node, output_grad):
+            return [output_grad]
+
+    x2 = ad.Variable(name="x2")
+    y = AddByConstOp()(x2, 5)
+    assert y.const_attr == 5
+    (g,) = ad.gradients(y, [x2])
+    y_val, g_val = ad.Executor([y, g]).run(feed_dict={x2: 2 * np.ones(3)})
+    np.testing.assert_array_equal(y_val, 7 * np.ones(3))
+    np.testing.assert_array_equal(g_val, np.ones(3))
+    z = x2 + 5  # a library node: its one constant input is replaced
+    z.const_attr = 7
+    assert z.const_attr == 7
+    (z_val,) = ad.Executor([z]).run(feed_dict={x2: np.ones(2)})
+    np.testing.assert_array_equal(z_val, [8.0, 8.0])
+    with pytest.raises(AttributeError, match="no one constant to set"):
+        (x2 * x2).const_attr = 3

@@ -1,10 +1,20 @@
-"""Two defects of #10: a stray feed_dict key is an error (never silently ignored), and the
-gradient of an input the output does not use is zeros of the right shape."""
+"""Feeds: a stray feed_dict key (a string, a computed node) is an error, never silently
+ignored, while a Variable the outputs do not need may be fed (#22: TF1, Fluid and CSE599W
+code feeds every placeholder); lossy feeds are errors; the gradient of an input the output
+does not use is zeros of the right shape (#10)."""
 
 import numpy as np
 import pytest
 
-from tinygrad_edu.symbolic import Executor, Variable, compile, gradients
+from tinygrad_edu.symbolic import (  # noqa: A004 (compile: the graph compiler)
+    Executor,
+    Variable,
+    compile,
+    gradients,
+    ones_like,
+    optimize,
+    topo_sort,
+)
 from tinygrad_edu.symbolic.training import Scope, TrainingExecutor
 
 
@@ -30,13 +40,40 @@ def test_computed_node_cannot_be_fed():
         Executor([h + 1]).run({x: 1.0, h: 5.0})
 
 
-def test_variable_not_used_by_the_outputs_is_an_error():
+@pytest.mark.parametrize("which", ["executor", "planned", "compiled"])
+def test_a_variable_the_outputs_do_not_need_may_be_fed(which):
     x, w = Variable("x"), Variable("w")
-    with pytest.raises(ValueError, match=r"Variable 'w' is not used.*need: 'x'"):
-        Executor([x * 2]).run({x: 1.0, w: 3.0})
+    run = dict(zip(["executor", "planned", "compiled"], _runners([x * 2])))[which]
+    np.testing.assert_array_equal(run({x: np.ones(2), w: np.ones(3)})[0], [2.0, 2.0])
     other_x = Variable("x")  # same name, another node: the classic mix-up
-    with pytest.raises(ValueError, match="different Variable of the same name"):
-        Executor([x * 2]).run({x: 1.0, other_x: 2.0})
+    with pytest.raises(ValueError, match="'x' was not fed.*different Variable named 'x'"):
+        run({other_x: 2.0})
+
+
+def test_optimize_does_not_change_which_feeds_are_accepted():
+    x = Variable("x", shape=(2,), dtype="float64")
+    w = Variable("w", shape=(2,), dtype="float64")
+    y = x * 2 + ones_like(w) * 0  # w: needed before optimize, not after (static shape)
+    assert w not in topo_sort(optimize([y]))
+    feed = {x: np.ones(2), w: np.ones(2)}
+    for run in _runners([y]) + _runners(optimize([y])):
+        np.testing.assert_array_equal(run(feed)[0], [2.0, 2.0])
+
+
+@pytest.mark.parametrize("which", ["executor", "planned", "compiled"])
+@pytest.mark.parametrize("dtype", ["float32", None])
+def test_lossy_feeds_are_errors(which, dtype):
+    x = Variable("x", dtype=dtype)
+    run = dict(zip(["executor", "planned", "compiled"], _runners([x * 2])))[which]
+    if dtype is not None:
+        with pytest.raises(TypeError, match=r"'x' has dtype float32 but was fed complex"):
+            run({x: np.array([1 + 2j])})
+    with pytest.raises(TypeError, match=r"'x' was fed Python objects"):
+        run({x: np.array([1.0, None], dtype=object)})
+    with pytest.raises(TypeError, match=r"'x' was fed Python objects"):
+        run({x: [1.0, None]})
+    with pytest.raises(TypeError, match=r"'x' has dtype float32 but was fed complex"):
+        run({x: [1 + 1j]})  # Python data becomes float32
 
 
 def test_other_key_types_are_type_errors():
@@ -94,3 +131,10 @@ def test_gradients_of_non_nodes_is_a_clear_error():
         gradients(x * 2, [np.ones(2)])
     with pytest.raises(TypeError, match="y must be symbolic nodes, got float"):
         gradients([3.0], [x])
+
+
+def test_an_object_array_of_numbers_is_fed_as_numbers():
+    x = Variable("x", dtype="float32")
+    (got,) = Executor([x * 2]).run({x: np.array([1.0, 2.5], dtype=object)})
+    np.testing.assert_array_equal(got, [2.0, 5.0])
+    assert got.dtype == np.float32

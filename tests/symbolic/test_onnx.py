@@ -19,7 +19,7 @@ from tinygrad_edu.symbolic import (
     softmax_cross_entropy,
     while_loop,
 )
-from tinygrad_edu.symbolic.node import apply_op
+from tinygrad_edu.symbolic.node import apply_op, stop_gradient
 from tinygrad_edu.symbolic.onnx_export import ONNX_OPS, to_onnx
 
 
@@ -118,7 +118,7 @@ def test_a_small_cnn_exports(tmp_path):
 
 
 def test_the_table_covers_every_exported_op():
-    done = set(CASES) | {"cond", "while", "tuple_get"}
+    done = set(CASES) | set(CASES_MORE) | {"cond", "while", "tuple_get"}
     done |= {"conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding"}  # the CNN test
     assert set(ONNX_OPS) == done
 
@@ -211,3 +211,98 @@ def test_clear_errors(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match=r"tinygrad_edu\[onnx\]"):
         to_onnx([x * 2], tmp_path / "m.onnx", {x: np.ones(3)})
+
+
+I = np.array([[0, 2, 1, 3], [3, 3, 0, 1], [1, 0, 2, 2]])  # indices into the last axis of A
+CASES_MORE = {  # the ops added for #22: op -> (build(a, b) -> node(s), a, b)
+    "abs": (lambda a, b: apply_op("abs", a), A, B),
+    "stop_gradient": (lambda a, b: stop_gradient(a) * b, A, B),
+    "sqrt": (lambda a, b: apply_op("sqrt", b), A, POS),
+    "rsqrt": (lambda a, b: apply_op("rsqrt", b), A, POS),
+    "sin": (lambda a, b: apply_op("sin", a), A, B),
+    "cos": (lambda a, b: apply_op("cos", a), A, B),
+    "erf": (lambda a, b: apply_op("erf", a), A, B),
+    "sign": (lambda a, b: apply_op("sign", a - a[0]), A, B),
+    "log1p": (lambda a, b: apply_op("log1p", b), A, POS),
+    "gelu": (lambda a, b: apply_op("gelu", a) + apply_op("gelu", b, approximate="tanh"), A, B),
+    "leaky_relu": (lambda a, b: apply_op("leaky_relu", a, negative_slope=0.2), A, B),
+    "softplus": (lambda a, b: apply_op("softplus", a * 30, beta=0.5, threshold=5.0), A, B),
+    "minimum": (lambda a, b: apply_op("minimum", a, b), A, B),
+    "pow_tensor": (lambda a, b: apply_op("pow_tensor", b, a), A, POS),
+    "clamp": (lambda a, b: apply_op("clamp", a, min=-0.5, max=0.5)
+              + apply_op("clamp", a, min=0.1), A, B),
+    "clamp_tensor": (lambda a, b: apply_op("clamp_tensor", a, b - 1, b), A, B),
+    "cat": (lambda a, b: apply_op("cat", a, b, a, dim=1), A, B),
+    "stack": (lambda a, b: apply_op("stack", a, b, dim=-1), A, B),
+    "flatten": (lambda a, b: apply_op("flatten", a.reshape(3, 2, 2), start_dim=1), A, B),
+    "squeeze": (lambda a, b: apply_op("squeeze", a.reshape(3, 1, 4), dim=1), A, B),
+    "repeat": (lambda a, b: apply_op("repeat", a, repeats=(2, 2, 1)), A, B),
+    "argmax": (lambda a, b: [apply_op("argmax", a, axis=1), apply_op("argmax", a),
+                             apply_op("argmax", a, axis=0, keepdims=True)], A, B),
+    "argmin": (lambda a, b: apply_op("argmin", a, axis=-1), A, B),
+    "min": (lambda a, b: apply_op("min", a, axis=0) + apply_op("min", a), A, B),
+    "max_dim": (lambda a, b: list(a.max(dim=1)), A, B),
+    "min_dim": (lambda a, b: list(a.min(dim=0, keepdim=True)), A, B),
+    "all": (lambda a, b: [apply_op("all", a > -1.0), apply_op("all", a > 0, axis=1)], A, B),
+    "any": (lambda a, b: [apply_op("any", a > 2.0), apply_op("any", a > 0, axis=0)], A, B),
+    "logical_and": (lambda a, b: apply_op("logical_and", a > 0, b > 0), A, B),
+    "logical_or": (lambda a, b: apply_op("logical_or", a > 0, b > 0), A, B),
+    "logical_xor": (lambda a, b: apply_op("logical_xor", a > 0, b > 0), A, B),
+    "logical_not": (lambda a, b: apply_op("logical_not", a > 0), A, B),
+    "bitwise_and": (lambda a, b: apply_op("bitwise_and", a > 0, b > 0), A, B),
+    "bitwise_or": (lambda a, b: apply_op("bitwise_or", a > 0, b > 0), A, B),
+    "bitwise_xor": (lambda a, b: apply_op("bitwise_xor", a > 0, b > 0), A, B),
+    "bitwise_not": (lambda a, b: apply_op("bitwise_not", a > 0), A, B),
+    "masked_fill": (lambda a, b: apply_op("masked_fill", a, b > 0, -1.5), A, B),
+    "gather": (lambda a, b: apply_op("gather", a, constant(I), dim=1), A, B),
+    "one_hot": (lambda a, b: apply_op("one_hot", constant(I), num_classes=5), A, B),
+    "cumsum": (lambda a, b: apply_op("cumsum", a, dim=1)
+               + apply_op("cumsum", a, dim=0, reverse=True), A, B),
+    "var": (lambda a, b: apply_op("var", a, axis=1) + apply_op("var", a, correction=0), A, B),
+    "std": (lambda a, b: apply_op("std", a, axis=0, keepdims=True), A, B),
+    "nll_loss": (lambda a, b: [apply_op("nll_loss", a.log_softmax(), constant(I[:, 0])),
+                               apply_op("nll_loss", a.log_softmax(), constant(I[:, 1]),
+                                        reduction="none", ignore_index=3),
+                               apply_op("nll_loss", a.log_softmax(), constant(I[:, 2]),
+                                        weight=np.array([1.0, 2.0, 0.5, 1.0], np.float32),
+                                        reduction="sum")], A, B),
+    "layer_norm": (lambda a, b: [apply_op("layer_norm", a),
+                                 apply_op("layer_norm", a, b[0], b[1], normalized_ndim=1)],
+                   A, B),
+    "batch_norm": (lambda a, b: [
+        apply_op("batch_norm", a, b[0, :], b[1, :]),
+        apply_op("batch_norm", a, b[2, :], b[0, :].exp(), training=False, affine=False),
+        apply_op("batch_norm", a.reshape(3, 4, 1, 1) * 1.0, b[0, :], b[1, :])], A, B),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("opname", sorted(CASES_MORE))
+def test_each_added_op_exports(opname, tmp_path):
+    build, a_val, b_val = CASES_MORE[opname]
+    a = Variable("a", shape=(3, 4), dtype="float32")
+    b = Variable("b", shape=(3, 4), dtype="float32")
+    out = build(a, b)
+    outs = out if isinstance(out, list) else [out]
+    assert any(n.op.name == opname for n in Executor(outs).order), "the case misses its op"
+    used = Executor(outs).variables
+    _roundtrip(outs, {v: val for v, val in ((a, a_val), (b, b_val)) if v in used}, tmp_path)
+
+
+def test_matmul_of_float32_and_float64_exports(tmp_path):
+    a = Variable("a", shape=(3, 4), dtype="float32")
+    w = Variable("w", shape=(4, 2), dtype="float64")
+    _roundtrip([api.matmul(a, w)], {a: A, w: np.ones((4, 2))}, tmp_path)  # was: onnx.checker
+
+
+def test_the_docs_list_of_exporting_ops_is_the_exporters():
+    """docs/concepts/compiler.md holds ops_markdown()'s text between its onnx-ops markers.
+    To refresh it, replace that text with what ``ops_markdown()`` prints (from
+    tinygrad_edu.symbolic.onnx_export)."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from tinygrad_edu.symbolic.onnx_export import ops_markdown  # noqa: PLC0415
+
+    page = (Path(__file__).parents[2] / "docs" / "concepts" / "compiler.md").read_text()
+    start = page.index("<!-- onnx-ops:")
+    body = page[page.index("-->", start) + 4 : page.index("<!-- /onnx-ops -->")]
+    assert body.strip() == ops_markdown().strip(), "the docs' ONNX op list is stale"

@@ -4,10 +4,11 @@ graphs untouched, drawable before and after."""
 import numpy as np
 import pytest
 
-from tinygrad_edu.symbolic import (
+from tinygrad_edu.symbolic import (  # noqa: A004 (compile: the graph compiler)
     Executor,
     Variable,
     apply_op,
+    compile,
     cond,
     constant,
     gradients,
@@ -104,7 +105,7 @@ def test_cse_merges_twins_but_not_variables_or_random_ops():
     ],
 )
 def test_simplify_rules(build, expect):
-    x = Variable("x")
+    x = Variable("x", dtype="float64")
     y = build(x)
     (s,) = simplify([y])
     assert s.name == expect
@@ -142,7 +143,7 @@ def test_fold_computes_constants_and_static_shapes():
 
 
 def test_dce_drops_what_is_computed_only_for_its_shape():
-    x = Variable("x")
+    x = Variable("x", dtype="float64")
     heavy = (x.exp() * 3).tanh()
     g = ones_like(heavy) * x + zeros_like(heavy.exp())
     (d,) = dce([g])
@@ -181,7 +182,7 @@ def test_optimize_an_mlp_gradient_graph_same_values_fewer_nodes():
     ids=["tanh", "sigmoid", "cube", "log"],
 )
 def test_higher_derivatives_shrink(fn, sizes):
-    t = Variable("t")
+    t = Variable("t", dtype="float64")
     ds = [fn(t)]
     for _ in range(3):
         ds.append(gradients(ds[-1], [t])[0])
@@ -234,3 +235,95 @@ def test_before_and_after_can_be_drawn():
     before = draw_symbolic([f, d1, d2], legend=False).source
     after = draw_symbolic(optimize([f, d1, d2]), legend=False).source
     assert before.count(" -> ") > after.count(" -> ") > 0  # fewer arrows after
+
+
+# -- the passes never change a value or a dtype (issue #22) -----------------------------------
+
+
+def _same_values_and_dtypes(before, after, feed):
+    for b, a in zip(Executor(before).run(feed), Executor(after).run(feed)):
+        assert a.dtype == b.dtype, (a.dtype, b.dtype)
+        np.testing.assert_array_equal(a, b)
+
+
+def test_optimize_keeps_the_gradient_beside_a_bool_flag():
+    flag = Variable("is_test", shape=())
+    x = Variable("x", shape=(3,))
+    s = cond(flag, lambda a: a * 1.0, lambda a: a * 0.5, x).sum()
+    (g,) = gradients(s + s, [x])
+    for f in (True, False):
+        feed = {flag: np.array(f), x: np.ones(3, np.float32)}
+        _same_values_and_dtypes([g], optimize([g]), feed)
+        np.testing.assert_array_equal(Executor(optimize([g])).run(feed)[0], 2.0 if f else 1.0)
+
+
+def test_optimize_keeps_float32_gradients_beside_a_float64_constant():
+    x = Variable("x", shape=(3,))
+    c = constant(np.array([1.0, 2.0, 3.0]))  # float64, the same shape as x
+    w = Variable("w", shape=(3,), dtype="float64")
+    (g,) = gradients(x * 2, [x])  # its seed is ones_like(x * 2): float32 ones
+    feed = {x: np.ones(3, np.float32), w: np.ones(3)}
+    _same_values_and_dtypes([c * w, g], optimize([c * w, g]), feed)
+    assert Executor(optimize([c * w, g])).run(feed)[1].dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    "dtype, build",
+    [
+        ("int64", lambda x: x * 1.0),  # float32, not x
+        ("int64", lambda x: x / 1),  # true division: float32
+        ("int64", lambda x: x + 0.0),
+        ("bool", lambda x: x * 1),  # int64, not x
+        ("bool", lambda x: x + 0),
+        ("float32", lambda x: ones_like(Variable("u", dtype="float64")) * x),
+        ("float32", lambda x: zeros_like(Variable("u", dtype="float64")) + x),
+    ],
+)
+def test_simplify_keeps_what_changes_the_dtype(dtype, build):
+    x = Variable("x", dtype=dtype)
+    y = build(x)
+    (s,) = simplify([y])
+    feed = {v: np.array([1, 0, 1]).astype(v.dtype)
+            for v in topo_sort([y]) if v.op.name == "placeholder"}  # fmt: skip
+    _same_values_and_dtypes([y], [s], feed)
+    _same_values_and_dtypes([y], optimize([y]), feed)
+
+
+def test_dce_and_fold_give_ones_like_the_dtype_of_its_input():
+    x = Variable("x", shape=(3,), dtype="int64")
+    y = ones_like(x.exp())  # exp of integers is float32: so is the ones
+    _same_values_and_dtypes([y], optimize([y]), {x: np.arange(3)})
+    assert x.exp().dtype is None  # (the static dtype is not claimed as int64)
+
+
+def test_cse_keeps_zero_and_negative_zero_apart():
+    a = Variable("a")
+    k1, k2 = 1 / (a * 0.0), 1 / (a * -0.0)
+    got = Executor(optimize([k1, k2])).run({a: np.ones(2)})
+    np.testing.assert_array_equal(got[0], [np.inf, np.inf])
+    np.testing.assert_array_equal(got[1], [-np.inf, -np.inf])
+
+
+def test_folding_divides_by_zero_as_the_executor_does():
+    x = Variable("x", shape=(2,), dtype="float64")
+    y = x / 0.0 + constant(1.0) / constant(0.0)  # was: ZeroDivisionError while folding
+    with np.errstate(divide="ignore"):
+        want = Executor([y]).run({x: np.ones(2)})[0]
+        got = Executor(optimize([y])).run({x: np.ones(2)})[0]
+    np.testing.assert_array_equal(want, [np.inf, np.inf])
+    np.testing.assert_array_equal(got, want)
+    assert Executor([constant(-1.0) / constant(0.0)]).run()[0] == -np.inf
+
+
+def test_a_fetched_constant_is_the_callers_copy():
+    arr = np.ones(2)
+    c = constant(arr)
+    arr[0] = 7.0  # the graph keeps the value it was built with
+    for outputs in ([c], [c.reshape(2, 1)], [c[0:1]]):
+        ex = Executor(outputs)
+        first = ex.run()[0]
+        first[...] = 5.0
+        np.testing.assert_array_equal(ex.run()[0].ravel()[:1], [1.0])
+        fn = compile(outputs)
+        fn()[0][...] = 5.0
+        np.testing.assert_array_equal(fn()[0].ravel()[:1], [1.0])

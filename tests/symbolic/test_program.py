@@ -255,3 +255,104 @@ def test_json_keeps_every_kind_of_attribute():
     got = run(loaded, feed={"x": xv}, fetch_list=["y", "dx"], scope=Scope())
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+# -- tampered files and cycles: clear errors (#22) ------------------------------------------
+
+
+def _small_program_json():
+    main = Program()
+    with program_guard(main, Program()):
+        x = Variable("x", shape=(2, 3), dtype="float32")
+        y = (x * 2).sum(axis=1)
+        y.name = "y"
+        z = cond(y.sum() > 0, lambda: y * 1.0, lambda: y * 0.5)
+        z.name = "z"
+    return json.loads(main.to_json())
+
+
+def _node(data, op):
+    return next(r for r in data["nodes"] if r["op"] == op)
+
+
+@pytest.mark.parametrize(
+    "tamper, match",
+    [
+        (lambda d: _node(d, "mul")["inputs"].__setitem__(0, "nobody"),
+         r"node '.*' reads 'nobody', which no earlier node of the file defines"),
+        (lambda d: _node(d, "mul").__setitem__("block", 7), r"names block 7, but the file has"),
+        (lambda d: d["blocks"][1].__setitem__("parent_idx", 9),
+         r"block 1 names parent block 9"),
+        (lambda d: _node(d, "cond")["attrs"].__setitem__("true_block", {"__block__": 42}),
+         r"names block 42"),
+        (lambda d: _node(d, "placeholder").__setitem__("dtype", "floot32"),
+         r"has dtype 'floot32', which is not a dtype name"),
+        (lambda d: _node(d, "mul").__setitem__("shape", [3, 2]),
+         r"records shape \(3, 2\), but its op gives \(2, 3\)"),
+        (lambda d: _node(d, "sum").__setitem__("shape", [5]),
+         r"records shape \(5,\), but its op gives \(2,\)"),
+        (lambda d: _node(d, "placeholder").__setitem__("shape", "2x3"),
+         r"has shape '2x3', which is not a list of sizes"),
+        (lambda d: _node(d, "mul").pop("inputs"), r"lacks the field 'inputs'"),
+        (lambda d: _node(d, "cond").pop("attrs"), r"lacks the field 'attrs'"),
+    ],
+)
+def test_tampered_json_is_a_clear_error(tamper, match):
+    data = _small_program_json()
+    tamper(data)
+    with pytest.raises(ValueError, match=match):
+        Program.from_json(json.dumps(data))
+
+
+def test_a_bogus_array_dtype_in_json_is_a_clear_error():
+    main = Program()
+    with program_guard(main, Program()):
+        x = Variable("x", shape=(3,), dtype="float32")
+        (x * np.arange(3, dtype=np.float32)).sum()
+    data = json.loads(main.to_json())
+    for rec in data["nodes"]:
+        for v in rec["attrs"].values():
+            if isinstance(v, dict) and "__array__" in v:
+                v["dtype"] = "float33"
+    with pytest.raises(ValueError, match=r"array attribute that is not an array of dtype "
+                                         r"'float33'"):  # fmt: skip
+        Program.from_json(json.dumps(data))
+
+
+def test_a_cycle_is_named_and_never_written():
+    main = Program()
+    with program_guard(main, Program()):
+        x = Variable("x")
+        a = x * 2
+        b = a + 1
+        c = b.exp()
+    a.inputs = (x, c)  # the CSE599W way of rewiring a graph: now a reads itself
+    with pytest.raises(ValueError, match=r"cycle: \(x\*2\) -> exp\(.*\) -> \(\(x\*2\)\+1\) -> "
+                                         r"\(x\*2\)"):  # fmt: skip
+        Executor([c])
+    with pytest.raises(ValueError, match="cycle"):
+        main.to_json()
+    a.inputs = (x, x)  # rewired forward, to a node made earlier: fine
+    c.inputs = (x,)  # rewired to a node made *before*: still a valid file
+    b.inputs = (c, x)  # b reads c, made after it: written after c
+    loaded = Program.from_json(main.to_json())
+    got = fluid.Executor().run(loaded, feed={"x": np.array([0.5])}, fetch_list=["((x*2)+1)"],
+                               scope=Scope())  # fmt: skip
+    np.testing.assert_allclose(got[0], np.exp(0.5) + 0.5)
+
+
+def test_fluid_accepts_feeds_for_placeholders_a_fetch_does_not_need():
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        x = fluid.data("x", shape=[None, 2], dtype="float32")
+        label = fluid.data("label", shape=[None, 1], dtype="float32")
+        y = (x * 2).sum()
+        y.name = "y"
+    scope, exe = Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    feed = {"x": np.ones((4, 2), np.float32), "label": np.zeros((4, 1), np.float32)}
+    (got,) = exe.run(main, feed=feed, fetch_list=[y], scope=scope)  # label: not needed
+    assert got == 16.0
+    with pytest.raises(KeyError, match="no var named 'nope'"):
+        exe.run(main, feed={**feed, "nope": 1.0}, fetch_list=[y], scope=scope)
+    assert label is not None

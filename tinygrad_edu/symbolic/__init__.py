@@ -60,7 +60,7 @@ from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
 from .initializer import create_global_var, create_parameter, data
 from .layers import avg_pool2d, batch_norm, conv2d, embedding, layer_norm, max_pool2d, pad
-from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder
+from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder, stop_gradient
 from .onnx_export import to_onnx
 from .passes import optimize
 from .program import (
@@ -83,7 +83,7 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "pad", "batch_norm", "layer_norm", "embedding",
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
-    "while_loop", "compile", "optimize", "to_onnx",
+    "while_loop", "compile", "optimize", "to_onnx", "stop_gradient",
 ]  # fmt: skip
 
 # The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op

@@ -10,7 +10,7 @@ do at run time is what hand-written numpy would do.
 
 >>> import numpy as np
 >>> from tinygrad_edu.symbolic import Variable, gradients
->>> x = Variable("x", shape=(2,))
+>>> x = Variable("x", shape=(2,), dtype="float64")
 >>> y = (x * 2).tanh()
 >>> fn = compile([y] + gradients(y, [x]))
 >>> print(fn.source)  # doctest: +ELLIPSIS
@@ -46,7 +46,7 @@ import re
 
 from ..backend import get_namespace
 from ..ops.linalg import matrix_transpose
-from .executor import Executor, check_feed_keys, feed_hints, feed_value, to_numpy
+from .executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
 from .graph import topo_sort
 from .memory import UFUNCS, MemoryPlan, supports_out
 from .node import CONSTANT, PLACEHOLDER, Node
@@ -165,7 +165,7 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
     allocated: set = set()
     for k, node in enumerate(order):
         value = node.attrs.get("value") if node.op is CONSTANT else None
-        if isinstance(value, int | float) and math.isfinite(value):
+        if type(value) in (int, float) and math.isfinite(value):
             names[node] = repr(value) if value >= 0 else f"({value!r})"  # written in place
             continue
         if node not in names:  # (with a plan, the feeds were read at the top)
@@ -211,7 +211,7 @@ def _out_expression(node: Node, args, buffer: str) -> str:
 
 def _expression(node: Node, args, env: dict, name: str) -> str:
     template = TEMPLATES.get(node.op.name)
-    if template is not None and len(args) == node.op.arity:
+    if template is not None and len(args) == node.op.arity and _plain(node):
         return template.format(*args, **node.attrs)
     if node.op.name == "matmul" and len(args) == 2:
         a, b = args
@@ -223,11 +223,34 @@ def _expression(node: Node, args, env: dict, name: str) -> str:
     return f"{kernel}(xp{''.join(', ' + a for a in args)})"
 
 
+def _plain(node: Node) -> bool:
+    """May the node be written as numpy's plain expression? Only where numpy's dtype is
+    surely PyTorch's (the executor's, see :func:`~.executor.run_kernel`): the result has
+    dimensions (numpy gives a weak scalar for 0-d results), and the inputs' dtypes are known
+    to promote alike. Elsewhere the op's kernel runs, with the one promotion rule."""
+    name, ins = node.op.name, node.inputs
+    if name in ("ones_like", "zeros_like", "tuple_get"):
+        return True
+    if not node.shape:  # unknown or 0-d
+        return False
+    if name == "neg":
+        return True
+    weak = [i for i in ins if i.op is CONSTANT and i.dtype is None]
+    strong = [i for i in ins if i not in weak]
+    dtypes = {i.dtype for i in strong}
+    if len(dtypes) != 1 or None in dtypes or "float" not in next(iter(dtypes)):
+        # integers or unknown dtypes: only a Python int meets an integer alike in both
+        return (name in ("add", "sub", "mul") and len(strong) == 1 and len(weak) == 1
+                and type(weak[0].attrs["value"]) is int)  # fmt: skip
+    return True  # one floating dtype, and Python numbers (weak in both)
+
+
 def _bound(node: Node):
     """The op's forward kernel with the node's attributes (read at each call, so a
-    ``while_loop`` sees the values a gradient built later asks it to save)."""
+    ``while_loop`` sees the values a gradient built later asks it to save), giving the
+    executor's dtypes (:func:`~.executor.run_kernel`)."""
     op, attrs = node.op, node.attrs
-    return lambda xp, *args: op.forward(xp, *args, **attrs)
+    return lambda xp, *args: run_kernel(xp, op, args, attrs)
 
 
 def _variable_name(node: Node, k: int, taken: set, prefix: str = "v") -> str:

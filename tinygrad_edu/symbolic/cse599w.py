@@ -52,6 +52,7 @@ class Op(_LibraryOp):
     """
 
     name = "course_op"
+    takes_const_attr = True  # ``node.const_attr = c`` is stored for ``compute`` to read
 
     def __init__(self):
         self.name = type(self).__name__

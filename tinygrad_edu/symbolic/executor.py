@@ -14,8 +14,10 @@ it, computing every node with its op's forward kernel over the device's array na
 >>> [n.name for n in ex.order]
 ['x', '2', '(x*2)', '1', '((x*2)+1)']
 
-Only the graph's Variables can be fed, keyed by the Variable itself: a string, a computed node
-or a Variable the outputs do not use is an error, never silently ignored.
+Variables are fed keyed by the Variable itself; a Variable the outputs do not need may be fed
+too (TF1, Fluid and CSE599W code feeds every placeholder at every step, and ``optimize()``
+may drop a Variable whose value no output reads). A string or a computed node is an error,
+never silently ignored.
 
 >>> ex.run({"x": np.ones(2)})
 Traceback (most recent call last):
@@ -35,8 +37,8 @@ from .graph import topo_sort
 from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out, write_out
 from .node import PLACEHOLDER, Node
 
-__all__ = ["Executor", "compute_node", "feed_value", "feed_hints", "check_feed_keys",
-           "to_numpy"]  # fmt: skip
+__all__ = ["Executor", "compute_node", "run_kernel", "strong", "feed_value", "feed_hints",
+           "check_feed_keys", "to_numpy"]  # fmt: skip
 
 
 class Executor:
@@ -215,10 +217,11 @@ def _arrays(value):
 
 
 def check_feed_keys(feed_dict, feedable, variables) -> None:
-    """Every key of ``feed_dict`` must be one of the ``feedable`` Variables; anything else (a
-    string, a computed node, a Variable the outputs do not use) is a clear error."""
+    """Every key of ``feed_dict`` must be a Variable: one of the ``feedable`` ones, or one the
+    outputs do not need (accepted and not read). A string, a computed node or another object
+    is a clear error naming the graph's Variables."""
     for key in feed_dict:
-        if key in feedable:
+        if key in feedable or (isinstance(key, Node) and key.op is PLACEHOLDER):
             continue
         names = ", ".join(repr(v.name) for v in variables) or "none"
         if isinstance(key, str):
@@ -234,15 +237,9 @@ def check_feed_keys(feed_dict, feedable, variables) -> None:
         if not isinstance(key, Node):
             raise TypeError(f"feed_dict keys must be Variables, got {type(key).__name__} "
                             f"{key!r}; the graph's Variables: {names}")  # fmt: skip
-        if key.op is not PLACEHOLDER:
-            raise ValueError(f"{key.name!r} is computed by the graph (op {key.op.name}), so it "
-                             "cannot be fed; only Variables can. Build the graph on a Variable "
-                             "where you want to supply a value")  # fmt: skip
-        twin = [v for v in variables if v.name == key.name]
-        extra = (" (the graph uses a different Variable of the same name: feed that one)"
-                 if twin else "")  # fmt: skip
-        raise ValueError(f"Variable {key.name!r} is not used by the outputs of this Executor"
-                         f"{extra}; they need: {names}. Remove it from feed_dict")  # fmt: skip
+        raise ValueError(f"{key.name!r} is computed by the graph (op {key.op.name}), so it "
+                         "cannot be fed; only Variables can. Build the graph on a Variable "
+                         "where you want to supply a value")  # fmt: skip
 
 
 def feed_hints(order) -> dict:
@@ -267,6 +264,9 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
     if node not in feed_dict:
         fed = ", ".join(repr(getattr(k, "name", k)) for k in feed_dict) or "nothing"
         why = (hints or {}).get(node, "")
+        if any(getattr(k, "name", None) == node.name for k in feed_dict):
+            why += (f" A different Variable named {node.name!r} was fed: feed the one this "
+                    "graph was built on (two Variables with one name are two inputs).")  # fmt: skip
         if node.persistable:
             why = (
                 " It is persistable: its value lives in a Scope, so run the graph with a "
@@ -276,7 +276,7 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
             f"Variable {node.name!r} was not fed (fed: {fed}); "
             f"add it to feed_dict: run({{{node.name}: value, ...}}).{why}"
         )
-    value = feed_dict[node]
+    value = _check_lossless(node, feed_dict[node], xp)
     if node.dtype is not None:
         value = xp.asarray(value, dtype=getattr(xp, node.dtype))
     elif hasattr(value, "dtype") and hasattr(value, "shape"):
@@ -291,10 +291,40 @@ def feed_value(xp, node: Node, feed_dict, hints=None):
     return value
 
 
+def _check_lossless(node: Node, value, xp):
+    """``value``, which must convert to the Variable's dtype without losing what it holds: a
+    complex value for a real dtype, or Python objects such as None, is a TypeError (numpy
+    would only warn, and drop the imaginary part or make None a nan). An object array of
+    numbers is returned as an array of numbers."""
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    if kind is None and isinstance(value, list | tuple | complex):
+        kind = _np.asarray(value).dtype.kind
+    if kind == "O" and isinstance(value, _np.ndarray):
+        numbers = _np.asarray(value.tolist())  # numbers become a numeric array; None does not
+        if numbers.dtype.kind != "O":
+            value, kind = numbers, numbers.dtype.kind
+    if kind == "O":
+        raise TypeError(
+            f"Variable {node.name!r} was fed Python objects (an object array or a list holding "
+            "None or non-numbers), which have no numeric value; feed an array of numbers "
+            "(replace None by a number, or use a mask)"
+        )
+    if kind == "c":
+        default = None if hasattr(value, "dtype") else _np.dtype(default_float(xp)).name
+        target = node.dtype or default
+        if target is not None and "complex" not in str(target):
+            raise TypeError(
+                f"Variable {node.name!r} has dtype {target} but was fed complex values; the "
+                "imaginary part would be lost. Feed value.real (or abs(value)) explicitly, or "
+                "declare the Variable complex"
+            )
+    return value
+
+
 def compute_node(xp, node: Node, args):
     """Run the node's forward kernel; on failure, say which node, op and input shapes."""
     try:
-        return node.op.forward(xp, *args, **node.attrs)
+        return run_kernel(xp, node.op, args, node.attrs)
     except Exception as e:
         shapes = [tuple(getattr(a, "shape", ())) for a in args]
         try:
@@ -309,6 +339,46 @@ def compute_node(xp, node: Node, args):
         ) from e
 
 
+def run_kernel(xp, op, args, attrs):
+    """``op.forward(xp, *args, **attrs)`` with the result's dtype as PyTorch (and the eager
+    engine) would have it: see NOTE [Numpy scalars are weak, 0-d arrays are not]. Python
+    numbers computed on alone (constants) follow numpy's float arithmetic: ``1.0 / 0.0`` is
+    ``inf`` as ``x / 0.0`` is, not a ZeroDivisionError."""
+    try:
+        value = op.forward(xp, *args, **attrs)
+    except ZeroDivisionError:
+        if not args or not all(_is_number(a) for a in args):
+            raise
+        with _np.errstate(all="ignore"):
+            value = op.forward(_np, *[_np.asarray(a)[()] for a in args], **attrs)
+        return value.item() if isinstance(value, _np.generic) else value
+    return strong(xp, value, args)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, bool | int | float) and not isinstance(x, _np.generic)
+
+
+# NOTE [Numpy scalars are weak, 0-d arrays are not]
+# numpy hands back a scalar (np.float64) instead of a 0-d array from a ufunc on 0-d arrays
+# and from a full reduction. The promotion rule (tinygrad_edu.ops.dtypes, PyTorch's) counts
+# numpy scalars as weak Python numbers, so `y * exp(x)` with a 0-d float64 x and a 0-d
+# float32 y would come out float32, where PyTorch, numpy and the eager engine give float64.
+# A value computed from at least one array is therefore made an array again: only values
+# computed from Python numbers alone (constants) stay weak numbers.
+def strong(xp, value, args):
+    """``value`` as a 0-d array when numpy made a scalar of a result computed from arrays."""
+    if isinstance(value, _np.generic) and any(_is_array(a) for a in args):
+        return xp.asarray(value)
+    return value
+
+
+def _is_array(x) -> bool:
+    if isinstance(x, tuple | list):
+        return any(_is_array(v) for v in x)
+    return hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, _np.generic)
+
+
 def to_numpy(value):
     """A run's value for the caller: numpy arrays (tuples of them for control flow)."""
     if isinstance(value, tuple):
@@ -316,4 +386,8 @@ def to_numpy(value):
     if isinstance(value, list | dict):
         return value  # a while_loop's stack of saved values: handed over as is
     value = to_device(value, "cpu")
-    return value if isinstance(value, _np.ndarray) else _np.asarray(value)
+    if isinstance(value, _np.ndarray):
+        # a constant's array (or a view of one) is read-only and belongs to the graph: the
+        # caller gets a copy, so writing to a result never changes a later run
+        return value if value.flags.writeable else value.copy()
+    return _np.asarray(value)

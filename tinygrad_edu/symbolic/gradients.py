@@ -51,7 +51,9 @@ def gradients(y, xs, grad_ys=None, stop_gradients=()) -> list[Node]:
         grad_ys: optional adjoints to start from, one per ``y`` ($\sum_k \langle y_k,
             \bar y_k\rangle$ is differentiated; None entries mean ones), as TensorFlow's.
         stop_gradients: nodes treated as constants: nothing flows through them to their
-            inputs (TensorFlow 1's ``stop_gradients``).
+            inputs (TensorFlow 1's ``stop_gradients``); so are nodes whose
+            ``stop_gradient`` attribute is True (Fluid's ``var.stop_gradient = True``) and
+            the ``stop_gradient(x)`` op.
 
     A value used several times gets one partial adjoint per use; explicit ``add`` nodes sum
     them (marked ``is_adjoint_sum``). Every node built here is marked ``is_gradient``, and each
@@ -70,6 +72,7 @@ def gradients(y, xs, grad_ys=None, stop_gradients=()) -> list[Node]:
     if len(seeds) != len(ys):
         raise ValueError(f"gradients: {len(ys)} outputs but {len(seeds)} grad_ys")
     wanted, stops = set(xs), set(stop_gradients)
+    stops |= {n for n in topo_sort(ys) if getattr(n, "stop_gradient", False) is True}
     first_seq = next_seq()  # the nodes made from here on form the gradient graph
     partials = {}  # node -> its partial adjoints so far
     for out, seed in zip(ys, seeds):

@@ -12,12 +12,19 @@ A recursive walk (as in CSE599W or micrograd) dies near Python's recursion limit
 
 from __future__ import annotations
 
-__all__ = ["topo_sort"]
+__all__ = ["topo_sort", "GraphCycleError"]
+
+
+class GraphCycleError(ValueError):
+    """A node depends on itself (its inputs lead back to it), so no order computes it."""
 
 
 def topo_sort(nodes) -> list:
     """Every node that ``nodes`` depend on, each after all of its inputs (depth-first
-    post-order, inputs visited left to right, so the order is deterministic)."""
+    post-order, inputs visited left to right, so the order is deterministic).
+
+    A cycle (made by reassigning ``node.inputs``) is a :class:`GraphCycleError` naming it.
+    """
     # BEGIN SOLUTION A1.1
     order: list = []
     seen: set = set()
@@ -36,5 +43,40 @@ def topo_sort(nodes) -> list:
             else:  # every input is placed: the node goes next
                 stack.pop()
                 order.append(node)
-    return order
     # END SOLUTION
+    _check_acyclic(order)
+    return order
+
+
+def _check_acyclic(order) -> None:
+    """Every node's inputs come before it in ``order``; a node seen but not yet placed when
+    its consumer was placed lies on a cycle, which the error names."""
+    position = {node: k for k, node in enumerate(order)}
+    for k, node in enumerate(order):
+        for inp in node.inputs:
+            if position.get(inp, k) >= k:
+                raise GraphCycleError(
+                    f"the graph has a cycle: {_cycle(inp, node)} (each reads the next); a "
+                    "node cannot depend on "
+                    "itself. Was node.inputs reassigned? Build a new node for the new "
+                    "computation instead (a loop belongs in while_loop)"
+                )
+
+
+def _cycle(start, end) -> str:
+    """``end``, then the names along a path of inputs from ``start`` (an input of ``end``)
+    back to ``end``."""
+    parents, stack = {start: None}, [start]
+    while stack:
+        n = stack.pop()
+        if n is end:
+            break
+        for i in n.inputs:
+            if i not in parents:
+                parents[i] = n
+                stack.append(i)
+    path, n = [], end
+    while n is not None:
+        path.append(n.name)
+        n = parents.get(n)
+    return " -> ".join([end.name, *reversed(path)])

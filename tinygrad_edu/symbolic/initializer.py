@@ -150,10 +150,14 @@ def create_parameter(shape, dtype: str = "float32", name: str | None = None,
 
 def data(name: str, shape=None, dtype: str | None = None) -> Node:
     """An input fed at every run (Fluid's ``fluid.data``); ``None`` or ``-1`` in ``shape``
-    (a batch size not known yet) leaves the static shape unknown."""
-    if shape is not None and any(d is None or d == -1 for d in shape):
-        shape = None
-    return Variable(name, shape=shape, dtype=dtype)
+    (a batch size not known yet) leaves the static shape unknown, and the known sizes stay
+    as the node's ``partial_shape`` (which layers such as Fluid's ``fc`` read)."""
+    partial = None if shape is None else tuple(None if d is None or d == -1 else int(d)
+                                               for d in shape)  # fmt: skip
+    node = Variable(name, shape=None if partial is None or None in partial else partial,
+                    dtype=dtype)  # fmt: skip
+    node.partial_shape = partial
+    return node
 
 
 def _persistable_names(program) -> set:

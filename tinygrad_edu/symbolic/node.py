@@ -20,11 +20,13 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as _np  # type checks only (numpy scalars are Python numbers here)
+
 from ..ops import Op, get_op
 
 __all__ = [
-    "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq",
-    "PLACEHOLDER", "CONSTANT", "RECORDER",
+    "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq", "stop_gradient",
+    "PLACEHOLDER", "CONSTANT", "STOP_GRADIENT", "RECORDER",
 ]  # fmt: skip
 
 _seq = itertools.count()  # creation numbers: newer nodes have larger ones
@@ -54,6 +56,16 @@ class _Constant(Op):
         return value if isinstance(value, int | float) else xp.asarray(value)
 
 
+class _StopGradient(Op):
+    """``stop_gradient(x)``: the value of ``x``, through which no gradient flows (Fluid's
+    ``stop_gradient``, PyTorch's ``detach``, TensorFlow's ``tf.stop_gradient``)."""
+
+    name, arity, differentiable = "stop_gradient", 1, False
+
+    def forward(self, xp, x):
+        return x
+
+
 def next_seq() -> int:
     """A fresh creation number: every node made afterwards has a larger ``seq``."""
     return next(_seq)
@@ -61,6 +73,7 @@ def next_seq() -> int:
 
 PLACEHOLDER = _Placeholder()
 CONSTANT = _Constant()
+STOP_GRADIENT = _StopGradient()
 
 
 class _Recorder:
@@ -92,6 +105,9 @@ class Node:
         shape: the static shape when every input's shape is known (from the op's shape rule,
             so a mismatch fails while the graph is built), else None.
         dtype: the static dtype name when known (Variables declared with one), else None.
+        partial_shape: the static shape with None for the sizes not known yet (Fluid's
+            ``fluid.data("x", shape=[None, 3])``: ``(None, 3)``), or None when not even the
+            rank is known; ``shape`` is this when every size is known.
         seq: the creation number; later nodes have larger ones.
         is_gradient: True for every node that :func:`gradients` built (drawn in another style).
         grad_of: set on the node that :func:`gradients` settled as the full adjoint
@@ -116,6 +132,7 @@ class Node:
         self.seq = next(_seq)
         self.name = name if name is not None else f"{op.name}#{self.seq}"
         self.shape = None if shape is None else tuple(shape)
+        self.partial_shape = self.shape  # the known dims, None for the others (a batch)
         self.dtype = _dtype_name(dtype)
         self.is_gradient = False
         self.grad_of = None
@@ -136,8 +153,74 @@ class Node:
         constant input (``(x + 5).const_attr == 5``, as in CSE599W), else None."""
         if self.op is CONSTANT:
             return self.attrs["value"]
+        if "const_attr" in self.attrs:
+            return self.attrs["const_attr"]
         consts = [i for i in self.inputs if i.op is CONSTANT]
         return consts[0].attrs["value"] if len(consts) == 1 else None
+
+    @const_attr.setter
+    def const_attr(self, value):
+        """CSE599W's ``new_node.const_attr = c``: a constant's new value, a course op's
+        constant (its ``compute`` reads ``node.const_attr``), or the one constant input of a
+        library op (``(x + 5).const_attr = 7`` makes it ``x + 7``)."""
+        if self.op is CONSTANT:
+            self.attrs["value"] = _constant_value(value)
+            return
+        consts = [k for k, i in enumerate(self.inputs) if i.op is CONSTANT]
+        if getattr(self.op, "takes_const_attr", False) or len(consts) != 1:
+            if not getattr(self.op, "takes_const_attr", False):
+                raise AttributeError(
+                    f"const_attr: node {self.name!r} (op {self.op.name}) has "
+                    f"{len(consts)} constant inputs, so there is no one constant to set; "
+                    "write a course op (cse599w.Op) whose compute reads node.const_attr"
+                )
+            self.attrs["const_attr"] = value
+            return
+        inputs = list(self.inputs)
+        inputs[consts[0]] = constant(value)
+        self.inputs = tuple(inputs)
+
+    # -- Fluid's view of an op (``for op in block.ops: op.type, op.input_names ...``): a node
+    #    is one op with one output, slot "Out"; its inputs fill slots "X", "Y", "X2", ...
+    @property
+    def type(self) -> str:
+        """The op's name (Fluid's ``op.type``): ``"mul"``, ``"matmul"``, ``"placeholder"``."""
+        return self.op.name
+
+    @property
+    def input_names(self) -> list:
+        """The input slots (Fluid's ``op.input_names``): ``["X", "Y"]`` for a binary op."""
+        return [("X", "Y")[k] if k < 2 else f"X{k}" for k in range(len(self.inputs))]
+
+    @property
+    def output_names(self) -> list:
+        """The output slots (Fluid's ``op.output_names``): ``["Out"]``."""
+        return ["Out"]
+
+    @property
+    def input_arg_names(self) -> list:
+        """The names of the input vars, in slot order (Fluid's ``op.input_arg_names``)."""
+        return [i.name for i in self.inputs]
+
+    @property
+    def output_arg_names(self) -> list:
+        """The output var's name (Fluid's ``op.output_arg_names``)."""
+        return [self.name]
+
+    def input(self, slot: str) -> list:
+        """The names of the vars in input slot ``slot`` (Fluid's ``op.input("X")``)."""
+        slots = self.input_names
+        if slot not in slots:
+            raise ValueError(f"op {self.op.name} ({self.name!r}) has no input slot {slot!r}; "
+                             f"its slots: {slots}")  # fmt: skip
+        return [self.inputs[slots.index(slot)].name]
+
+    def output(self, slot: str) -> list:
+        """The names of the vars in output slot ``slot`` (``op.output("Out")``)."""
+        if slot != "Out":
+            raise ValueError(f"op {self.op.name} ({self.name!r}) has one output slot, 'Out', "
+                             f"not {slot!r}")  # fmt: skip
+        return [self.name]
 
     # -- ops as methods (x + y, x.exp(), x.sum(dim=1) ...): generated from the op library's
     #    surface table after the class (see tinygrad_edu.ops.surface), with the eager
@@ -191,6 +274,7 @@ def constant(value: Any, name: str | None = None) -> Node:
     """
     if isinstance(value, Node):
         return value
+    value = _constant_value(value)
     if isinstance(value, bool | int | float):
         shape, dtype, label = (), None, repr(value)
     else:
@@ -198,6 +282,24 @@ def constant(value: Any, name: str | None = None) -> Node:
         if shape == ():
             label = str(value)
     return Node(CONSTANT, attrs={"value": value}, name=name or label, shape=shape, dtype=dtype)
+
+
+def _constant_value(value):
+    """What a constant holds: a numpy scalar as the Python number it stands for (weak, as
+    in PyTorch: ``x * np.sqrt(2.0)`` keeps ``x``'s dtype), and a numpy array as a read-only
+    copy, so that neither the caller's later writes nor a fetched result can change it."""
+    if isinstance(value, _np.generic):
+        return value.item()
+    if isinstance(value, _np.ndarray):
+        value = _np.array(value, copy=True)
+        value.setflags(write=False)
+    return value
+
+
+def stop_gradient(x) -> Node:
+    """``x``'s value, with no gradient flowing back through it (``gradients`` treats it as a
+    constant)."""
+    return apply_op(STOP_GRADIENT, x, name=f"stop_gradient({_as_node(x).name})")
 
 
 def _as_node(x) -> Node:
@@ -231,11 +333,39 @@ def _name(op: Op, nodes, attrs) -> str | None:
     return text if len(text) <= _MAX_NAME else None
 
 
-def _dtype(op: Op, nodes) -> str | None:
-    if op.name in ("greater", "greater_equal", "less", "less_equal", "equal", "not_equal"):
+# ops whose result has their inputs' dtype whatever it is (bool and integers included)
+_KEEPS_DTYPE = {
+    "add", "mul", "neg", "maximum", "minimum", "clone", "reshape", "transpose", "permute",
+    "getitem", "broadcast_to", "sum_to", "expand_dims", "squeeze", "flatten", "ones_like",
+    "zeros_like", "cat", "stack", "repeat", "where", "abs", "relu", "pad",
+}  # fmt: skip
+_BOOL_RESULT = {
+    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "logical_xor", "logical_not", "all", "any",
+}  # fmt: skip
+
+
+def _dtype(op: Op, nodes, attrs=None) -> str | None:
+    """The static dtype of ``op`` applied to ``nodes``, when it is surely known.
+
+    Floating inputs of one dtype give that dtype (Python numbers are weak); bool and integer
+    inputs keep their dtype only through the ops that never change it (``exp``, true
+    division, a float constant and the reductions give other dtypes).
+    """
+    if op.name in _BOOL_RESULT:
         return "bool"
+    if op.name in ("astype", "fill_constant") and isinstance((attrs or {}).get("dtype"), str):
+        return attrs["dtype"]
+    if op.name in ("argmax", "argmin", "numel", "astype"):
+        return None
     dtypes = {n.dtype for n in nodes if not (n.op is CONSTANT and n.dtype is None)}
-    return dtypes.pop() if len(dtypes) == 1 and None not in dtypes else None
+    if len(dtypes) != 1 or None in dtypes:
+        return None
+    (dtype,) = dtypes
+    if "float" in dtype:
+        return dtype
+    weak_float = any(n.op is CONSTANT and isinstance(n.attrs["value"], float) for n in nodes)
+    return dtype if op.name in _KEEPS_DTYPE and not weak_float else None
 
 
 def apply_op(op: Op | str, *inputs, name: str | None = None, **attrs) -> Node:
@@ -255,7 +385,32 @@ sizes 4 and 5); transpose one side or fix the shapes
     shapes = [n.shape for n in nodes]
     shape = op.shape(*shapes, **attrs) if None not in shapes else None
     label = name if name is not None else _name(op, nodes, attrs)
-    return Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes))
+    node = Node(op, nodes, attrs, name=label, shape=shape, dtype=_dtype(op, nodes, attrs))
+    if shape is None and nodes:
+        node.partial_shape = _partial_shape(op, nodes, attrs)
+    return node
+
+
+# NOTE [Partial shapes]: a size not known yet (Fluid's batch dimension, ``shape=[None, 3]``)
+# stands in the shape rule as a size no real array has; the result's sizes that come out as
+# that stand-in, or grown from it (a flatten multiplies it), are unknown again. The static
+# shape stays None, so nothing but the layers that read a feature size (fc, conv2d ...) and
+# the checks of the shape rule rely on it; a rule that fails on the stand-in proves nothing.
+_UNKNOWN = 2_147_483_629  # a prime; no array here is that long
+
+
+def _partial_shape(op: Op, nodes, attrs):
+    partial = [n.partial_shape for n in nodes]
+    if any(p is None for p in partial) or not any(None in p for p in partial):
+        return None
+    try:
+        out = op.shape(*[tuple(_UNKNOWN if d is None else d for d in p) for p in partial],
+                       **attrs)  # fmt: skip
+    except Exception:
+        return None
+    if out is None:
+        return None
+    return tuple(None if d >= _UNKNOWN else d for d in out)
 
 
 def _install_methods() -> None:

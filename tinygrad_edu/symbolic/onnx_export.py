@@ -7,8 +7,9 @@ and the body of ``Loop``. So the export is a walk in execution order, one (or a 
 nodes per node: ``add`` is ``Add``, ``softmax_cross_entropy`` becomes ``LogSoftmax``,
 ``Mul``, ``ReduceSum``, ``Neg`` and ``Div``; ``conv2d`` is ``Conv``; ``cond`` is ``If`` and
 ``while_loop`` is ``Loop``. Gradient graphs export too: they are graphs of the same ops.
-ONNX converts no types implicitly, so the export reproduces numpy's rules: a Python number
-takes its partner's dtype, and mixed inputs are cast to the dtype numpy computed.
+ONNX converts no types implicitly, so the export reproduces the engine's rule (PyTorch's, the
+Executor's): a Python number takes its partner's dtype, and mixed inputs are cast to the
+dtype the Executor computed on the example feed.
 
 ``feed_dict`` gives example inputs. The graph is run once on them, which fixes every input's
 shape and dtype in the model and gives the shapes some conversions need (the axes that
@@ -21,6 +22,7 @@ run the file).
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as _np  # initializers are numpy arrays
 
@@ -31,7 +33,7 @@ from .executor import Executor
 from .graph import topo_sort
 from .node import CONSTANT, PLACEHOLDER, Node
 
-__all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT"]
+__all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT", "ops_markdown"]
 
 OPSET = 17
 ONNX_INSTALL_HINT = 'pip install "tinygrad_edu[onnx]"'
@@ -40,16 +42,64 @@ _SIMPLE = {  # op -> ONNX op, for ops whose inputs map one to one
     "log": "Log", "tanh": "Tanh", "sigmoid": "Sigmoid", "relu": "Relu", "maximum": "Max",
     "greater": "Greater", "greater_equal": "GreaterOrEqual", "less": "Less",
     "less_equal": "LessOrEqual", "equal": "Equal", "clone": "Identity", "where": "Where",
+    "abs": "Abs", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "erf": "Erf", "sign": "Sign",
+    "minimum": "Min", "pow_tensor": "Pow", "stop_gradient": "Identity",
 }  # fmt: skip
-_UNIFY = {"add", "sub", "mul", "div", "maximum", "greater", "greater_equal", "less",
-          "less_equal", "equal", "not_equal", "where"}  # inputs must share one dtype  # fmt: skip
-ONNX_OPS = sorted(set(_SIMPLE) | {
-    "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "softmax", "log_softmax",
-    "softmax_cross_entropy", "transpose", "permute", "reshape", "broadcast_to", "sum_to",
-    "expand_dims",
+_UNIFY = {"add", "sub", "mul", "div", "maximum", "minimum", "greater", "greater_equal", "less",
+          "less_equal", "equal", "not_equal", "where", "matmul", "pow_tensor", "cat", "stack",
+          "clamp_tensor"}  # inputs must share one dtype  # fmt: skip
+_LOGICAL = {"logical_and": "And", "logical_or": "Or", "logical_xor": "Xor",
+            "bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor"}  # fmt: skip
+#: every op that exports (cond, while and tuple_get included); generated docs list these
+ONNX_OPS = sorted(set(_SIMPLE) | set(_LOGICAL) | {
+    "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "min", "softmax",
+    "log_softmax", "softmax_cross_entropy", "transpose", "permute", "reshape", "broadcast_to",
+    "sum_to", "expand_dims", "squeeze", "flatten", "cat", "stack", "repeat",
     "ones_like", "zeros_like", "fill", "fill_constant", "astype", "numel", "getitem",
     "cond", "while", "tuple_get", "conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding",
+    "rsqrt", "log1p", "gelu", "leaky_relu", "softplus", "clamp", "clamp_tensor", "argmax",
+    "argmin", "all", "any", "logical_not", "bitwise_not", "masked_fill", "gather", "one_hot",
+    "cumsum", "std", "var", "max_dim", "min_dim", "nll_loss", "batch_norm", "layer_norm",
 })  # fmt: skip
+
+
+_GRAD = "a layer's own gradient op"
+_NOT_EXPORTED_WHY = {  # what the docs say about the ops that do not export
+    "avg_pool2d_grad": _GRAD, "conv2d_input_grad": _GRAD, "conv2d_weight_grad": _GRAD,
+    "embedding_grad": _GRAD, "gather_grad": _GRAD, "getitem_grad": _GRAD,
+    "max_pool2d_grad": _GRAD, "max_pool2d_select": _GRAD, "nll_loss_grad": _GRAD,
+    "setitem": "an in-place write",
+    "gaussian_random": "a startup program's initialiser (random)",
+    "uniform_random": "a startup program's initialiser (random)",
+}  # fmt: skip
+
+
+def ops_markdown() -> str:
+    """The docs' list of the ops that export and of those that do not, made from
+    :data:`ONNX_OPS` and the op registry (``docs/concepts/compiler.md`` holds this text
+    between its ``onnx-ops`` markers; a test fails when the page is stale)."""
+    from ..ops import REGISTRY  # noqa: PLC0415
+
+    library = sorted(REGISTRY)
+    exported = [op for op in library if op in ONNX_OPS]
+    missing = [op for op in library if op not in ONNX_OPS]
+    extra = [op for op in ONNX_OPS if op not in REGISTRY]
+    why = {}
+    for op in missing:
+        why.setdefault(_NOT_EXPORTED_WHY.get(op, "no ONNX form here"), []).append(op)
+    lines = [
+        f"Of the op library's {len(library)} ops, {len(exported)} export, with the symbolic "
+        f"engine's own {', '.join(f'`{op}`' for op in extra)} (opset {OPSET}):",
+        "",
+        ", ".join(f"`{op}`" for op in exported) + ".",
+        "",
+        "What does not export (each is an error naming the op):",
+        "",
+    ]
+    lines += [f"* {reason}: {', '.join(f'`{op}`' for op in ops)}" for reason, ops in why.items()]
+    lines += ["", "The integer forms of the `bitwise_*` ops need opset 18; their boolean forms "
+              "export."]  # fmt: skip
+    return "\n".join(lines)
 
 
 def _onnx():
@@ -485,6 +535,295 @@ class _Export:
             cur, n = self.node("Identity", [cur], "getitem")
             nodes.append(n)
         return nodes, cur
+
+    # -- the pointwise functions, clamps, logic ---------------------------------------------
+    def _like(self, value, node, hint="c"):
+        """A constant in the dtype of ``node``'s value (float32 when unknown)."""
+        return self.const(value, hint, self.dtype(node) or _np.float32)
+
+    def _chain(self, steps, hint):
+        """Emit ``steps`` [(op_type, inputs, attrs)], where the string "{k}" in an input
+        list stands for the result of step k; returns (nodes, name of the last result)."""
+        nodes, results = [], []
+        for op_type, inputs, attrs in steps:
+            ins = [results[int(i[1:-1])] if isinstance(i, str) and i[:1] == "{" else i
+                   for i in inputs]  # fmt: skip
+            name, n = self.node(op_type, ins, hint, **attrs)
+            nodes.append(n)
+            results.append(name)
+        return nodes, results[-1]
+
+    def _op_rsqrt(self, node, args):
+        return self._chain([("Sqrt", args, {}), ("Reciprocal", ["{0}"], {})], "rsqrt")
+
+    def _op_log1p(self, node, args):
+        one = self._like(1, node, "one")
+        return self._chain([("Add", [args[0], one], {}), ("Log", ["{0}"], {})], "log1p")
+
+    def _op_gelu(self, node, args):
+        x, half, one = args[0], self._like(0.5, node, "half"), self._like(1, node, "one")
+        if node.attrs.get("approximate", "none") == "tanh":
+            k = self._like(math.sqrt(2 / math.pi), node, "k")
+            c = self._like(0.044715, node, "c")
+            steps = [("Mul", [x, x], {}), ("Mul", ["{0}", x], {}), ("Mul", ["{1}", c], {}),
+                     ("Add", [x, "{2}"], {}), ("Mul", ["{3}", k], {}), ("Tanh", ["{4}"], {}),
+                     ("Add", ["{5}", one], {}), ("Mul", [x, half], {}),
+                     ("Mul", ["{7}", "{6}"], {})]  # fmt: skip
+        else:
+            r2 = self._like(math.sqrt(2), node, "sqrt2")
+            steps = [("Div", [x, r2], {}), ("Erf", ["{0}"], {}), ("Add", ["{1}", one], {}),
+                     ("Mul", [x, half], {}), ("Mul", ["{3}", "{2}"], {})]  # fmt: skip
+        return self._chain(steps, "gelu")
+
+    def _op_leaky_relu(self, node, args):
+        slope = float(node.attrs.get("negative_slope", 0.01))
+        name, n = self.node("LeakyRelu", args, "leaky_relu", alpha=slope)
+        return [n], name
+
+    def _op_softplus(self, node, args):
+        beta = self._like(node.attrs.get("beta", 1.0), node, "beta")
+        limit = self._like(node.attrs.get("threshold", 20.0), node, "threshold")
+        x = args[0]
+        return self._chain([("Mul", [x, beta], {}), ("Softplus", ["{0}"], {}),
+                            ("Div", ["{1}", beta], {}), ("Greater", ["{0}", limit], {}),
+                            ("Where", ["{3}", x, "{2}"], {})], "softplus")  # fmt: skip
+
+    def _op_clamp(self, node, args):
+        ins = [args[0]]
+        for bound in ("min", "max"):
+            value = node.attrs.get(bound)
+            ins.append("" if value is None else self._like(value, node, bound))
+        name, n = self.node("Clip", ins, "clamp")
+        return [n], name
+
+    def _op_clamp_tensor(self, node, args):
+        x, lo, hi = args
+        return self._chain([("Max", [x, lo], {}), ("Min", ["{0}", hi], {})], "clamp")
+
+    def _to_bool(self, args):
+        nodes, out = [], []
+        for a in args:
+            name, n = self.node("Cast", [a], "bool", to=self.onnx.TensorProto.BOOL)
+            nodes.append(n)
+            out.append(name)
+        return nodes, out
+
+    def _logical(self, node, args):
+        if node.op.name.startswith("bitwise") and self.dtype(node) != _np.bool_:
+            raise NotImplementedError(
+                f"to_onnx: {node.op.name} of integers (node {node.name!r}) needs ONNX opset 18 "
+                f"(BitwiseAnd ...); this exporter writes opset {OPSET}. Booleans export"
+            )
+        pre, ins = self._to_bool(args)
+        name, n = self.node(_LOGICAL.get(node.op.name, "Not"), ins, node.op.name)
+        return pre + [n], name
+
+    _op_logical_and = _op_logical_or = _op_logical_xor = _op_logical_not = _logical
+    _op_bitwise_and = _op_bitwise_or = _op_bitwise_xor = _op_bitwise_not = _logical
+
+    def _op_all(self, node, args):
+        return self._all_any(node, args, "ReduceMin")
+
+    def _op_any(self, node, args):
+        return self._all_any(node, args, "ReduceMax")
+
+    def _all_any(self, node, args, op_type):
+        pre, (b,) = self._to_bool(args)
+        as_int, n = self.node("Cast", [b], "as_int", to=self.onnx.TensorProto.INT32)
+        fake = Node(node.op, node.inputs, node.attrs, name=node.name, shape=node.shape)
+        nodes, red = self._reduce(fake, [as_int], op_type)
+        name, n2 = self.node("Cast", [red], node.op.name, to=self.onnx.TensorProto.BOOL)
+        return pre + [n] + nodes + [n2], name
+
+    def _op_masked_fill(self, node, args):
+        x, mask, value = args
+        pre, (m,) = self._to_bool([mask])
+        like, n1 = self.node("CastLike", [value, x], "fill_value")
+        name, n2 = self.node("Where", [m, like, x], "masked_fill")
+        return pre + [n1, n2], name
+
+    # -- shapes, joins, indices ---------------------------------------------------------------
+    def _reshaped(self, node, args, hint):
+        """``args[0]`` reshaped to ``node``'s (example or static) shape."""
+        shape = self.const(list(self.need_shape(node, hint)), "shape", _np.int64)
+        name, n = self.node("Reshape", [args[0], shape], hint)
+        return [n], name
+
+    def _op_squeeze(self, node, args):
+        return self._reshaped(node, args, "squeeze")
+
+    def _op_flatten(self, node, args):
+        return self._reshaped(node, args, "flatten")
+
+    def _op_cat(self, node, args):
+        rank = len(self.need_shape(node, "cat"))
+        name, n = self.node("Concat", args, "cat", axis=node.attrs.get("dim", 0) % rank)
+        return [n], name
+
+    def _op_stack(self, node, args):
+        rank = len(self.need_shape(node, "stack"))
+        axis = node.attrs.get("dim", 0) % rank
+        axes = self.const([axis], "axes", _np.int64)
+        pre, parts = [], []
+        for a in args:
+            name, n = self.node("Unsqueeze", [a, axes], "unsq")
+            pre.append(n)
+            parts.append(name)
+        name, n = self.node("Concat", parts, "stack", axis=axis)
+        return pre + [n], name
+
+    def _op_repeat(self, node, args):
+        repeats = list(node.attrs["repeats"])
+        src = self.need_shape(node.inputs[0], "repeat")
+        pre, x = [], args[0]
+        if len(repeats) > len(src):  # PyTorch adds leading axes of size 1 first
+            shape = [1] * (len(repeats) - len(src)) + list(src)
+            x, n = self.node("Reshape", [x, self.const(shape, "shape", _np.int64)], "lead")
+            pre.append(n)
+        name, n = self.node("Tile", [x, self.const(repeats, "repeats", _np.int64)], "repeat")
+        return pre + [n], name
+
+    def _arg(self, node, args, op_type):
+        axis, keep = node.attrs.get("axis"), int(bool(node.attrs.get("keepdims")))
+        pre, x = [], args[0]
+        if axis is None:  # over all elements: of the flattened input
+            x, n = self.node("Reshape", [x, self.const([-1], "flat", _np.int64)], "flat")
+            pre.append(n)
+            axis, keep_flat = 0, 0
+        else:
+            keep_flat = keep
+        name, n = self.node(op_type, [x], op_type.lower(), axis=axis, keepdims=keep_flat)
+        pre.append(n)
+        if node.attrs.get("axis") is None and keep:
+            more, name = self._reshaped(node, [name], "keep")
+            pre += more
+        return pre, name
+
+    def _op_argmax(self, node, args):
+        return self._arg(node, args, "ArgMax")
+
+    def _op_argmin(self, node, args):
+        return self._arg(node, args, "ArgMin")
+
+    def _op_min(self, node, args):
+        return self._reduce(node, args, "ReduceMin")
+
+    def _along_dim(self, node, args, reduce_type):
+        """The values of ``max(dim)``/``min(dim)`` (the indices are an argmax/argmin node)."""
+        dim, keep = node.attrs.get("dim", 0), int(bool(node.attrs.get("keepdim")))
+        if not self.need_shape(node.inputs[0], node.op.name):  # a 0-d input: itself
+            name, n = self.node("Identity", args, "values")
+            return [n], name
+        axis = dim % len(self.need_shape(node.inputs[0], node.op.name))
+        name, n = self.node(reduce_type, args, "values", axes=[axis], keepdims=keep)
+        return [n], name
+
+    def _op_max_dim(self, node, args):
+        return self._along_dim(node, args, "ReduceMax")
+
+    def _op_min_dim(self, node, args):
+        return self._along_dim(node, args, "ReduceMin")
+
+    def _op_gather(self, node, args):
+        rank = len(self.need_shape(node.inputs[0], "gather"))
+        idx, n1 = self.node("Cast", [args[1]], "index", to=self.onnx.TensorProto.INT64)
+        name, n2 = self.node("GatherElements", [args[0], idx], "gather",
+                             axis=node.attrs.get("dim", 0) % rank)  # fmt: skip
+        return [n1, n2], name
+
+    def _op_one_hot(self, node, args):
+        depth = self.need_shape(node, "one_hot")[-1]
+        dtype = self.dtype(node) or _np.int64
+        idx, n1 = self.node("Cast", [args[0]], "index", to=self.onnx.TensorProto.INT64)
+        name, n2 = self.node("OneHot", [idx, self.const(depth, "depth", _np.int64),
+                                        self.const([0, 1], "values", dtype)], "one_hot",
+                             axis=-1)  # fmt: skip
+        return [n1, n2], name
+
+    def _op_cumsum(self, node, args):
+        rank = len(self.need_shape(node.inputs[0], "cumsum"))
+        axis = self.const(node.attrs.get("dim", 0) % max(rank, 1), "axis", _np.int64)
+        name, n = self.node("CumSum", [args[0], axis], "cumsum",
+                            reverse=int(bool(node.attrs.get("reverse"))))  # fmt: skip
+        return [n], name
+
+    def _moments(self, node, args, root):
+        a = node.attrs
+        src = self.need_shape(node.inputs[0], node.op.name)
+        axes = list(range(len(src))) if a.get("axis") is None else [
+            k % len(src) for k in _as_tuple(a["axis"])]  # fmt: skip
+        count = int(_np.prod([src[k] for k in axes])) - a.get("correction", 1)
+        ax = self.const(axes, "axes", _np.int64)
+        steps = [("ReduceMean", [args[0]], {"axes": axes, "keepdims": 1}),
+                 ("Sub", [args[0], "{0}"], {}), ("Mul", ["{1}", "{1}"], {}),
+                 ("ReduceSum", ["{2}", ax], {"keepdims": int(bool(a.get("keepdims")))}),
+                 ("Div", ["{3}", self._like(max(count, 0), node, "n")], {})]  # fmt: skip
+        if root:
+            steps.append(("Sqrt", ["{4}"], {}))
+        return self._chain(steps, node.op.name)
+
+    def _op_var(self, node, args):
+        return self._moments(node, args, root=False)
+
+    def _op_std(self, node, args):
+        return self._moments(node, args, root=True)
+
+    def _op_nll_loss(self, node, args):
+        a = node.attrs
+        idx, n1 = self.node("Cast", [args[1]], "target", to=self.onnx.TensorProto.INT64)
+        ins = [args[0], idx] + ([args[2]] if len(args) > 2 else [])
+        if a.get("weight") is not None:
+            ins.append(self.const(a["weight"], "weight", self.dtype(node.inputs[0])))
+        name, n2 = self.node("NegativeLogLikelihoodLoss", ins, "nll_loss",
+                             reduction=a.get("reduction", "mean"),
+                             ignore_index=int(a.get("ignore_index", -100)))  # fmt: skip
+        return [n1, n2], name
+
+    def _normalized(self, node, x, axes, eps, extra):
+        """(x - mean) / sqrt(var + eps) over ``axes`` (biased variance), then ``extra``."""
+        e = self._like(eps, node, "eps")
+        steps = [("ReduceMean", [x], {"axes": axes, "keepdims": 1}),
+                 ("Sub", [x, "{0}"], {}), ("Mul", ["{1}", "{1}"], {}),
+                 ("ReduceMean", ["{2}"], {"axes": axes, "keepdims": 1}),
+                 ("Add", ["{3}", e], {}), ("Sqrt", ["{4}"], {}),
+                 ("Div", ["{1}", "{5}"], {})]  # fmt: skip
+        return self._chain(steps + extra, node.op.name)
+
+    def _op_layer_norm(self, node, args):
+        a = node.attrs
+        rank = len(self.need_shape(node.inputs[0], "layer_norm"))
+        axes = list(range(rank - a.get("normalized_ndim", 1), rank))
+        extra = []
+        if len(args) > 1 and args[1]:
+            extra.append(("Mul", ["{6}", args[1]], {}))
+        if len(args) > 2 and args[2]:
+            extra.append(("Add", [f"{{{6 + len(extra)}}}", args[2]], {}))
+        return self._normalized(node, args[0], axes, a.get("eps", 1e-5), extra)
+
+    def _op_batch_norm(self, node, args):
+        a = node.attrs
+        rank = len(self.need_shape(node.inputs[0], "batch_norm"))
+        shape = self.const([1, -1] + [1] * (rank - 2), "channel", _np.int64)
+        pre, params = [], []
+        for p in args[1:]:
+            name, n = self.node("Reshape", [p, shape], "per_channel")
+            pre.append(n)
+            params.append(name)
+        affine, training = a.get("affine", True), a.get("training", True)
+        w, b = params[:2] if affine else (None, None)
+        extra = [("Mul", ["{6}", w], {}), ("Add", ["{7}", b], {})] if affine else []
+        if training:
+            nodes, name = self._normalized(node, args[0], [0, *range(2, rank)],
+                                           a.get("eps", 1e-5), extra)  # fmt: skip
+            return pre + nodes, name
+        mean, var = params[-2:]
+        e = self._like(a.get("eps", 1e-5), node, "eps")
+        steps = [("Sub", [args[0], mean], {}), ("Add", [var, e], {}), ("Sqrt", ["{1}"], {}),
+                 ("Reciprocal", ["{2}"], {}), ("Mul", ["{0}", "{3}"], {})]  # fmt: skip
+        if affine:
+            steps += [("Mul", ["{4}", w], {}), ("Add", ["{5}", b], {})]
+        nodes, name = self._chain(steps, "batch_norm")
+        return pre + nodes, name
 
     # -- layers (forward: what a trained network needs) ---------------------------------------
     def _window(self, node, what, kernel):

@@ -224,6 +224,38 @@ class Program:
         self._blocks.append(weakref.ref(block) if self._weak else block)
         return block
 
+    def clone(self, for_test: bool = False) -> Program:
+        """A copy of the program as it is now (Fluid's ``Program.clone``): the same vars, ops
+        and parameters, sharing the scope's values; what is added to this program afterwards
+        (``minimize``'s gradients and updates) is not in the copy.
+
+        With ``for_test=True`` the copy is for evaluation: a run applies no updates (it never
+        trains), and layers that behave differently in training (Fluid's ``batch_norm``) use
+        their evaluation form. Fetch its vars by name, or by this program's nodes.
+        """
+        copy = Program()
+        twins = _eval_twins(self) if for_test else {}
+        if twins:
+            with building_in(copy.global_block()):
+                twins = _rebuild(self, twins)
+        blocks = self.blocks
+        copy._blocks = []
+        for b in blocks:
+            nb = Block(copy, len(copy._blocks), None)
+            copy._blocks.append(nb)
+            if b is None:
+                continue
+            nb._entries = [twins.get(n, n) for n in b.nodes]
+            nb.params, nb.outputs, nb.captures = b.params, b.outputs, b.captures
+            nb.parameters = list(b.parameters)
+            nb.updates = [] if for_test else list(b.updates)
+        for b, nb in zip(blocks, copy._blocks):
+            if b is not None and b.parent is not None:
+                nb._parent, nb.parent_idx = copy._blocks[b.parent_idx], b.parent_idx
+                nb.visible = tuple(copy._blocks[v.idx] for v in b.visible)
+        copy.twins = twins  # this program's node -> the copy's, where they differ
+        return copy
+
     def to_json(self) -> str:
         """The program as JSON text (Fluid's ProgramDesc): blocks, vars, ops, attributes,
         updates. No pickle: :meth:`from_json` rebuilds it from data alone."""
@@ -237,6 +269,29 @@ class Program:
         from .serialize import program_from_json  # noqa: PLC0415
 
         return program_from_json(text)
+
+
+def _eval_twins(program: Program) -> dict:
+    """node -> the node computing it in evaluation mode (set as ``node.for_test`` by the
+    layers that differ, e.g. Fluid's ``batch_norm``)."""
+    return {n: n.for_test for n in program._all_nodes()
+            if getattr(n, "for_test", None) is not None}
+
+
+def _rebuild(program: Program, twins: dict) -> dict:
+    """Every node of ``program`` that reads, at any depth, a node with an evaluation twin,
+    rebuilt on the twins: old node -> new node."""
+    from .graph import topo_sort  # noqa: PLC0415
+    from .passes.rewrite import copy_with_inputs  # noqa: PLC0415
+
+    new: dict = {}
+    for node in topo_sort(program._all_nodes()):
+        src = twins.get(node, node)
+        inputs = tuple(new.get(i, i) for i in src.inputs)
+        if src is not node or any(a is not b for a, b in zip(inputs, src.inputs)):
+            new[node] = copy_with_inputs(src, inputs)
+            new[node].name = node.name
+    return new
 
 
 def _is_graph_attr(value) -> bool:

@@ -209,5 +209,7 @@ class TrainingExecutor:
         values = self.executor.run_on_device(feed)
         n = len(self.fetches)
         for u, value in zip(self.updates, values[n:]):
+            if getattr(getattr(value, "flags", None), "writeable", True) is False:
+                value = value.copy()  # a constant's array (read-only): the scope gets its own
             scope.assign(u.target.name, value)
         return [to_numpy(v) for v in values[:n]]

@@ -52,7 +52,9 @@ def node_key(node: Node):
 
 def _value_key(value):
     """``value`` (attributes, constants) as something hashable and equal for equal values."""
-    if isinstance(value, bool | int | float | str) or value is None:
+    if isinstance(value, float):  # by its bits: 0.0 and -0.0 are equal, 1/0.0 and 1/-0.0 not
+        return (type(value).__name__, value.hex())
+    if isinstance(value, bool | int | str) or value is None:
         return (type(value).__name__, value)
     if isinstance(value, dict):
         return tuple(sorted((k, _value_key(v)) for k, v in value.items()))

@@ -9,11 +9,14 @@ gradient is such an edge (``ones_like(y)``): run ``gradients(y, [x])`` alone, an
 
 This pass reroutes each shape-only edge to the *earliest* node known to have the same shape
 (the shape classes of :mod:`~tinygrad_edu.symbolic.passes.simplify`), or, for a static
-shape, to no node at all (the target becomes an attribute). Whatever was computed only to
+shape, to no node at all (the target becomes an attribute). ``ones_like`` and
+``zeros_like`` read their input's dtype too, so theirs goes only to a node known to have the
+same dtype as well (a bool flag or a float64 constant of the same shape would change the
+gradient's values or dtype). Whatever was computed only to
 be measured is then unreachable from the outputs, that is, dead, and gone.
 
 >>> from tinygrad_edu.symbolic import Variable, ones_like, topo_sort
->>> x = Variable("x")
+>>> x = Variable("x", dtype="float32")
 >>> heavy = (x.exp() * 3).tanh()
 >>> g = ones_like(heavy) * x  # reads only the shape of `heavy`
 >>> [n.name for n in topo_sort([dce([g])[0]])]
@@ -25,24 +28,33 @@ from __future__ import annotations
 from ..graph import topo_sort
 from ..node import Node, apply_op
 from .rewrite import copy_with_inputs, rewrite
-from .simplify import shape_class
+from .simplify import dtype_class, shape_class
 
 __all__ = ["dce", "SHAPE_ONLY"]
 
-SHAPE_ONLY = {  # op -> the positions of the inputs it reads only for their shape
+SHAPE_ONLY = {  # op -> the positions of the inputs it reads only for their shape (and dtype)
     "ones_like": (0,), "zeros_like": (0,), "numel": (0,), "sum_to": (1,), "broadcast_to": (1,),
     "reshape": (1,), "getitem_grad": (1,),
 }  # fmt: skip
+
+
+_READS_DTYPE = {"ones_like", "zeros_like"}  # their result has the input's dtype
+
+
+def _key(cls):
+    """A class as a dict key: a static shape or dtype name itself, a node by identity."""
+    return cls if isinstance(cls, tuple | str) else id(cls)
 
 
 def dce(outputs) -> list:
     """The outputs, with shape-only edges rerouted so that dead computations drop out."""
     outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
     classes: dict = {}
-    earliest: dict = {}  # shape class -> the first node of the graph in it
+    earliest: dict = {}  # shape class, and (shape class, dtype class) -> the first node in it
     for node in topo_sort(outputs):
-        key = shape_class(node, classes)
-        earliest.setdefault(key if isinstance(key, tuple) else id(key), node)
+        key = _key(shape_class(node, classes))
+        earliest.setdefault(key, node)
+        earliest.setdefault((key, _key(dtype_class(node, classes))), node)
 
     def rule(node):
         positions = SHAPE_ONLY.get(node.op.name, ())
@@ -57,7 +69,10 @@ def dce(outputs) -> list:
                 new = apply_op(node.op, *inputs[:k], **{**node.attrs, "shape": key})
                 new.is_gradient, new.grad_of = node.is_gradient, node.grad_of
                 return new
-            first = earliest.get(key if isinstance(key, tuple) else id(key))
+            wanted = _key(key)
+            if node.op.name in _READS_DTYPE:
+                wanted = (wanted, _key(dtype_class(inputs[k], classes)))
+            first = earliest.get(wanted)
             if first is not None and first.seq < inputs[k].seq:
                 inputs[k] = first
         if all(a is b for a, b in zip(inputs, node.inputs)):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as _np  # folding computes on the CPU
 
+from ..executor import run_kernel
 from ..node import CONSTANT, Node, apply_op, constant
 from .rewrite import rewrite
 
@@ -39,7 +40,7 @@ def _fold_node(node: Node):
     if getattr(op, "multi_output", False) or not getattr(op, "pure", True):
         return None
     if node.inputs and all(i.op is CONSTANT for i in node.inputs):
-        value = op.forward(_np, *[i.attrs["value"] for i in node.inputs], **node.attrs)
+        value = run_kernel(_np, op, [i.attrs["value"] for i in node.inputs], node.attrs)
         if isinstance(value, _np.ndarray | _np.generic) or isinstance(value, bool | int | float):
             return constant(value, name=_label(value))
         return None
