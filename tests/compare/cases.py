@@ -637,3 +637,7 @@ T("cpu", (E(S(2, 3)),), call=lambda L, name, x: x.cpu())
 T("requires_grad_", (E(S(2)),), call=lambda L, name, x: x.detach().requires_grad_().requires_grad)
 G("from_dlpack", (E(data=np.arange(4.0)), E(data=np.ones((2, 3), np.int64))),
   call=lambda L, name, data: L.from_dlpack(data))
+
+# the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations,
+# random fills) have their rows in cases_torchops.py; they join the table here
+import tests.compare.cases_torchops  # noqa: E402, F401

@@ -507,3 +507,9 @@ SECOND_ORDER += LAYER_SECOND_ORDER
 
 def case_by_name(name: str) -> Case:
     return next(c for c in CASES if c.name == name)
+
+# the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations)
+from tests.ops.cases_torchops import TORCHOPS_CASES, TORCHOPS_SECOND_ORDER  # noqa: E402
+
+CASES += TORCHOPS_CASES
+SECOND_ORDER += TORCHOPS_SECOND_ORDER

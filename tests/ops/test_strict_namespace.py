@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tests.ops.cases import LAYER_EXAMPLES
+from tests.ops.cases_torchops import TORCHOPS_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
 
 xp = pytest.importorskip("array_api_strict")
@@ -114,6 +115,7 @@ EXAMPLES = {
     "gaussian_random": ((), {"shape": (4,), "mean": 1.0, "std": 0.5, "seed": 4}),
 }
 EXAMPLES.update(LAYER_EXAMPLES)  # convolution, pooling, padding, normalisation, embedding
+EXAMPLES.update(TORCHOPS_EXAMPLES)  # the ops of issue 24
 
 
 def _strict(value):

@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     nn,
     norm,
     pad,
+    pointwise,
     pool,
     reduce,
     shape,

@@ -70,6 +70,8 @@ class Op:
     saves_output: ClassVar[bool] = False
     saves_for: ClassVar[dict[int, tuple[int, ...]]] = {}
     differentiable: ClassVar[bool] = True
+    #: the op's output is a view of input 0 (shares its memory), as in PyTorch.
+    view: ClassVar[bool] = False
     #: PyTorch's ``grad_fn`` name for this op, when it is not ``<Name>Backward0``.
     torch_name: ClassVar[str | None] = None
     #: PyTorch's names for an op whose node name depends on the call (``x.sum()`` is
