@@ -59,7 +59,9 @@ C("atan2", binary("wide", "wide") + (E(S(3, dtype="int64"), S(3, dtype="int64"))
   rtol=1e-6, atol=1e-7)
 C("clamp", (E(S(2, 3, fill="quarter"), args=(0.5,)), E(S(3, fill="quarter"), S(3)),
             E(S(3, 2, fill="quarter", layout="T"), S(2, fill="quarter"))),
-  only=("clamp_min", "clamp_max", "clamp_min_", "clamp_max_"))  # fmt: skip
+  names=("Tensor.clamp_min", "tg.clamp_min", "Tensor.clamp_min_"))
+C(None, (E(S(2, 3, fill="quarter"), args=(0.5,)), E(S(3, fill="quarter"), S(3))),
+  names=("Tensor.clamp_max", "tg.clamp_max", "Tensor.clamp_max_"))  # fmt: skip
 C(None, (E(S(2, 3), S(2, 3), args=(0.3,)), E(S(4), S(4), S(4, fill="unit")),
          E(S(2, 3), S(3), args=(1.5,)), E(S(3, 2, layout="T"), S(3, 2), S(2, fill="unit"))),
   names=("Tensor.lerp", "tg.lerp"))  # fmt: skip
@@ -77,7 +79,71 @@ for _name in ("isclose", "allclose"):
                   E(a=np.arange(3), b=np.array([0, 1, 3]), atol=0),
                   E(a=_close_a, b=_close_b.astype(np.float32))),
       only=(_name,), call=lambda L, name, a, b, **kw: call_default(L, name, a, b, **kw))
-C("equal", (E(S(2, 3), S(2, 3)), E(a=np.arange(3), b=np.arange(3)),
+C(None, (E(S(2, 3), S(2, 3)), E(a=np.arange(3), b=np.arange(3)),
             E(a=np.arange(3), b=np.arange(4)), E(a=np.zeros((2, 1)), b=np.zeros(2))),
-  only=("equal",), call=lambda L, name, *x, a=None, b=None: call_default(
+  names=("Tensor.equal", "tg.equal"), call=lambda L, name, *x, a=None, b=None: call_default(
       L, name, *(x or (a, b))))  # fmt: skip
+
+# -- indexing: triangles, flips, selections, scatters, diagonals, windows -------------------------
+C("tril", (E(S(3, 4)), E(S(3, 4), args=(1,)), E(S(2, 3, 3), diagonal=-1),
+           E(S(4, 3, layout="T"), args=(-2,)), E(S(3)), E(S(2, 2, dtype="int64"))))
+C("triu", (E(S(3, 4)), E(S(3, 4), args=(1,)), E(S(2, 3, 3), diagonal=-1),
+           E(S(4, 3, layout="T"), args=(2,)), E(S(3))))
+C("flip", (E(S(3, 4), args=(0,)), E(S(3, 4), args=((0, 1),)), E(S(2, 3, 4), args=(-1, 0)),
+           E(S(3, 4, layout="T"), args=([1],)), E(S(), args=(0,)), E(S(3), args=(0, 0))),
+  only=("flip",))  # fmt: skip
+C("flip", (E(S(3, 4)), E(S(2, 3, 4)), E(S(3))), only=("fliplr", "flipud"))
+C("roll", (E(S(5), args=(2,)), E(S(3, 4), args=(1,)), E(S(3, 4), args=(-1, 1)),
+           E(S(3, 4), args=((1, 2), (0, 1))), E(S(3, 4, layout="T"), shifts=5, dims=0),
+           E(S(3, 4), args=((1, 2), (0,)))))  # fmt: skip
+_I = np.array([2, 0, 2])
+C("index_select", (E(S(3, 4), args=(1, _I)), E(S(3, 4), args=(0, _I)),
+                   E(S(4, 3, layout="T"), args=(-1, np.array([1]))),
+                   E(S(3, 4), args=(0, np.zeros(0, dtype=np.int64))),
+                   E(S(3, 4), args=(0, np.array([[0]]))), E(S(3, 4), args=(0, np.array(1)))))
+C("index_select", (E(S(6), args=(_I,)), E(S(2, 3), args=(np.array([[0, 5], [1, 1]]),))),
+  only=("take",))  # fmt: skip
+C("index_add", (E(S(4, 3), S(3, 3), args=(0, _I)), E(S(3, 4), S(3, 3), args=(1, _I)),
+                E(S(4, 3), S(3, 3), args=(0, _I), alpha=2.5), E(S(4, 3), S(2, 3), args=(0, _I))),
+  call=lambda L, name, x, src, dim, index, **kw: call_default(L, name, x, dim, index, src, **kw))
+_G = np.array([[0, 1, 2, 0], [2, 0, 0, 1]])
+C("scatter", (E(S(3, 4), S(2, 4), args=(0, _G)), E(S(4, 3), S(2, 3), args=(1, _G[:, :3] % 3)),
+              E(S(3, 4), S(1, 4), args=(0, _G))),
+  call=lambda L, name, x, src, dim, index: call_default(L, name, x, dim, index, src))
+C("scatter", (E(S(3, 4), args=(0, _G, 2.5)), E(S(3, 4), args=(0, _G), value=-1.0)),
+  only=("scatter", "scatter_"))  # fmt: skip
+C("gather_grad", (E(S(3, 4), S(2, 4), args=(0, _G)), E(S(4, 3), S(2, 3), args=(1, _G[:, :3] % 3)),
+                  E(S(3, 4), S(2), args=(0, _G)), E(S(2, 4), S(2, 4), args=(0, _G + 1))),
+  call=lambda L, name, x, src, dim, index: call_default(L, name, x, dim, index, src))
+C("masked_select", (E(S(2, 3), mask=np.array([True, False, True])),
+                    E(S(3, 2, layout="T"), mask=np.eye(3, 2) > 0),
+                    E(S(3), mask=np.array([[True], [False]])),
+                    E(S(2, 3), mask=np.array([1, 0, 1]))),
+  call=lambda L, name, x, mask: call_default(L, name, x, mask))  # fmt: skip
+C("nonzero", (E(S(3, 4, dtype="int64")), E(S(5, dtype="bool")), E(S(2, 3)), E(S(dtype="int64")),
+              E(S(2, 3, dtype="int64"), as_tuple=True)), only=("nonzero",))  # fmt: skip
+C("nonzero", (E(S(3, 4, dtype="int64")), E(S(5, dtype="bool"))), only=("argwhere",))
+C("diagonal", (E(S(3, 4)), E(S(3, 4), args=(1,)), E(S(3, 4), offset=-2),
+               E(S(2, 3, 4), args=(0, 1, 2)), E(S(2, 3, 4), offset=1, dim1=-1, dim2=0),
+               E(S(4, 3, layout="T")), E(S(3)), E(S(3, 4), args=(0, 1, 1))),
+  only=("diagonal",))  # fmt: skip
+C("diagonal_grad", (E(S(3)), E(S(2, 3), args=(1,)), E(S(3), offset=-1, dim1=0, dim2=1),
+                    E(S(2, 3), dim1=0, dim2=2), E(S())))  # fmt: skip
+C("diagonal", (E(S(3)), E(S(3), args=(1,)), E(S(3, 4)), E(S(3, 4), args=(-1,)), E(S(2, 2, 2))),
+  only=("diag",))
+C("diagonal", (E(S(3, 4)), E(S(4, 3, layout="T")), E(S(3))), only=("trace",))
+C("unfold", (E(S(7), args=(0, 2, 1)), E(S(3, 6), args=(1, 3, 2)), E(S(5, 3), args=(0, 2, 3)),
+             E(S(4, 5, layout="T"), args=(-1, 4, 1)), E(S(), args=(0, 1, 1)),
+             E(S(3), args=(0, 4, 1))))  # fmt: skip
+C("getitem", (E(S(5, 3), args=(0, 1, 3)), E(S(5, 3), args=(1, 0, 2)), E(S(5, 3), args=(-1, -2, 1)),
+              E(S(3, 4, layout="T"), args=(0, 1, 2)), E(S(5), args=(0, 3, 3))),
+  names=("Tensor.narrow", "tg.narrow"))
+C("permute", (E(S(2, 3, 4), args=(0, 2)), E(S(2, 3, 4), args=((0, 1), (2, 0))),
+              E(S(2, 3, 4), args=(-1, 0)), E(S(2, 3, 4), args=((0, 0), (1, 2)))),
+  names=("Tensor.movedim", "tg.movedim", "Tensor.moveaxis", "tg.moveaxis"))  # fmt: skip
+C("repeat", (E(S(2, 3), args=((2,),)), E(S(2, 3), args=((2, 1, 2),)), E(S(3), args=(2,)),
+             E(S(2, 3), args=((1, 2),))), names=("Tensor.tile", "tg.tile"))  # fmt: skip
+C("expand_dims", (E(S(3), args=(2,)), E(S(2, 3), args=(2,)), E(S(2, 3), args=(3,), dim=1),
+                  E(S(2, 3), args=(np.array([1, 0]),), dim=0), E(S(3), args=(np.array(2),)),
+                  E(S(), args=(3,)), E(S(3, 2, layout="T"), args=(2,), dim=-1)),
+  names=("Tensor.repeat_interleave", "tg.repeat_interleave"))  # fmt: skip

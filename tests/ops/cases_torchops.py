@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import strategies as st
 
 from tests.ops.cases import (  # isort: skip
-    Case, _away_from_zero, _broadcasting, _normal, _positive, _quarter,
-    _single,
+    Case, Example, _away_from_zero, _broadcasting, _normal, _positive, _quarter,
+    _seeds, _single,
 )  # fmt: skip
 
 __all__ = ["TORCHOPS_CASES", "TORCHOPS_SECOND_ORDER", "TORCHOPS_EXAMPLES"]
@@ -48,7 +48,96 @@ TORCHOPS_CASES: list[Case] = [
          _broadcasting((_away_from_zero, _away_from_zero)), uses=("atan2",)),
 ]
 
-TORCHOPS_SECOND_ORDER: tuple = ("tan", "atan2", "reciprocal")
+
+
+@st.composite
+def _matrix_and(draw, extra, shapes=_matrices):
+    shape = draw(shapes)
+    rng = np.random.default_rng(draw(_seeds))
+    return Example([rng.standard_normal(shape)], extra(draw, rng, shape))
+
+
+def _diagonal_extra(draw, rng, shape):
+    n = len(shape)
+    dim1 = draw(st.integers(-n, n - 1))
+    dim2 = draw(st.sampled_from([d for d in range(-n, n) if d % n != dim1 % n]))
+    return {"offset": draw(st.integers(-2, 2)), "dim1": dim1, "dim2": dim2}
+
+
+def _select_extra(draw, rng, shape):
+    d = draw(st.integers(-len(shape), len(shape) - 1))
+    return {"dim": d, "index": rng.integers(0, shape[d], draw(st.integers(0, 5)))}
+
+
+def _scatter_extra(draw, rng, shape):
+    d = draw(st.integers(-len(shape), len(shape) - 1))
+    ishape = [draw(st.integers(1, s)) for s in shape]
+    # distinct positions along d (a repeated position would make scatter's result ambiguous)
+    cols = [rng.permutation(shape[d])[: min(ishape[d], shape[d])] for _ in range(int(np.prod(
+        [s for i, s in enumerate(ishape) if i != d % len(shape)])))]  # fmt: skip
+    ishape[d] = len(cols[0])
+    index = np.moveaxis(np.array(cols).reshape([s for i, s in enumerate(ishape)
+                                                if i != d % len(shape)] + [ishape[d]]), -1, d)
+    return {"dim": d, "index": index, "src": rng.standard_normal(tuple(ishape))}
+
+
+def _unfold_extra(draw, rng, shape):
+    d = draw(st.integers(-len(shape), len(shape) - 1))
+    size = draw(st.integers(1, shape[d]))
+    return {"dim": d, "size": size, "step": draw(st.integers(1, 3))}
+
+
+def _mask_extra(draw, rng, shape):
+    return {"mask": rng.random(shape[1:]) > 0.4}
+
+
+def _op(M, name, *args, **attrs):
+    from tests.ops.cases_layers import _op as op
+
+    return op(M, name, *args, **attrs)
+
+
+def _index(M, a):
+    from tests.ops.cases_layers import _const
+
+    return _const(M, a)
+
+
+TORCHOPS_CASES += [
+    Case("tril", ("tril",), lambda M, a, k: a.tril(k), _matrix_and(
+        lambda draw, rng, s: {"k": draw(st.integers(-2, 2))})),
+    Case("triu", ("triu",), lambda M, a, k: M.triu(a, k), _matrix_and(
+        lambda draw, rng, s: {"k": draw(st.integers(-2, 2))}), uses=("triu",)),
+    Case("flip", ("flip",), lambda M, a, dims: a.flip(*dims), _matrix_and(
+        lambda draw, rng, s: {"dims": draw(st.sampled_from([(0,), (-1,), (0, 1)]))})),
+    Case("roll", ("roll",), lambda M, a, shifts, dims: a.roll(shifts, dims), _matrix_and(
+        lambda draw, rng, s: {"shifts": draw(st.integers(-5, 5)),
+                              "dims": draw(st.sampled_from([None, 0, -1]))})),
+    Case("index_select", ("index_select",), lambda M, a, dim, index: a.index_select(
+        dim, _index(M, index)), _matrix_and(_select_extra)),
+    Case("index_select_grad", ("index_select_grad",), lambda M, g: _op(
+        M, "index_select_grad", g, np.array([0, 2, 0]), shape=(4, 2), dim=0),
+         _single(shapes=st.just((3, 2)))),
+    Case("index_add", ("index_add",), lambda M, a, s: a.index_add(0, _index(M, np.array(
+        [1, 0, 1])), s), st.builds(lambda seed: Example([
+            np.random.default_rng(seed).standard_normal(s) for s in ((3, 2), (3, 2))]), _seeds)),
+    Case("scatter", ("scatter",), lambda M, a, s, dim, index: a.scatter(dim, _index(M, index), s),
+         _matrix_and(_scatter_extra).map(lambda e: Example(e.arrays + [e.extra.pop("src")],
+                                                           e.extra)), static_shapes=True),
+    Case("masked_select", ("masked_select", "masked_select_grad"), lambda M, a, mask: _op(
+        M, "masked_select", a, mask).sum() * 1.5 + (_op(M, "masked_select", a, mask) ** 2).sum(),
+         _matrix_and(_mask_extra), static_shapes=True),
+    Case("diagonal", ("diagonal",), lambda M, a, **k: a.diagonal(**k),
+         _matrix_and(_diagonal_extra)),
+    Case("diag_embed", ("diagonal_grad",), lambda M, a, **k: a.diag_embed(**k),
+         _single(shapes=_nonscalar, extra=lambda draw, s: {"offset": draw(st.integers(-1, 1))}),
+         static_shapes=True),
+    Case("unfold", ("unfold", "unfold_grad"), lambda M, a, **k: a.unfold(k["dim"], k["size"],
+         k["step"]), _matrix_and(_unfold_extra)),
+]
+
+TORCHOPS_SECOND_ORDER: tuple = ("tan", "atan2", "reciprocal", "diagonal", "unfold",
+                                "index_select")
 
 # op name -> (inputs, attrs): the forward and raw derivative rule of each op, run again on
 # array_api_strict by tests/ops/test_strict_namespace.py
@@ -57,6 +146,7 @@ _a, _b = _rng.standard_normal((3, 4)), _rng.standard_normal((1, 4))
 _pos = _rng.uniform(0.5, 2.0, (3, 4))
 _in = _rng.uniform(-0.9, 0.9, (3, 4))
 _m = _rng.standard_normal((2, 3, 4))
+_idx = np.array([2, 0, 2])
 TORCHOPS_EXAMPLES = {
     **{n: ((_a,), {}) for n in ("floor", "ceil", "trunc", "frac", "atan", "sinh", "cosh",
                                 "expm1", "exp2", "isnan", "isinf", "isfinite", "nan_to_num")},
@@ -68,4 +158,20 @@ TORCHOPS_EXAMPLES = {
     "floor_divide": ((_a * 3, _pos), {}),
     "atan2": ((_a, _b), {}),
     "isclose": ((_a, _a + 1e-9), {"rtol": 1e-3}),
+    "tril": ((_m,), {"diagonal": -1}),
+    "triu": ((_a,), {"diagonal": 1}),
+    "flip": ((_m,), {"dims": (0, 2)}),
+    "roll": ((_m,), {"shifts": (1, -2), "dims": (0, 2)}),
+    "index_select": ((_a, _idx), {"dim": 1}),
+    "index_select_grad": ((_a[:, :3], _idx), {"shape": (3, 4), "dim": 1}),
+    "index_add": ((_a, _idx, _a[:, :3]), {"dim": 1, "alpha": 2.0}),
+    "scatter": ((_a, np.array([[1, 0, 3]]), _b), {"dim": 1}),
+    "masked_select": ((_a, _b > 0), {}),
+    "masked_select_grad": ((_a[_a > 0], _a > 0), {"shape": (3, 4)}),
+    "nonzero": ((_a > 0,), {}),
+    "diagonal": ((_m,), {"offset": 1, "dim1": 2, "dim2": 0}),
+    "diagonal_grad": ((_a.T[:, :1],), {"shape": (2, 4, 3), "offset": 1, "dim1": 2, "dim2": 0}),
+    "unfold": ((_m,), {"dim": 2, "size": 2, "step": 1}),
+    "unfold_grad": ((_m[:, :, :3, None] * _m[0, 0, :2],), {"shape": (2, 3, 4), "dim": 2,
+                                                            "size": 2, "step": 1}),
 }

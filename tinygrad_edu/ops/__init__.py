@@ -23,6 +23,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     creation,
     elementwise,
     embedding,
+    indexing,
     linalg,
     nn,
     norm,

@@ -288,6 +288,8 @@ def _clamp_bound(side):
     """``clamp_min(input, min)`` / ``clamp_max(input, max)``: ``clamp`` with one bound."""
 
     def template(op, apply):
+        op = REGISTRY["clamp"]
+
         def bound(input, value):
             if hasattr(value, "shape"):
                 from .elementwise import _extremes  # noqa: PLC0415
@@ -343,6 +345,7 @@ def _allclose(op, apply):
 def _equal(op, apply):
     """``equal(input, other)``: a Python bool, True when the shapes and every element are
     equal."""
+    op = REGISTRY["equal"]
 
     def equal(input, other):
         if tuple(input.shape) != tuple(other.shape):
@@ -370,11 +373,11 @@ declare("nan_to_num", _nan_to_num, methods=("nan_to_num",), functions=("nan_to_n
         inplace=("nan_to_num_",))  # fmt: skip
 declare("atan2", binary, methods=("atan2", "arctan2"), functions=("atan2", "arctan2"),
         inplace=("atan2_",))  # fmt: skip
-declare("clamp", _clamp_bound("min"), methods=("clamp_min",), functions=("clamp_min",),
+declare(None, _clamp_bound("min"), methods=("clamp_min",), functions=("clamp_min",),
         inplace=("clamp_min_",))  # fmt: skip
-declare("clamp", _clamp_bound("max"), methods=("clamp_max",), functions=("clamp_max",),
+declare(None, _clamp_bound("max"), methods=("clamp_max",), functions=("clamp_max",),
         inplace=("clamp_max_",))  # fmt: skip
 declare(None, _lerp, methods=("lerp",), functions=("lerp",))
 declare("isclose", _isclose, methods=("isclose",), functions=("isclose",))
 declare("isclose", _allclose, methods=("allclose",), functions=("allclose",), symbolic=False)
-declare("equal", _equal, methods=("equal",), functions=("equal",), symbolic=False)
+declare(None, _equal, methods=("equal",), functions=("equal",), symbolic=False)
