@@ -147,3 +147,53 @@ C("expand_dims", (E(S(3), args=(2,)), E(S(2, 3), args=(2,)), E(S(2, 3), args=(3,
                   E(S(2, 3), args=(np.array([1, 0]),), dim=0), E(S(3), args=(np.array(2),)),
                   E(S(), args=(3,)), E(S(3, 2, layout="T"), args=(2,), dim=-1)),
   names=("Tensor.repeat_interleave", "tg.repeat_interleave"))  # fmt: skip
+
+# -- reductions and scans ----------------------------------------------------------------------
+_ZEROS = np.array([[1.5, 0.0, -2.0], [0.0, 0.0, 3.0]])
+C("prod", (E(S(4)), E(S(2, 3)), E(S(2, 3), args=(1,)), E(S(2, 3), dim=0, keepdim=True),
+           E(S(3, 4, layout="T"), args=(-1,)), E(S()), E(S(), args=(0,)), E(S(0, 3), args=(1,)),
+           E(S(2, 3, dtype="int64")), E(S(2, 3), args=((0, 1),)),
+           E(S(3, dtype="int64"), dtype="float64")),
+  call=lambda L, name, x, *a, dtype=None, **kw: call_default(
+      L, name, x, *a, **kw, **({"dtype": getattr(L, dtype)} if dtype else {})))
+C("prod", (E(data=_ZEROS), E(data=_ZEROS, args=(1,)), E(data=_ZEROS, args=(0,)),
+           E(data=_ZEROS[:1], args=(1,))),
+  call=lambda L, name, data, args=(): call_default(L, name, _t(L, data, True), *args))
+C("cumprod", (E(S(5), args=(0,)), E(S(2, 3), args=(1,)), E(S(2, 3), dim=-2),
+              E(S(3, 4, layout="T"), args=(0,)), E(S(), args=(0,)), E(S(3, dtype="int64"),
+              args=(0,)), E(S(0, 2), args=(0,)), E(S(), args=(1,))))  # fmt: skip
+C("cumprod", (E(data=_ZEROS, args=(1,)), E(data=_ZEROS, args=(0,)),
+              E(data=np.array([0.0, 0.0, 2.0]), args=(0,))),
+  call=lambda L, name, data, args=(): call_default(L, name, _t(L, data, True), *args))
+C("logsumexp", (E(S(4), args=(0,)), E(S(2, 3), args=(1,)), E(S(2, 3), dim=(0, 1)),
+                E(S(2, 3), args=(0,), keepdim=True), E(S(3, 4, layout="T"), args=(-1,)),
+                E(S(), args=(0,)), E(S(0, 3), args=(0,)), E(S(2, 3, dtype="int64"), args=(1,)),
+                E(S(2, 3), args=(2,)), E(S(2, 3))), rtol=1e-6)  # fmt: skip
+C("logsumexp", (E(data=np.array([[-np.inf, -np.inf], [0.0, -np.inf]]), args=(1,)),),
+  call=lambda L, name, data, args=(): call_default(L, name, _t(L, data, True), *args))
+C("vector_norm", (E(S(4)), E(S(2, 3)), E(S(2, 3), args=(1,)), E(S(2, 3), args=(1, 1)),
+                  E(S(2, 3), p=3.0, dim=0, keepdim=True), E(S(2, 3, fill="distinct"), p=np.inf),
+                  E(S(2, 3, fill="distinct"), p=-np.inf, dim=1), E(S(2, 3), p=0),
+                  E(S(2, 3), p="fro", dim=(0, 1)), E(S(3, 4, layout="T"), dim=-1), E(S()),
+                  E(S(2, 3), p=0.5), E(S(3, dtype="int64"))))  # fmt: skip
+C("vector_norm", (E(data=np.array([[0.0, 0.0], [3.0, -4.0]]), dim=1),
+                  E(data=np.zeros(3), p=1), E(data=np.zeros(3), p=3)),
+  call=lambda L, name, data, **kw: call_default(L, name, _t(L, data, True), **kw))
+C(None, (E(S(2, 3)), E(S(2, 3, dtype="int64")), E(S(2, 3, dtype="int64"), dim=1),
+         E(S(2, 3, dtype="bool"), dim=(0, 1))), names=("Tensor.count_nonzero",
+                                                       "tg.count_nonzero"))  # fmt: skip
+_NAN = np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, 3.0]])
+for _name in ("nansum", "nanmean"):
+    C(None, (E(S(2, 3)), E(S(2, 3), dim=1), E(S(3, 4, layout="T"), args=(0,), keepdim=True)),
+      names=(f"Tensor.{_name}", f"tg.{_name}"))
+    C(None, (E(data=_NAN), E(data=_NAN, dim=1), E(data=_NAN, dim=0)),
+      names=(f"Tensor.{_name}", f"tg.{_name}"),
+      call=lambda L, name, data, **kw: call_default(L, name, _t(L, data, True), **kw))
+for _name in ("var_mean", "std_mean"):
+    C(None, (E(S(2, 3)), E(S(2, 3), dim=1), E(S(2, 3), dim=0, correction=0, keepdim=True),
+             E(S(5), unbiased=False)), names=(f"tg.{_name}",))  # fmt: skip
+C(None, (E(S(5)), E(S(2, 4), n=2), E(S(3, 4), dim=0), E(S(2, 3), S(2, 1), dim=1),
+         E(S(2, 3), args=(1, -1, None, None)), E(S())),
+  names=("Tensor.diff", "tg.diff"),
+  call=lambda L, name, x, *p, **kw: call_default(L, name, x, **kw, **(
+      {"prepend": p[0]} if p else {})))  # fmt: skip

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from tests.ops.cases import (  # isort: skip
-    Case, Example, _away_from_zero, _broadcasting, _normal, _positive, _quarter,
+    Case, Example, _away_from_zero, _broadcasting, _distinct, _normal, _positive, _quarter,
     _seeds, _single,
 )  # fmt: skip
 
@@ -175,3 +175,40 @@ TORCHOPS_EXAMPLES = {
     "unfold_grad": ((_m[:, :, :3, None] * _m[0, 0, :2],), {"shape": (2, 3, 4), "dim": 2,
                                                             "size": 2, "step": 1}),
 }
+
+
+def _with_zeros(rng, shape):
+    """Normal values, about a third of them exactly 0 (where a product's rule must not
+    divide)."""
+    a = rng.standard_normal(shape)
+    return np.where(rng.random(shape) < 0.3, 0.0, a)
+
+
+def _reduce_dim(draw, shape):
+    return {"dim": draw(st.sampled_from([None] + list(range(-len(shape), len(shape))))),
+            "keepdim": draw(st.booleans())}  # fmt: skip
+
+
+TORCHOPS_CASES += [
+    Case("prod", ("prod",), lambda M, a, dim, keepdim: a.prod(dim, keepdim),
+         _single(_with_zeros, shapes=_nonscalar, extra=_reduce_dim)),
+    Case("cumprod", ("cumprod",), lambda M, a, dim: a.cumprod(dim),
+         _single(_with_zeros, shapes=_nonscalar, extra=_dim)),
+    Case("cumprod_exclusive", ("cumprod",), lambda M, a, dim, reverse: _op(
+        M, "cumprod", a, dim=dim, exclusive=True, reverse=reverse),
+         _single(_with_zeros, shapes=_nonscalar, extra=lambda draw, s: {
+             **_dim(draw, s), "reverse": draw(st.booleans())})),
+    Case("logsumexp", ("logsumexp",), lambda M, a, dim, keepdim: a.logsumexp(
+        dim if dim is not None else tuple(range(len(a.shape))), keepdim),
+         _single(shapes=_nonscalar, extra=_reduce_dim), static_shapes=True),
+    Case("vector_norm", ("vector_norm",), lambda M, a, p, dim, keepdim: a.norm(p, dim, keepdim),
+         _single(_distinct, shapes=_nonscalar, extra=lambda draw, s: {
+             **_reduce_dim(draw, s), "p": draw(st.sampled_from([2, 1, 3.0, float("inf")]))})),
+]
+TORCHOPS_SECOND_ORDER += ("prod", "cumprod", "logsumexp", "vector_norm")
+TORCHOPS_EXAMPLES.update({
+    "prod": ((_m,), {"axis": 1, "keepdims": True}),
+    "cumprod": ((_m,), {"dim": 1, "exclusive": True, "reverse": True}),
+    "logsumexp": ((_m,), {"axis": (0, 2)}),
+    "vector_norm": ((_m,), {"ord": 3.0, "axis": 1}),
+})

@@ -31,6 +31,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     pointwise,
     pool,
     reduce,
+    reductions,
     shape,
 )
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
