@@ -12,9 +12,8 @@ as PyTorch's ``ProdBackward0`` is.
 >>> x = tg.tensor([[1.0, 2.0], [3.0, 0.0]], requires_grad=True)
 >>> x.prod(1), x.norm()
 (tensor([2., 0.], grad_fn=<ProdBackward1>), tensor(3.7417, grad_fn=<LinalgVectorNormBackward0>))
->>> x.prod().backward(); x.grad
-tensor([[0., 0.],
-        [0., 6.]])
+>>> x.prod().backward(); x.grad[1]
+tensor([0., 6.])
 """
 
 from __future__ import annotations
