@@ -197,3 +197,42 @@ C(None, (E(S(5)), E(S(2, 4), n=2), E(S(3, 4), dim=0), E(S(2, 3), S(2, 1), dim=1)
   names=("Tensor.diff", "tg.diff"),
   call=lambda L, name, x, *p, **kw: call_default(L, name, x, **kw, **(
       {"prepend": p[0]} if p else {})))  # fmt: skip
+
+# -- sorting and order statistics (distinct values: PyTorch leaves the order of ties open) -----
+_D = "distinct"
+C("argsort", (E(S(5, fill=_D)), E(S(3, 4, fill=_D), args=(0,)),
+              E(S(3, 4, fill=_D), descending=True), E(S(4, 3, fill=_D, layout="T"), dim=-1),
+              E(S(), args=(0,)), E(S(0, 3), args=(1,)),
+              E(S(4, dtype="int64", fill="classes"), descending=True), E(S(3), args=(1,))),
+  only=("sort", "argsort"))  # fmt: skip
+C("argsort", (E(S(5, fill=_D)), E(S(3, 4, fill=_D)), E(S()), E(S(4, 3, fill=_D, layout="T"))),
+  only=("msort",))
+C("argsort", (E(S(5, fill=_D), args=(2,)), E(S(3, 4, fill=_D), args=(2, 0)),
+              E(S(3, 4, fill=_D), args=(3,), largest=False), E(S(3, 4, fill=_D), args=(0,)),
+              E(S(4, 3, fill=_D, layout="T"), k=1, dim=0), E(S(), args=(1,)),
+              E(S(3), args=(4,))), only=("topk",))  # fmt: skip
+C("argsort", (E(S(5, fill=_D), args=(2,)), E(S(3, 4, fill=_D), args=(2, 0)),
+              E(S(3, 4, fill=_D), args=(4,), keepdim=True), E(S(4, 3, fill=_D, layout="T"),
+              args=(1, -1)), E(S(), args=(1,)), E(S(3), args=(0,)), E(S(3), args=(4,))),
+  only=("kthvalue",))  # fmt: skip
+C("argsort", (E(S(5, fill=_D)), E(S(4, fill=_D)), E(S(3, 4, fill=_D)), E(S(3, 4, fill=_D), args=(1,)),
+              E(S(3, 4, fill=_D), dim=0, keepdim=True), E(S(4, 3, fill=_D, layout="T"), dim=-1),
+              E(S()), E(S(0,))), only=("median",))  # fmt: skip
+C("argsort", (E(S(5, fill=_D), args=(0.3,)), E(S(3, 4, fill=_D), args=(0.5,), dim=1),
+              E(S(3, 4, fill=_D), args=(0.25,), dim=0, keepdim=True),
+              E(S(3, 4, fill=_D), args=(np.array([0.1, 0.9]),), dim=1),
+              E(S(3, 4, fill=_D), args=(0.4,), keepdim=True),
+              E(S(6, fill=_D), args=(0.3,), interpolation="lower"),
+              E(S(6, fill=_D), args=(0.3,), interpolation="higher"),
+              E(S(6, fill=_D), args=(0.3,), interpolation="midpoint"),
+              E(S(6, fill=_D), args=(0.35,), interpolation="nearest"),
+              E(S(5), args=(1.5,)), E(S(5), args=(0.5,), interpolation="cubic")),
+  only=("quantile",))  # fmt: skip
+_MODE = np.array([[1.0, 2.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0, 4.0], [7.0, 6.0, 8.0, 6.5, 9.0]])
+C("mode_index", (E(data=_MODE), E(data=_MODE, dim=0), E(data=_MODE, dim=1, keepdim=True),
+                 E(data=np.array(2.5))),
+  call=lambda L, name, data, **kw: call_default(L, name, _t(L, data, True), **kw))
+C("mode_index", (E(S(3, 4, dtype="int64")), E(S(5, dtype="int64"), dim=0)))
+C("unique", (E(S(6, dtype="int64")), E(S(2, 3, dtype="int64"), return_inverse=True),
+             E(S(2, 3, dtype="int64"), return_counts=True, return_inverse=True),
+             E(S(4, 2, dtype="int64", fill="classes"), dim=0, return_counts=True)))

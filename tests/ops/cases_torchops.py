@@ -212,3 +212,8 @@ TORCHOPS_EXAMPLES.update({
     "logsumexp": ((_m,), {"axis": (0, 2)}),
     "vector_norm": ((_m,), {"ord": 3.0, "axis": 1}),
 })
+TORCHOPS_EXAMPLES.update({
+    "argsort": ((_m,), {"dim": 1, "descending": True}),
+    "mode_index": ((np.round(_m),), {"dim": 2}),
+    "unique": ((np.round(_m),), {"part": "counts"}),
+})

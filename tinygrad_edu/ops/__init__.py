@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     reduce,
     reductions,
     shape,
+    sorting,
 )
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, get_op, normalize_axes, register
 from .functional import RAW, Functional, RawFunctional
