@@ -215,7 +215,8 @@ C("argsort", (E(S(5, fill=_D), args=(2,)), E(S(3, 4, fill=_D), args=(2, 0)),
               E(S(3, 4, fill=_D), args=(4,), keepdim=True), E(S(4, 3, fill=_D, layout="T"),
               args=(1, -1)), E(S(), args=(1,)), E(S(3), args=(0,)), E(S(3), args=(4,))),
   only=("kthvalue",))  # fmt: skip
-C("argsort", (E(S(5, fill=_D)), E(S(4, fill=_D)), E(S(3, 4, fill=_D)), E(S(3, 4, fill=_D), args=(1,)),
+C("argsort", (E(S(5, fill=_D)), E(S(4, fill=_D)), E(S(3, 4, fill=_D)),
+              E(S(3, 4, fill=_D), args=(1,)),
               E(S(3, 4, fill=_D), dim=0, keepdim=True), E(S(4, 3, fill=_D, layout="T"), dim=-1),
               E(S()), E(S(0,))), only=("median",))  # fmt: skip
 C("argsort", (E(S(5, fill=_D), args=(0.3,)), E(S(3, 4, fill=_D), args=(0.5,), dim=1),
