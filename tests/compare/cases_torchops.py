@@ -9,7 +9,9 @@ import numpy as np
 from tests.compare.cases import (
     C,
     E,
+    G,
     S,
+    T,
     binary,
     call_default,
     unary,
@@ -237,3 +239,51 @@ C("mode_index", (E(S(3, 4, dtype="int64")), E(S(5, dtype="int64"), dim=0)))
 C("unique", (E(S(6, dtype="int64")), E(S(2, 3, dtype="int64"), return_inverse=True),
              E(S(2, 3, dtype="int64"), return_counts=True, return_inverse=True),
              E(S(4, 2, dtype="int64", fill="classes"), dim=0, return_counts=True)))
+
+# -- random numbers: only shapes, dtypes and errors can agree -----------------------------------
+def _random(L, name, x, *args, **kw):
+    """``x`` (detached: PyTorch records zero-gradient nodes for some samplers) through the
+    sampler, then only the shape and dtype."""
+    from tests.compare.cases import _shaped_only
+
+    where, attr = name.split(".")
+    target = x.detach() * 1
+    out = getattr(target, attr)(*args, **kw) if where == "Tensor" else getattr(L, attr)(
+        target, *args, **kw)  # fmt: skip
+    return _shaped_only(name, out)
+
+
+for _name, _good, _bad in (
+    ("normal_", ((0.0, 0.02), ()), ((0.0, -1.0),)),
+    ("uniform_", ((-1.0, 1.0), ()), ((1.0, 0.0),)),
+    ("bernoulli_", ((0.3,), ()), ((1.5,),)),
+    ("exponential_", ((2.0,), ()), ((-1.0,),)),
+    ("log_normal_", ((0.0, 0.5), ()), ((0.0, -1.0),)),
+    ("cauchy_", ((0.0, 1.0), ()), ()),
+    ("geometric_", ((0.3,), ()), ((1.5,),)),
+    ("random_", ((5,), (2, 5)), ((5, 2),)),
+):
+    T(_name, tuple(E(S(2, 3), args=a) for a in _good + _bad)
+      + (E(S(3, dtype="int64"), args=_good[0]),), call=_random)
+C("multinomial", (E(S(4, fill="unit"), args=(2,)),
+                  E(S(3, 4, fill="unit"), args=(3,), replacement=True),
+                  E(S(4, fill="unit"), args=(5,)), E(S(4, fill="unit"), args=(5, True)),
+                  E(S(4), args=(2,)), E(S(2, 2, 2, fill="unit"), args=(1,)),
+                  E(S(4, fill="unit"), args=(0,))), call=_random)  # fmt: skip
+C("sample", (E(S(2, 3, fill="unit")), E(S(3, fill="unit"), p=0.2), E(S(3, fill="wide"))),
+  names=("Tensor.bernoulli", "tg.bernoulli"), call=_random)
+C("sample", (E(S(2, 3, fill="positive")), E(S(3))), names=("tg.poisson",), call=_random)
+C("sample", (E(S(2, 3), args=(0.5,)), E(S(2, 3), S(2, 3, fill="positive")), E(S(3), S(2, 3)),
+             E(S(3), args=(-1.0,))), names=("tg.normal",), call=_random)
+G("randperm", (E(args=(5,)), E(args=(0,)), E(args=(4,), dtype="float32"), E(args=(-1,))),
+  call=lambda L, name, args, dtype=None: _shaped(
+      L.randperm(*args, **({"dtype": getattr(L, dtype)} if dtype else {}))))
+G("randint_like", (E(S(2, 3), args=(5,)), E(S(3, dtype="int64"), args=(1, 4)),
+                   E(S(2), args=(3, 1))),
+  call=lambda L, name, x, args: _shaped(L.randint_like(x, *args)))
+
+
+def _shaped(t):
+    from tests.compare.cases import _shaped_only
+
+    return _shaped_only("", t)

@@ -217,3 +217,9 @@ TORCHOPS_EXAMPLES.update({
     "mode_index": ((np.round(_m),), {"dim": 2}),
     "unique": ((np.round(_m),), {"part": "counts"}),
 })
+# random ops: parameters that leave one possible value, so both namespaces draw the same
+TORCHOPS_EXAMPLES.update({
+    "random_fill": ((_a,), {"dist": "uniform", "params": (("low", 0.5), ("high", 0.5))}),
+    "sample": ((_pos,), {"dist": "normal", "std": 0.0}),
+    "multinomial": ((np.array([0.0, 1.0, 0.0]),), {"num_samples": 2, "replacement": True}),
+})

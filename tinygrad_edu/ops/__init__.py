@@ -30,6 +30,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     pad,
     pointwise,
     pool,
+    random,
     reduce,
     reductions,
     shape,
