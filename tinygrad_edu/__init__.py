@@ -94,14 +94,14 @@ __all__ = [
     "softmax_cross_entropy", "ShapeError",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
-    "autograd", "eager", "nn", "symbolic", "optim", "from_dlpack", "save", "load",
+    "autograd", "eager", "nn", "symbolic", "optim", "linalg", "from_dlpack", "save", "load",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading"):
+    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "linalg"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

@@ -287,3 +287,74 @@ def _shaped(t):
     from tests.compare.cases import _shaped_only
 
     return _shaped_only("", t)
+
+# -- linear algebra ------------------------------------------------------------------------------
+def _einsum(L, name, *xs, equation):
+    return L.einsum(equation, *xs)
+
+
+C("einsum", (E(S(2, 3), S(3, 4), equation="ij,jk->ik"), E(S(2, 3), equation="ij->ji"),
+             E(S(2, 3), equation="ij->"), E(S(3), S(3), equation="i,i->"),
+             E(S(3), S(4), equation="i,j->ij"), E(S(2, 3, 4), S(2, 4, 5), equation="bij,bjk->bik"),
+             E(S(2, 2, 3, 4), S(2, 2, 5, 4), equation="bhqd,bhkd->bhqk"),
+             E(S(2, 3), S(3), equation="...j,j->..."), E(S(2, 3, 4), equation="...ij->...ji"),
+             E(S(2, 3), S(3, 4), equation="ij,jk"), E(S(2, 3), S(4, 3), equation="ij,kj->ik"),
+             E(S(2, 3), S(3, 4), equation="ij,jk,kl->il"), E(S(2, 3), S(2, 4), equation="ij,ik->j"),
+             E(S(3, 3), equation="ii->i"), E(S(3, 3), equation="ii"),
+             E(S(2, 3, 3), S(3), equation="bii,i->b"), E(S(2, 3), S(4, 4), equation="ij,jk->ik"),
+             E(S(4, 3, layout="T"), S(3), equation="ij,j->i")),
+  call=_einsum)  # fmt: skip
+C(None, (E(S(2, 3, 4), S(2, 4, 5)), E(S(3, 4, 2, layout="T"), S(2, 3, 3)), E(S(2, 3), S(3, 4)),
+         E(S(2, 3, 4), S(3, 4, 5))), names=("Tensor.bmm", "tg.bmm"))  # fmt: skip
+C(None, (E(S(2, 4), S(2, 3), S(3, 4)), E(S(4), S(2, 3), S(3, 4), beta=0.5, alpha=2.0),
+         E(S(2, 4), S(2, 3), S(3, 4), beta=0.0), E(S(2, 4), S(3), S(3, 4))),
+  names=("Tensor.addmm", "tg.addmm"))  # fmt: skip
+C(None, (E(S(2, 3, 4), S(2, 3, 5), S(2, 5, 4)), E(S(3, 4), S(2, 3, 5), S(2, 5, 4), alpha=0.5)),
+  names=("Tensor.baddbmm", "tg.baddbmm"))
+C(None, (E(S(2), S(2, 3), S(3)), E(S(2), S(2, 3), S(3), beta=2.0, alpha=-1.0)),
+  names=("Tensor.addmv", "tg.addmv"))
+C(None, (E(S(2, 3), S(2), S(3)), E(S(3), S(2), S(3), alpha=2.0)), names=("Tensor.addr", "tg.addr"))
+C(None, (E(S(3), S(4)), E(S(0), S(2)), E(S(2, 2), S(2))),
+  names=("Tensor.outer", "tg.outer", "Tensor.ger", "tg.ger"))
+C(None, (E(S(3), S(3)), E(S(3), S(4)), E(S(2, 3), S(3)), E(S(3), S(3, dtype="float32"))),
+  names=("Tensor.dot", "tg.dot", "Tensor.vdot", "tg.vdot"), rtol=1e-6)
+C(None, (E(S(3), S(3)), E(S(2, 3), S(4, 3)), E(S(2, 3), S(3)), E(S(), S(2, 3))),
+  names=("Tensor.inner", "tg.inner"))
+C(None, (E(S(2, 3), S(3)), E(S(3, 2, layout="T"), S(2)), E(S(2, 3), S(2))), names=("Tensor.mv",
+                                                                                 "tg.mv"))
+C(None, (E(S(2, 3), S(2, 2)), E(S(3), S(2)), E(S(2, 1, 2), S(3, 2))), names=("Tensor.kron",
+                                                                           "tg.kron"))
+C(None, (E(S(3), S(3)), E(S(4, 3), S(4, 3)), E(S(3, 2), S(3, 2), dim=0), E(S(2, 3), S(3)),
+         E(S(4, 2), S(4, 2))), names=("Tensor.cross", "tg.cross"))  # fmt: skip
+C(None, (E(S(3, 2), S(4, 2)), E(S(2, 3, 2), S(2, 4, 2), p=1.0), E(S(3, 2), S(4, 2), p=3.0),
+         E(S(3, 2), S(4, 3))), names=("tg.cdist",))  # fmt: skip
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+C("inv", (E(data=_SPD), E(data=np.stack([_SPD, _SPD.T * 2])), E(data=np.zeros((2, 2))),
+          E(data=np.ones((2, 3)))),
+  call=lambda L, name, data: call_default(L, name, _t(L, data, True)))
+C("det", (E(data=_SPD), E(data=np.stack([_SPD, _SPD * 2])), E(data=np.ones((2, 3)))),
+  call=lambda L, name, data: call_default(L, name, _t(L, data, True)))
+
+
+def _linalg(L, name, *xs, data=None, **kw):
+    args = (_t(L, data, True),) if data is not None else ()
+    fn = name.rsplit(".", 1)[1]
+    xs = ([*args, *xs],) if fn == "multi_dot" else (*args, *xs)
+    return getattr(L.linalg, fn)(*xs, **kw)
+
+
+for _fn, _examples in (
+    ("vector_norm", (E(S(2, 3)), E(S(2, 3), ord=1, dim=1), E(S(4), ord=np.inf))),
+    ("matrix_norm", (E(S(2, 3)), E(S(2, 3), ord=1), E(S(2, 3, fill="distinct"), ord=-np.inf,
+                                                      keepdim=True), E(S(3)))),
+    ("norm", (E(S(2, 3)), E(S(2, 3), ord="fro"), E(S(4), ord=3), E(S(2, 3), dim=1),
+              E(S(2, 3, 2), ord=1))),
+    ("inv", (E(data=_SPD),)),
+    ("det", (E(data=_SPD),)),
+    ("solve", (E(S(3), data=_SPD), E(S(3, 2), data=_SPD), E(S(2), data=_SPD))),
+    ("cross", (E(S(2, 3), S(2, 3)), E(S(3, 2), S(3, 2)))),
+    ("matmul", (E(S(2, 3), S(3, 4)), E(S(3), S(3)))),
+    ("multi_dot", (E(S(2, 3), S(3, 4), S(4)), E(S(3), S(3, 2), S(2, 2)))),
+    ("vecdot", (E(S(2, 3), S(3)), E(S(2, 3), S(2, 3), dim=0))),
+):
+    C(None, _examples, names=(f"tg.linalg.{_fn}",), call=_linalg)

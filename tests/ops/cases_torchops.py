@@ -223,3 +223,52 @@ TORCHOPS_EXAMPLES.update({
     "sample": ((_pos,), {"dist": "normal", "std": 0.0}),
     "multinomial": ((np.array([0.0, 1.0, 0.0]),), {"num_samples": 2, "replacement": True}),
 })
+
+
+def _well_conditioned(rng, shape):
+    """Square matrices near the identity (invertible, with a moderate condition number)."""
+    n = shape[-1]
+    return np.eye(n) * 2.0 + rng.uniform(-0.5, 0.5, shape)
+
+
+@st.composite
+def _einsum_case(draw):
+    equation, shapes = draw(st.sampled_from([
+        ("ij,jk->ik", ((2, 3), (3, 4))), ("bij,bjk->bik", ((2, 2, 3), (2, 3, 2))),
+        ("i,j->ij", ((3,), (2,))), ("ij->", ((2, 3),)), ("ij,ik->j", ((2, 3), (2, 4))),
+        ("...j,j->...", ((2, 3), (3,))), ("ij,jk,kl->il", ((2, 3), (3, 2), (2, 2))),
+        ("ij,j->ij", ((2, 3), (1,))),
+    ]))  # fmt: skip
+    rng = np.random.default_rng(draw(_seeds))
+    return Example([rng.standard_normal(s) for s in shapes], {"equation": equation})
+
+
+@st.composite
+def _square(draw, rhs=None):
+    n = draw(st.integers(1, 3))
+    batch = draw(st.sampled_from([(), (2,)]))
+    rng = np.random.default_rng(draw(_seeds))
+    arrays = [_well_conditioned(rng, batch + (n, n))]
+    if rhs == "vector":
+        arrays.append(rng.standard_normal(batch + (n,)))
+    elif rhs == "matrix":
+        arrays.append(rng.standard_normal(batch + (n, 2)))
+    return Example(arrays, {"vector": rhs == "vector"} if rhs else {})
+
+
+TORCHOPS_CASES += [
+    Case("einsum", ("einsum",), lambda M, *xs, equation: M.einsum(equation, *xs),
+         _einsum_case(), uses=("einsum",), static_shapes=True),
+    Case("inv", ("inv",), lambda M, a: M.inverse(a), _square(), uses=("inverse",)),
+    Case("det", ("det",), lambda M, a: M.det(a), _square(), uses=("det",)),
+    Case("solve", ("solve",), lambda M, a, b, vector: _op(M, "solve", a, b, vector=vector),
+         st.one_of(_square("vector"), _square("matrix"))),
+]
+TORCHOPS_SECOND_ORDER += ("einsum", "inv", "det", "solve")
+_sq = np.eye(3) * 2 + _a[:, :3] * 0.3
+TORCHOPS_EXAMPLES.update({
+    "einsum": ((_m, _a), {"equation": "bij,ij->bj"}),
+    "inv": ((_sq,), {}),
+    "det": ((_sq,), {}),
+    "solve": ((_sq, _a), {"vector": False}),
+})

@@ -25,6 +25,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     embedding,
     indexing,
     linalg,
+    matrix,
     nn,
     norm,
     pad,
