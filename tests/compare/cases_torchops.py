@@ -358,3 +358,30 @@ for _fn, _examples in (
     ("vecdot", (E(S(2, 3), S(3)), E(S(2, 3), S(2, 3), dim=0))),
 ):
     C(None, _examples, names=(f"tg.linalg.{_fn}",), call=_linalg)
+
+# -- joining and aligning tensors -----------------------------------------------------------------
+def _join(L, name, *xs, listed=True, **kw):
+    fn = getattr(L, name.split(".")[1])
+    return fn(list(xs), **kw) if listed else fn(*xs, **kw)
+
+
+for _name in ("hstack", "vstack", "row_stack", "dstack", "column_stack"):
+    C(None, (E(S(2), S(3)), E(S(2, 3), S(2, 3)), E(S(2, 3), S(2, 1)), E(S(), S()),
+             E(S(3, 2, layout="T"), S(2, 2)), E(S(2, 3, 2), S(2, 3, 2)), E(S(2), S(2))),
+      names=(f"tg.{_name}",), call=_join)  # fmt: skip
+for _n in (1, 2, 3):
+    C(None, (E(S()), E(S(3)), E(S(2, 3)), E(S(2, 3, 4)), E(S(), S(3), listed=False),
+             E(S(2), S(3), listed=True)), names=(f"tg.atleast_{_n}d",),
+      call=lambda L, name, *xs, listed=False: _join(L, name, *xs, listed=listed) if len(xs) > 1
+      else getattr(L, name.split(".")[1])(*xs))  # fmt: skip
+C(None, (E(S(3, 1), S(2)), E(S(), S(2, 3), S(3)), E(S(2), S(3)), E(S(2, 3))),
+  names=("tg.broadcast_tensors",), call=lambda L, name, *xs: _join(L, name, *xs, listed=False))
+C(None, (E(S(3), S(2)), E(S(3), S(2), indexing="xy"), E(S(2), S(3), S(4), indexing="xy"),
+         E(S(), S(2), indexing="ij"), E(S(2, 2), S(2), indexing="ij"),
+         E(S(2), indexing="ji")),
+  names=("tg.meshgrid",), call=lambda L, name, *xs, **kw: _join(L, name, *xs, listed=False,
+                                                                 **kw))  # fmt: skip
+C(None, (E(S(2, 2), S(1, 3)), E(S(3), S(2, 1)), E(S(), S(2, 2)), E(S(2, 2, 2))),
+  names=("tg.block_diag",), call=lambda L, name, *xs: _join(L, name, *xs, listed=False))
+C(None, (E(S(2), S(3)), E(S(2), S(2), S(2)), E(S(3))),
+  names=("tg.cartesian_prod",), call=lambda L, name, *xs: _join(L, name, *xs, listed=False))

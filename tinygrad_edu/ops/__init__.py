@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     elementwise,
     embedding,
     indexing,
+    joins,
     linalg,
     matrix,
     nn,
