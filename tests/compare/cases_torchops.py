@@ -9,6 +9,7 @@ import numpy as np
 from tests.compare.cases import (
     C,
     E,
+    F,
     G,
     S,
     T,
@@ -385,3 +386,20 @@ C(None, (E(S(2, 2), S(1, 3)), E(S(3), S(2, 1)), E(S(), S(2, 2)), E(S(2, 2, 2))),
   names=("tg.block_diag",), call=lambda L, name, *xs: _join(L, name, *xs, listed=False))
 C(None, (E(S(2), S(3)), E(S(2), S(2), S(2)), E(S(3))),
   names=("tg.cartesian_prod",), call=lambda L, name, *xs: _join(L, name, *xs, listed=False))
+
+# -- activations (tg.nn.functional) -------------------------------------------------------------
+for _name in ("silu", "mish", "selu", "hardswish", "logsigmoid", "softsign", "tanhshrink",
+              "relu6"):
+    F(_name, unary("wide"))
+F("hardsigmoid", unary("wide"), rtol=1e-7)  # PyTorch's backward multiplies by a float32 1/6
+F("elu", unary("wide") + (E(S(2, 3, fill="wide"), args=(0.5,)), E(S(3, fill="wide"), alpha=2.0)))
+F("celu", unary("wide") + (E(S(2, 3, fill="wide"), args=(0.5,)), E(S(3), alpha=0.0)))
+F("hardtanh", unary("wide") + (E(S(2, 3, fill="wide"), args=(-2.0, 2.0)),
+                               E(S(3, fill="wide"), min_val=0.0, max_val=1.0),
+                               E(S(3), min_val=1.0, max_val=0.0)))  # fmt: skip
+F("hardshrink", unary("wide") + (E(S(2, 3, fill="wide"), args=(1.0,)),))
+F("softshrink", unary("wide") + (E(S(2, 3, fill="wide"), lambd=1.0), E(S(3), lambd=-1.0)))
+F("threshold", (E(S(2, 3, fill="wide"), args=(0.5, -2.0)), E(S(4, fill="wide"), args=(-1.0, 0.0))))
+F("glu", (E(S(2, 4)), E(S(4, 2), dim=0), E(S(3, 4, layout="T"), dim=-1), E(S(3))))
+F("prelu", (E(S(2, 3, 4, fill="wide"), S(3)), E(S(2, 3, fill="wide"), S(1)),
+            E(S(5, fill="wide"), S(1)), E(S(2, 3), S(2))))  # fmt: skip

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.ops.cases import (  # isort: skip
     Case, Example, _away_from_zero, _broadcasting, _distinct, _normal, _positive, _quarter,
-    _seeds, _single,
+    _seeds, _single, _wide,
 )  # fmt: skip
 
 __all__ = ["TORCHOPS_CASES", "TORCHOPS_SECOND_ORDER", "TORCHOPS_EXAMPLES"]
@@ -271,4 +271,21 @@ TORCHOPS_EXAMPLES.update({
     "inv": ((_sq,), {}),
     "det": ((_sq,), {}),
     "solve": ((_sq, _a), {"vector": False}),
+})
+
+TORCHOPS_CASES += [
+    *[Case(n, (n,), (lambda name: lambda M, a: _op(M, name, a))(n), _single(fill))
+      for n, fill in [("silu", _wide), ("mish", _wide), ("log_sigmoid", _wide),
+                      ("hardswish", _wide), ("hardsigmoid", _wide)]],
+    Case("elu", ("elu",), lambda M, a, **k: _op(M, "elu", a, **k), _single(_wide, extra=lambda
+         draw, s: draw(st.sampled_from([{}, {"alpha": 0.5}, {"alpha": 1.6732632423543772,
+         "scale": 1.0507009873554805}, {"alpha": 2.0, "input_scale": 0.5}])))),
+    Case("hardtanh", ("hardtanh",), lambda M, a: _op(M, "hardtanh", a, min_val=-1.0,
+         max_val=2.0), _single(_quarter)),
+]
+TORCHOPS_SECOND_ORDER += ("silu", "mish", "elu", "log_sigmoid")
+TORCHOPS_EXAMPLES.update({
+    **{n: ((_a * 3,), {}) for n in ("silu", "mish", "hardswish", "hardsigmoid", "log_sigmoid")},
+    "elu": ((_a,), {"alpha": 0.5, "scale": 2.0, "input_scale": 0.5}),
+    "hardtanh": ((_a,), {"min_val": -0.5, "max_val": 0.5}),
 })

@@ -10,7 +10,30 @@
 """
 
 from . import functional, init
-from .activation import GELU, LeakyReLU, LogSoftmax, Softmax, Softplus
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .conv import Conv2d
 from .embedding import Embedding
 from .layers import (
@@ -28,6 +51,7 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 from .module import Module, Parameter, load, save
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .reshape import Unflatten
 
 # the names used by some courses for the same two functions
 save_state_dict = save
@@ -41,4 +65,7 @@ __all__ = [
     "LayerNorm", "Embedding", "ModuleList",
     "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "NLLLoss", "L1Loss", "BCELoss",
     "BCEWithLogitsLoss",
+    "SiLU", "ELU", "SELU", "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+    "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
+    "PReLU", "Unflatten",
 ]  # fmt: skip

@@ -35,6 +35,12 @@ __all__ = [
 leaky_relu = NN_FUNCTIONS["leaky_relu"]
 gelu = NN_FUNCTIONS["gelu"]
 softplus = NN_FUNCTIONS["softplus"]
+# the activations of issue 24 (ops/activation.py), by their generated names
+_ACTIVATIONS = ("silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6", "hardswish",
+                "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardshrink",
+                "softshrink", "threshold", "glu", "prelu")  # fmt: skip
+globals().update({_name: NN_FUNCTIONS[_name] for _name in _ACTIVATIONS})
+__all__ += list(_ACTIVATIONS)
 
 
 def _tensor_input(name: str, x) -> Tensor:
