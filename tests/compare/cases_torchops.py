@@ -403,3 +403,70 @@ F("threshold", (E(S(2, 3, fill="wide"), args=(0.5, -2.0)), E(S(4, fill="wide"), 
 F("glu", (E(S(2, 4)), E(S(4, 2), dim=0), E(S(3, 4, layout="T"), dim=-1), E(S(3))))
 F("prelu", (E(S(2, 3, 4, fill="wide"), S(3)), E(S(2, 3, fill="wide"), S(1)),
             E(S(5, fill="wide"), S(1)), E(S(2, 3), S(2))))  # fmt: skip
+
+# -- distances and losses (tg.nn.functional) -----------------------------------------------------
+_PM = np.array([1.0, -1.0, 1.0, -1.0])
+F("normalize", (E(S(2, 3)), E(S(2, 3), dim=0), E(S(2, 3), p=1.0), E(S(4), dim=0),
+                E(data=np.zeros((2, 2)))), call=lambda L, name, *x, data=None, **kw: call_default(
+    L, name, *(x or (_t(L, data, True),)), **kw))  # fmt: skip
+F("cosine_similarity", (E(S(2, 3), S(2, 3)), E(S(2, 3), S(3), dim=-1), E(S(3, 4), S(3, 4), dim=0),
+                        E(S(3, 2, layout="T"), S(3, 2)), E(S(2, 3), S(2, 3), eps=10.0)))
+F("pairwise_distance", (E(S(2, 3), S(2, 3)), E(S(2, 3), S(3), p=1.0), E(S(4), S(4), keepdim=True),
+                        E(S(2, 3), S(2, 3), p=3.0, eps=0.0)))
+F("smooth_l1_loss", (E(S(2, 3, fill="wide"), S(2, 3)), E(S(4, fill="wide"), S(4), beta=0.5),
+                     E(S(4, fill="wide"), S(4), reduction="sum", beta=2.0),
+                     E(S(4, fill="wide"), S(4), beta=0.0), E(S(3, fill="wide"), S(3),
+                                                             reduction="none")))  # fmt: skip
+F("huber_loss", (E(S(2, 3, fill="wide"), S(2, 3)), E(S(4, fill="wide"), S(4), delta=0.5),
+                 E(S(4, fill="wide"), S(4), reduction="none", delta=2.0)))  # fmt: skip
+F("kl_div", (E(S(2, 3), S(2, 3, fill="unit")), E(S(2, 3), S(2, 3, fill="unit"),
+             reduction="batchmean"), E(S(2, 3), S(2, 3), log_target=True, reduction="sum"),
+             E(S(4), S(4, fill="unit"), reduction="none"),
+             E(S(3), data=np.array([0.0, 0.5, 0.5]), reduction="sum")),
+  call=lambda L, name, x, *y, data=None, **kw: call_default(
+      L, name, x, *(y or (_t(L, data, True),)), **kw))  # fmt: skip
+F("margin_ranking_loss", (E(S(4), S(4), target=_PM), E(S(4), S(4), target=_PM, margin=0.5,
+                          reduction="sum")), call=lambda L, name, a, b, target, **kw: call_default(
+    L, name, a, b, L.tensor(target), **kw))  # fmt: skip
+F("hinge_embedding_loss", (E(S(4), target=_PM), E(S(4), target=_PM, margin=0.5, reduction="none")),
+  call=lambda L, name, a, target, **kw: call_default(L, name, a, L.tensor(target), **kw))
+F("soft_margin_loss", (E(S(4), target=_PM), E(S(4), target=_PM, reduction="sum")),
+  call=lambda L, name, a, target, **kw: call_default(L, name, a, L.tensor(target), **kw))
+F("triplet_margin_loss", (E(S(3, 4), S(3, 4), S(3, 4)), E(S(3, 4), S(3, 4), S(3, 4), swap=True,
+                          p=1.0, margin=2.0), E(S(4), S(4), S(4), reduction="none"),
+                          E(S(3, 4), S(4), S(3, 4))))  # fmt: skip
+F("cosine_embedding_loss", (E(S(4, 3), S(4, 3), target=_PM), E(S(4, 3), S(4, 3), target=_PM,
+                            margin=0.2, reduction="none")),
+  call=lambda L, name, a, b, target, **kw: call_default(L, name, a, b, L.tensor(target), **kw))
+F("multilabel_soft_margin_loss", (E(S(3, 4), S(3, 4, fill="unit")),
+                                  E(S(3, 4), S(3, 4, fill="unit"), reduction="none"),
+                                  E(S(3, 4), S(3, 4, fill="unit"), weight=np.arange(1.0, 5.0))),
+  call=lambda L, name, a, b, weight=None, **kw: call_default(
+      L, name, a, b, **kw, **({"weight": L.tensor(weight)} if weight is not None else {})))
+F("multi_margin_loss", (E(S(4, 3), target=np.array([0, 2, 1, 2])),
+                        E(S(4, 3), target=np.array([0, 2, 1, 2]), p=2, margin=0.5),
+                        E(S(4, 3), target=np.array([0, 2, 1, 2]), weight=np.array([1.0, 2, 3]),
+                          reduction="none"),
+                        E(S(3), target=np.array(1)), E(S(4, 3), target=np.array([0, 1, 1, 1]),
+                                                       p=3)),
+  call=lambda L, name, a, target, weight=None, **kw: call_default(
+      L, name, a, L.tensor(target), **kw, **({"weight": L.tensor(weight)} if weight is not None
+                                              else {})))  # fmt: skip
+F("poisson_nll_loss", (E(S(2, 3), S(2, 3, fill="positive")),
+                       E(S(2, 3, fill="positive"), S(2, 3, fill="positive"), log_input=False),
+                       E(S(4), data=np.array([0.0, 1.0, 2.0, 5.0]), full=True)),
+  call=lambda L, name, x, *y, data=None, **kw: call_default(
+      L, name, x, *(y or (_t(L, data),)), **kw))  # fmt: skip
+F("gaussian_nll_loss", (E(S(2, 3), S(2, 3), S(2, 3, fill="positive")),
+                        E(S(2, 3), S(2, 3), S(2, fill="positive"), full=True),
+                        E(S(4), S(4), S(4, fill="positive"), reduction="sum")))
+
+
+def _gumbel(L, name, x, **kw):
+    from tests.compare.cases import _shaped_only
+
+    return _shaped_only(name, L.nn.functional.gumbel_softmax(x.detach(), **kw))
+
+
+F("gumbel_softmax", (E(S(2, 3)), E(S(2, 3), tau=0.5, hard=True), E(S(4, 3), dim=0)),
+  call=_gumbel)

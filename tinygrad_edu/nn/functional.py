@@ -286,3 +286,10 @@ __all__ += [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding",
 ]  # fmt: skip
+
+
+# distances and more losses (issue 24): composites of ops in their own module
+from . import functional_losses as _more  # noqa: E402
+
+globals().update({_name: getattr(_more, _name) for _name in _more.__all__})
+__all__ += list(_more.__all__)
