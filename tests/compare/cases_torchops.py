@@ -470,3 +470,28 @@ def _gumbel(L, name, x, **kw):
 
 F("gumbel_softmax", (E(S(2, 3)), E(S(2, 3), tau=0.5, hard=True), E(S(4, 3), dim=0)),
   call=_gumbel)
+
+# -- more composites: addcmul, addcdiv, hypot, logaddexp, logit, xlogy, unflatten, tensor_split,
+# aminmax
+C(None, (E(S(2, 3), S(2, 3), S(3)), E(S(3), S(2, 3), S(2, 3), value=0.5), E(S(), S(2), S(2)),
+         E(S(2, 3), S(2, 3), S(4))), names=("Tensor.addcmul", "tg.addcmul"))  # fmt: skip
+C(None, (E(S(2, 3), S(2, 3), S(3, fill="away")), E(S(3), S(2, 3), S(2, 3, fill="away"),
+                                                    value=-2.0)),
+  names=("Tensor.addcdiv", "tg.addcdiv"))  # fmt: skip
+C(None, binary("away", "away"), names=("Tensor.hypot", "tg.hypot"))
+C(None, binary("wide", "wide") + (E(S(3), args=(2.0,)),), names=("Tensor.logaddexp",
+                                                                   "tg.logaddexp"))
+C(None, (E(S(2, 3, fill="unit")), E(S(4, fill="unit"), eps=0.1), E(S(3, fill="wide"), eps=0.2)),
+  names=("Tensor.logit", "tg.logit"))
+C(None, (E(S(2, 3), S(2, 3, fill="positive")), E(data=np.array([0.0, 1.0, 0.0, 2.0]),
+                                                 y=np.array([0.0, 2.0, np.nan, 3.0]))),
+  names=("Tensor.xlogy", "tg.xlogy"), call=lambda L, name, *x, data=None, y=None: call_default(
+      L, name, *(x or (_t(L, data, True), _t(L, y, True)))))  # fmt: skip
+C(None, (E(S(2, 6), args=(1, (2, 3))), E(S(2, 6), args=(-1, (3, -1))), E(S(6), args=(0, (2, 3))),
+         E(S(2, 6), args=(1, (4, 2)))), names=("Tensor.unflatten", "tg.unflatten"))
+C(None, (E(S(7, 2), args=(3,)), E(S(2, 7), args=([1, 4],), dim=1), E(S(5), args=(2,)),
+         E(S(5), args=([3, 1],)), E(S(4), args=(0,))),
+  names=("Tensor.tensor_split", "tg.tensor_split"))  # fmt: skip
+C(None, (E(S(2, 3, fill="distinct")), E(S(2, 3, fill="distinct"), dim=1),
+         E(S(2, 3, fill="distinct"), dim=0, keepdim=True)),
+  names=("Tensor.aminmax", "tg.aminmax"))  # fmt: skip

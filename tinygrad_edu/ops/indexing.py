@@ -823,3 +823,58 @@ declare(None, _tile(False), functions=("tile",))
 declare(None, _repeat_interleave, methods=("repeat_interleave",),
         functions=("repeat_interleave",))  # fmt: skip
 declare("index_select", _take, methods=("take",), functions=("take",))
+
+
+def _unflatten(op, apply):
+    """``unflatten(input, dim, sizes)``: dim ``dim`` split into ``sizes`` (one may be -1), a
+    ``reshape``."""
+    reshape = REGISTRY["reshape"]
+
+    def unflatten(input, dim, sizes):
+        shape = shape_of("unflatten", input)
+        d = _axis("unflatten", dim, shape)
+        return apply(reshape, input, shape=shape[:d] + tuple(sizes) + shape[d + 1 :])
+
+    return unflatten
+
+
+def _tensor_split(op, apply):
+    """``tensor_split(input, indices_or_sections, dim=0)``: ``n`` nearly equal pieces (the
+    first ``size % n`` one longer), or pieces cut at the given indices (slices: views)."""
+    getitem = REGISTRY["getitem"]
+
+    def tensor_split(input, indices_or_sections, dim=0):
+        shape = shape_of("tensor_split", input)
+        d = _axis("tensor_split", dim, shape)
+        n = shape[d]
+        if isinstance(indices_or_sections, int):
+            k = indices_or_sections
+            if k <= 0:
+                raise RuntimeError(f"tensor_split: number of sections must be positive, got {k}")
+            sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+            cuts = [sum(sizes[:i]) for i in range(1, k)]
+        else:
+            cuts = [int(i) for i in indices_or_sections]
+        bounds = [0, *cuts, n]
+        return tuple(apply(getitem, input, index=(slice(None),) * d + (slice(a, max(a, b)),))
+                     for a, b in zip(bounds, bounds[1:]))  # fmt: skip
+
+    return tensor_split
+
+
+def _aminmax(op, apply):
+    """``aminmax(input, *, dim=None, keepdim=False)``: ``(min, max)`` (``amin``, ``amax``)."""
+    from collections import namedtuple  # noqa: PLC0415
+
+    pair = namedtuple("aminmax", ["min", "max"])
+
+    def aminmax(input, *, dim=None, keepdim=False):
+        return pair(*(apply(REGISTRY[k], input, axis=dim, keepdims=keepdim)
+                      for k in ("min", "max")))  # fmt: skip
+
+    return aminmax
+
+
+declare(None, _unflatten, methods=("unflatten",), functions=("unflatten",))
+declare(None, _tensor_split, methods=("tensor_split",), functions=("tensor_split",))
+declare(None, _aminmax, methods=("aminmax",), functions=("aminmax",))

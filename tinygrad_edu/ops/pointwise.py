@@ -381,3 +381,84 @@ declare(None, _lerp, methods=("lerp",), functions=("lerp",))
 declare("isclose", _isclose, methods=("isclose",), functions=("isclose",))
 declare("isclose", _allclose, methods=("allclose",), functions=("allclose",), symbolic=False)
 declare(None, _equal, methods=("equal",), functions=("equal",), symbolic=False)
+
+
+# -- composites of arithmetic: addcmul, addcdiv, hypot, logaddexp, logit, xlogy ----------------
+def _addc(kind):
+    """``addcmul``/``addcdiv(input, tensor1, tensor2, *, value=1)``: $\\mathrm{input} +
+    v\\,t_1 t_2$ (or $t_1 / t_2$), from ``mul``/``div`` and ``add``."""
+
+    def template(op, apply):
+        add, mul, combine = REGISTRY["add"], REGISTRY["mul"], REGISTRY[kind]
+
+        def addc(input, tensor1, tensor2, *, value=1):
+            term = apply(combine, tensor1, tensor2)
+            if value != 1:
+                term = apply(mul, term, value)
+            return apply(add, input, term)
+
+        return addc
+
+    return template
+
+
+def _hypot(op, apply):
+    r"""``hypot(input, other)``: $\sqrt{a^2 + b^2}$ (``mul``, ``add``, ``sqrt``)."""
+    mul, add, sqrt = REGISTRY["mul"], REGISTRY["add"], REGISTRY["sqrt"]
+
+    def hypot(input, other):
+        return apply(sqrt, apply(add, apply(mul, input, input), apply(mul, other, other)))
+
+    return hypot
+
+
+def _logaddexp(op, apply):
+    r"""``logaddexp(input, other)``: $\log(e^a + e^b) = \max(a, b) + \log(1 + e^{-|a - b|})$,
+    stable (a ``logsumexp`` of the two, stacked)."""
+    stack, lse = REGISTRY["stack"], REGISTRY["logsumexp"]
+
+    def logaddexp(input, other):
+        from .base import broadcast_shapes as _b  # noqa: PLC0415
+
+        shape = _b("logaddexp", getattr(input, "shape", ()), getattr(other, "shape", ()))
+        a, b = (x if getattr(x, "shape", None) == shape else
+                apply(REGISTRY["broadcast_to"], x, shape=shape) for x in (input, other))
+        return apply(lse, apply(stack, a, b, dim=0), axis=0, keepdims=False)
+
+    return logaddexp
+
+
+def _logit(op, apply):
+    r"""``logit(input, eps=None)``: $\log(p / (1 - p))$, $p$ clamped to $[\epsilon, 1 -
+    \epsilon]$ when ``eps`` is given."""
+    log, sub, div, clamp = REGISTRY["log"], REGISTRY["sub"], REGISTRY["div"], REGISTRY["clamp"]
+
+    def logit(input, eps=None):
+        p = input if eps is None else apply(clamp, input, min=eps, max=1 - eps)
+        return apply(log, apply(div, p, apply(sub, 1.0, p)))
+
+    return logit
+
+
+def _xlogy(op, apply):
+    r"""``xlogy(input, other)``: $x \log y$, 0 where $x = 0$ (unless $y$ is nan)."""
+    R = REGISTRY
+
+    def xlogy(input, other):
+        zero = apply(R["equal"], input, 0)
+        safe = apply(R["where"], zero, 1.0, other)
+        out = apply(R["mul"], input, apply(R["log"], safe))
+        if hasattr(other, "shape"):
+            nan = apply(R["isnan"], other)
+            return apply(R["where"], nan, other, apply(R["where"], zero, 0.0, out))
+        return apply(R["where"], zero, 0.0, out)
+
+    return xlogy
+
+
+declare(None, _addc("mul"), methods=("addcmul",), functions=("addcmul",))
+declare(None, _addc("div"), methods=("addcdiv",), functions=("addcdiv",))
+declare(None, _hypot, methods=("hypot",), functions=("hypot",))
+declare(None, _logaddexp, methods=("logaddexp",), functions=("logaddexp",))
+declare(None, _logit, methods=("logit",), functions=("logit",))
+declare(None, _xlogy, methods=("xlogy",), functions=("xlogy",))
