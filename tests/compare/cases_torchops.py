@@ -495,3 +495,5 @@ C(None, (E(S(7, 2), args=(3,)), E(S(2, 7), args=([1, 4],), dim=1), E(S(5), args=
 C(None, (E(S(2, 3, fill="distinct")), E(S(2, 3, fill="distinct"), dim=1),
          E(S(2, 3, fill="distinct"), dim=0, keepdim=True)),
   names=("Tensor.aminmax", "tg.aminmax"))  # fmt: skip
+C(None, (E(S(3, 4), args=(0, 1)), E(S(3, 4), args=(1, -1)), E(S(2, 3, 4, layout="T"), args=(2, 3)),
+         E(S(3, 4), args=(0, 3)), E(S(3), args=(0, 0))), names=("Tensor.select", "tg.select"))

@@ -878,3 +878,23 @@ def _aminmax(op, apply):
 declare(None, _unflatten, methods=("unflatten",), functions=("unflatten",))
 declare(None, _tensor_split, methods=("tensor_split",), functions=("tensor_split",))
 declare(None, _aminmax, methods=("aminmax",), functions=("aminmax",))
+
+
+def _select(op, apply):
+    """``select(input, dim, index)``: the slice at ``index`` of ``dim``, that dim dropped
+    (indexing with an int: a view)."""
+    getitem = REGISTRY["getitem"]
+
+    def select(input, dim, index):
+        shape = shape_of("select", input)
+        d = _axis("select", dim, shape)
+        n = shape[d] if shape else 0
+        if not -n <= int(index) < n:
+            raise IndexError(f"select: index {index} is out of range for dim {dim} of size {n} "
+                             f"(shape {shape})")  # fmt: skip
+        return apply(getitem, input, index=(slice(None),) * d + (int(index),))
+
+    return select
+
+
+declare(None, _select, methods=("select",), functions=("select",))
