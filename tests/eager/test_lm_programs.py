@@ -156,3 +156,23 @@ def test_format_of_tensors():
     assert f"{torch.tensor(2.5):.3f}" == "2.500" and f"{torch.tensor(3)}" == "3"
     with pytest.raises(TypeError):
         f"{torch.ones(2):.2f}"
+
+
+def test_diagonal_and_unfold_are_views_as_in_pytorch():
+    x = torch.zeros(3, 3)
+    x.diagonal().add_(1.0)  # writes through to x
+    np.testing.assert_array_equal(x.numpy(), np.eye(3))
+    w = torch.arange(6.0)
+    w.unfold(0, 2, 2).mul_(2.0)
+    assert w.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    # as for every view: no in-place change through it with grad mode on, and a change made
+    # under no_grad bumps the version the saved tensor remembers
+    a = torch.ones(2, 2, requires_grad=True)
+    b = a * 1
+    c = b * b
+    with pytest.raises(RuntimeError, match="view"):
+        b.diagonal().mul_(3.0)
+    with torch.no_grad():
+        b.diagonal().mul_(3.0)
+    with pytest.raises(RuntimeError, match="in-place"):
+        c.sum().backward()

@@ -34,7 +34,7 @@ __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
 #     remembers its ``_base`` tensor: an in-place op on a view of a tensor that requires grad
 #     is refused (see ``_inplace``), even when the view was made under ``no_grad``.
 _VIEW_OPS = frozenset({"reshape", "flatten", "squeeze", "expand_dims", "permute", "transpose",
-                       "broadcast_to", "getitem"})  # fmt: skip
+                       "broadcast_to", "getitem", "diagonal", "unfold"})  # fmt: skip
 _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
 _ndarray = _np.ndarray
 

@@ -372,9 +372,13 @@ class Diagonal(Op):
 
     def forward(self, xp, x, offset=0, dim1=0, dim2=1):
         a, b, r0, c0, length = _diag_geometry(self.name, x.shape, offset, dim1, dim2)
-        diagonal = getattr(xp, "diagonal", None)
-        if diagonal is not None:  # numpy, CuPy: a view
-            return diagonal(x, offset, a, b)
+        strided = _strided(xp)
+        if strided is not None:  # numpy, CuPy: a writable view, as PyTorch's
+            rest = [i for i in range(x.ndim) if i not in (a, b)]
+            start = x[tuple(slice(r0, None) if i == a else slice(c0, None) if i == b else
+                            slice(None) for i in range(x.ndim))] if length else x  # fmt: skip
+            return strided(start, tuple(x.shape[i] for i in rest) + (length,),
+                           tuple(x.strides[i] for i in rest) + (x.strides[a] + x.strides[b],))
         rest = [i for i in range(x.ndim) if i not in (a, b)]
         moved = xp.permute_dims(x, tuple(rest) + (a, b))
         n, m = x.shape[a], x.shape[b]
@@ -425,6 +429,17 @@ class DiagonalGrad(Op):
             len(shapes) - 1)
 
 
+def _strided(xp):
+    """``as_strided(x, shape, strides)`` making a view that writes through (numpy, CuPy), or
+    None for namespaces without strides (the strict Array API: a copy instead)."""
+    lib = getattr(getattr(xp, "lib", None), "stride_tricks", None)
+    fn = getattr(lib, "as_strided", None)
+    if fn is None:
+        return None
+    return lambda x, shape, strides: fn(x, shape=shape, strides=strides,
+                                        writeable=bool(getattr(x.flags, "writeable", True)))
+
+
 def _windows(xp, n, size, step):
     count = (n - size) // step + 1
     return xp.reshape(xp.reshape(xp.arange(count) * step, (count, 1))
@@ -444,6 +459,13 @@ class Unfold(Op):
         if not x.ndim:
             return xp.reshape(x, (1,))
         d = _axis(self.name, dim, x.shape)
+        strided = _strided(xp)
+        if strided is not None:  # numpy, CuPy: a view, as PyTorch's
+            count = (x.shape[d] - size) // step + 1
+            shape = tuple(x.shape[:d]) + (count,) + tuple(x.shape[d + 1 :]) + (size,)
+            strides = list(x.strides) + [x.strides[d]]
+            strides[d] *= step
+            return strided(x, shape, tuple(strides))
         index, count = _windows(xp, x.shape[d], size, step)
         picked = xp.take(x, index, axis=d)  # (..., count * size, ...)
         shape = tuple(x.shape[:d]) + (count, size) + tuple(x.shape[d + 1 :])
