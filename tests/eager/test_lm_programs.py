@@ -176,3 +176,54 @@ def test_diagonal_and_unfold_are_views_as_in_pytorch():
         b.diagonal().mul_(3.0)
     with pytest.raises(RuntimeError, match="in-place"):
         c.sum().backward()
+
+
+def test_makemore_mlp_with_batchnorm_learns_and_samples():
+    """makemore's MLP with a hand-written batch norm: embedding by indexing, view, std(0,
+    keepdim=True), running statistics under no_grad, cross_entropy, multinomial sampling."""
+    torch.manual_seed(42)
+    words = ["emma", "olivia", "ava", "isabella", "sophia", "mia", "amelia", "harper"] * 4
+    chars = sorted(set("".join(words)))
+    stoi = {s: i + 1 for i, s in enumerate(chars)}
+    stoi["."] = 0
+    block_size, X, Y = 3, [], []
+    for w in words:
+        context = [0] * block_size
+        for ch in w + ".":
+            X.append(context)
+            Y.append(stoi[ch])
+            context = context[1:] + [stoi[ch]]
+    Xtr, Ytr = torch.tensor(X), torch.tensor(Y)
+    vocab_size, n_embd, n_hidden = len(stoi), 8, 32
+    C = torch.randn((vocab_size, n_embd))
+    W1 = torch.randn((n_embd * block_size, n_hidden)) * (5 / 3) / (n_embd * block_size) ** 0.5
+    W2 = torch.randn((n_hidden, vocab_size)) * 0.01
+    b2 = torch.randn(vocab_size) * 0
+    bngain, bnbias = torch.ones((1, n_hidden)), torch.zeros((1, n_hidden))
+    bnmean_running = torch.zeros((1, n_hidden))
+    parameters = [C, W1, W2, b2, bngain, bnbias]
+    for p in parameters:
+        p.requires_grad = True
+    losses = []
+    for _ in range(150):
+        ix = torch.randint(0, Xtr.shape[0], (32,))
+        emb = C[Xtr[ix]]
+        hpreact = emb.view(emb.shape[0], -1) @ W1
+        bnmeani, bnstdi = hpreact.mean(0, keepdim=True), hpreact.std(0, keepdim=True)
+        hpreact = bngain * (hpreact - bnmeani) / bnstdi + bnbias
+        with torch.no_grad():
+            bnmean_running = 0.999 * bnmean_running + 0.001 * bnmeani
+        loss = F.cross_entropy(torch.tanh(hpreact) @ W2 + b2, Ytr[ix])
+        for p in parameters:
+            p.grad = None
+        loss.backward()
+        with torch.no_grad():
+            for p in parameters:
+                p += -0.1 * p.grad
+        losses.append(loss.log10().item())
+    assert np.mean(losses[-10:]) < losses[0] - 0.2
+    context = [0] * block_size
+    emb = C[torch.tensor([context])]
+    probs = F.softmax(torch.tanh(emb.view(1, -1) @ W1) @ W2 + b2, dim=1)
+    ix = torch.multinomial(probs, num_samples=1, replacement=True).item()
+    assert 0 <= ix < vocab_size and not bnmean_running.requires_grad
