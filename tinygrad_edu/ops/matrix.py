@@ -313,8 +313,7 @@ def _add_product(name, ndims):
     \\mathrm{product}$ (``mul``, ``add`` and the product's op)."""
 
     def template(op, apply):
-        matmul, mul, add = REGISTRY["matmul"], REGISTRY["mul"], REGISTRY["mul"]
-        add = REGISTRY["add"]
+        matmul, mul, add = REGISTRY["matmul"], REGISTRY["mul"], REGISTRY["add"]
         outer = _outer(None, apply)
 
         def product(a, b):

@@ -81,7 +81,8 @@ _DRAWS = {
 def _check(dist, params):
     """PyTorch's checks of a distribution's parameters, with its exception classes."""
     def bad(what):
-        raise RuntimeError(f"{dist}_: {what} (got {params})")
+        shown = "random" if dist == "integers" else dist  # the public name: random_
+        raise RuntimeError(f"{shown}_: {what} (got {params})")
 
     if dist == "normal" and params.get("std", 1.0) < 0:
         bad("std must be non-negative")

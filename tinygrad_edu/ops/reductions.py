@@ -286,7 +286,7 @@ def _nansum(mean):
 
     def template(op, apply):
         where, isnan, total = REGISTRY["where"], REGISTRY["isnan"], REGISTRY["sum"]
-        ne, div = REGISTRY["logical_not"], REGISTRY["div"]
+        negate, div = REGISTRY["logical_not"], REGISTRY["div"]
 
         def nansum(input, dim=None, keepdim=False, *, dtype=None):
             dim, keepdim = _dim_args("nansum", dim, keepdim, None, None, input)
@@ -295,7 +295,7 @@ def _nansum(mean):
             s = apply(total, apply(where, nan, 0.0, input), axis=dim, keepdims=keepdim)
             if not mean:
                 return s
-            count = apply(total, apply(ne, nan), axis=dim, keepdims=keepdim)
+            count = apply(total, apply(negate, nan), axis=dim, keepdims=keepdim)
             return apply(div, s, count)
 
         return nansum
