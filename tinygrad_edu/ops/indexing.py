@@ -436,8 +436,14 @@ def _strided(xp):
     fn = getattr(lib, "as_strided", None)
     if fn is None:
         return None
-    return lambda x, shape, strides: fn(x, shape=shape, strides=strides,
-                                        writeable=bool(getattr(x.flags, "writeable", True)))
+
+    def strided(x, shape, strides):
+        try:  # numpy: writable where x is
+            return fn(x, shape=shape, strides=strides, writeable=bool(x.flags.writeable))
+        except (TypeError, AttributeError):  # CuPy: no writeable= (its arrays always are)
+            return fn(x, shape=shape, strides=strides)
+
+    return strided
 
 
 def _windows(xp, n, size, step):
