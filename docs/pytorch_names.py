@@ -78,12 +78,13 @@ def sections() -> list[tuple[str, str, list[str]]]:
 
     tensor = sorted(n for n in dir(tg.Tensor) if not n.startswith("_"))
     operators = [n for n in OPERATORS if hasattr(tg.Tensor, n)]
-    sectioned = {"autograd", "nn", "optim"}  # sections of their own
+    sectioned = {"autograd", "nn", "optim", "linalg"}  # sections of their own
     return [
         ("Tensor methods and properties", "Tensor", tensor),
         ("Tensor operators", "Tensor", operators),
         ("`tg.` functions, dtypes and classes", "tg", sorted(set(tg.__all__) - sectioned)),
         ("`tg.autograd`", "autograd", sorted(tg.autograd.__all__)),
+        ("`tg.linalg`", "linalg", sorted(tg.linalg.__all__)),
         ("`tg.nn.functional` (`F`)", "F", sorted(tg.nn.functional.__all__)),
         ("`tg.nn` modules and helpers", "nn",
          sorted(n for n in tg.nn.__all__ if n not in ("functional", "init"))),
@@ -97,7 +98,7 @@ def _torch_home(prefix: str):
 
     return {"Tensor": torch.Tensor, "tg": torch, "autograd": torch.autograd,
             "F": torch.nn.functional, "nn": torch.nn, "init": torch.nn.init,
-            "optim": torch.optim}[prefix]  # fmt: skip
+            "optim": torch.optim, "linalg": torch.linalg}[prefix]  # fmt: skip
 
 
 def _keyword_aliases() -> list[str]:

@@ -55,8 +55,10 @@ from .eager import (
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
+    randperm,
     set_grad_enabled,
     tensor,
     zeros,
@@ -88,17 +90,18 @@ __all__ = [
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
-    "manual_seed", "is_tensor", "numel", "sum_to", "softmax_cross_entropy", "ShapeError",
+    "manual_seed", "randperm", "randint_like", "is_tensor", "numel", "sum_to",
+    "softmax_cross_entropy", "ShapeError",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
-    "autograd", "eager", "nn", "symbolic", "optim", "from_dlpack", "save", "load",
+    "autograd", "eager", "nn", "symbolic", "optim", "linalg", "from_dlpack", "save", "load",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler"):
+    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler", "linalg"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

@@ -670,3 +670,6 @@ F("multi_head_attention_forward", (
     E(*_MHA, attn_mask=~_ATT_MASK[[0, 0, 1]], average_attn_weights=False),  # True: may not
     E(S(3, 4), S(5, 4), S(5, 4), *_MHA[3:]),  # unbatched
 ), call=_mha)  # fmt: skip
+# the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations,
+# random fills) have their rows in cases_torchops.py; they join the table here
+import tests.compare.cases_torchops  # noqa: E402, F401

@@ -42,7 +42,8 @@ def public_names() -> set:
                "Tensor.__contains__"}
     functions = {f"tg.{n}" for n in tg.__all__ if not inspect.ismodule(getattr(tg, n))}
     nn_functions = {f"F.{n}" for n in tg.nn.functional.__all__}
-    return tensor | functions | nn_functions
+    linalg = {f"tg.linalg.{n}" for n in tg.linalg.__all__}
+    return tensor | functions | nn_functions | linalg
 
 
 def test_every_public_name_has_a_pytorch_comparison():

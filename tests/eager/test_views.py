@@ -384,6 +384,15 @@ NO_TORCH = {
     "sum_to": "the reduction that undoes broadcasting; no PyTorch name",
     "softmax_cross_entropy": "CSE599W's fused loss; no PyTorch name",
     "lstm_layer": "nn.LSTM's kernel (PyTorch's is internal); its output is always new",
+    "index_select_grad": "an adjoint of index_select, used only by its derivative rule",
+    "masked_select_grad": "an adjoint of masked_select, used only by its derivative rule",
+    "unfold_grad": "an adjoint of unfold, used only by its derivative rule",
+    "inv": "its rows make the matrix inside the call (cases_torchops.py): always a new result",
+    "det": "its rows make the matrix inside the call (cases_torchops.py): always a new result",
+    "isclose": "its rows pass arrays, not tensors (cases_torchops.py): a new bool tensor",
+    "multinomial": "random: draws new indices (tests/ops/test_random.py)",
+    "random_fill": "random, in place only (normal_, uniform_ ...): it writes into its input",
+    "sample": "random: draws new values from its input's parameters (tests/ops/test_random.py)",
     "fill_constant": "a factory: it has no input to share memory with",
     "gaussian_random": "a factory: it has no input to share memory with",
     "uniform_random": "a factory: it has no input to share memory with",
@@ -400,6 +409,9 @@ PUBLIC = {
     "embedding": ("F.embedding",), "one_hot": ("F.one_hot",), "nll_loss": ("F.nll_loss",),
     "clamp_tensor": ("tg.clamp", "Tensor.clamp"), "max_dim": ("Tensor.max", "tg.max"),
     "min_dim": ("Tensor.min", "tg.min"),
+    "binary_cross_entropy": ("F.binary_cross_entropy",),
+    "binary_cross_entropy_with_logits": ("F.binary_cross_entropy_with_logits",),
+    "solve": ("tg.linalg.solve",),
 }  # fmt: skip
 
 

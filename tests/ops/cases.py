@@ -565,3 +565,8 @@ def _lstm_layer(M, gi, h0, c0, w, reverse):
 
 CASES += [Case("lstm_layer", ("lstm_layer",), _lstm_layer, _lstm(), static_shapes=True)]
 SECOND_ORDER += ("lstm_layer",)
+# the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations)
+from tests.ops.cases_torchops import TORCHOPS_CASES, TORCHOPS_SECOND_ORDER  # noqa: E402
+
+CASES += TORCHOPS_CASES
+SECOND_ORDER += TORCHOPS_SECOND_ORDER

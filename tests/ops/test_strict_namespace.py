@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.ops.cases import LAYER_EXAMPLES
+from tests.ops.cases_torchops import TORCHOPS_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
 
 _rng = np.random.default_rng(0)
@@ -120,6 +121,7 @@ _lstm = np.random.default_rng(5)
 EXAMPLES["lstm_layer"] = ((_lstm.standard_normal((3, 2, 8)), _lstm.standard_normal((2, 2)),
                            _lstm.standard_normal((2, 2)), _lstm.standard_normal((8, 2))),
                           {"reverse": True})  # fmt: skip
+EXAMPLES.update(TORCHOPS_EXAMPLES)  # the ops of issue 24
 
 
 def _strict(value):

@@ -27,8 +27,10 @@ from .factories import (
     rand,
     rand_like,
     randint,
+    randint_like,
     randn,
     randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,
@@ -53,5 +55,5 @@ __all__ = [
     "GraphRoot", "SavedTensor", "RemovableHandle", "GraphTask", "Observer", "observe",
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
-    "manual_seed", "as_tensor", "from_numpy",
+    "manual_seed", "as_tensor", "from_numpy", "randperm", "randint_like",
 ]  # fmt: skip

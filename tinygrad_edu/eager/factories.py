@@ -31,7 +31,7 @@ from .tensor import Tensor, _resolve_dtype
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand",
     "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
-    "empty_like", "randn_like", "rand_like", "manual_seed",
+    "empty_like", "randn_like", "rand_like", "manual_seed", "randperm", "randint_like",
 ]  # fmt: skip
 
 _rng = _np.random.default_rng(0)
@@ -221,3 +221,29 @@ def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
 def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
     return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
                 requires_grad=requires_grad)  # fmt: skip
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
+    rng = _random_ops.generator_of(generator)
+    return _sampled(rng.permutation(n), dtype or "int64", device, requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:  # fmt: skip
+    """Integers uniform in [low, high) shaped like ``input`` (``randint_like(x, high)`` starts
+    at 0), of ``input``'s dtype unless ``dtype``."""
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(f"randint_like: expects low < high, got low={low}, high={high}")
+    return _sampled(_rng.integers(low, high, tuple(input.shape)), dtype or input.dtype,
+                    device or input.device, requires_grad)  # fmt: skip
+
+
+# the op library's random ops draw from this module's generator (handed down, not imported up)
+from ..ops import random as _random_ops  # noqa: E402
+
+_random_ops.use_generator(generator)

@@ -249,6 +249,13 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its number (PyTorch's rule); others only
+        without a format spec (as their ``str``)."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
@@ -535,7 +542,12 @@ class Tensor:
     def contiguous(self) -> Tensor:
         """This tensor when its memory is in row-major order, else a copy that is."""
         flags = getattr(self.data, "flags", None)
-        return self if flags is None or flags.c_contiguous else self.clone()
+        if flags is None or flags.c_contiguous:
+            return self
+        out = self.clone()  # a copy keeps the layout (numpy's order "K"): lay it out row-major
+        if not out.data.flags.c_contiguous:
+            out.data = backend.namespace_of(out.data).ascontiguousarray(out.data)
+        return out
 
     def is_contiguous(self) -> bool:
         flags = getattr(self.data, "flags", None)

@@ -10,7 +10,30 @@
 """
 
 from . import functional, init
-from .activation import GELU, LeakyReLU, LogSoftmax, Softmax, Softplus
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU6,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .conv import Conv2d
 from .embedding import Embedding
@@ -25,10 +48,32 @@ from .layers import (
     Sigmoid,
     Tanh,
 )
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from .module import Module, Parameter, load, save
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 # the names used by some courses for the same two functions
@@ -44,4 +89,10 @@ __all__ = [
     "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "NLLLoss", "L1Loss", "BCELoss",
     "BCEWithLogitsLoss", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
     "MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+    "SiLU", "ELU", "SELU", "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+    "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
+    "PReLU", "Unflatten", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "MarginRankingLoss",
+    "HingeEmbeddingLoss", "SoftMarginLoss", "TripletMarginLoss", "CosineEmbeddingLoss",
+    "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+    "CosineSimilarity", "PairwiseDistance",
 ]  # fmt: skip

@@ -1,6 +1,9 @@
 r"""Activation modules beyond ``ReLU``/``Tanh``/``Sigmoid``: ``LeakyReLU``, ``GELU``,
-``Softplus``, ``Softmax``, ``LogSoftmax``, each a thin module over the function of the same
-name in :mod:`tinygrad_edu.nn.functional`, with PyTorch's arguments.
+``Softplus``, ``Softmax``, ``LogSoftmax``, ``SiLU``, ``ELU``, ``SELU``, ``CELU``, ``Mish``,
+``Hardtanh``, ``ReLU6``, ``Hardswish``, ``Hardsigmoid``, ``LogSigmoid``, ``Softsign``,
+``Tanhshrink``, ``Hardshrink``, ``Softshrink``, ``Threshold``, ``GLU``, ``PReLU`` (a learnt
+slope), each a thin module over the function of the same name in
+:mod:`tinygrad_edu.nn.functional`, with PyTorch's arguments.
 
 >>> import tinygrad_edu as tg
 >>> tg.nn.LeakyReLU(0.1)(tg.tensor([-1.0, 2.0]))
@@ -13,7 +16,10 @@ from ..eager.tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax"]
+__all__ = ["LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "SiLU", "ELU", "SELU",
+           "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid", "LogSigmoid",
+           "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
+           "PReLU"]  # fmt: skip
 
 
 class LeakyReLU(Module):
@@ -77,3 +83,82 @@ class LogSoftmax(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+class _Pointwise(Module):
+    """A module that calls ``F.<_function>(input, **its arguments)``. Subclasses list the
+    arguments with PyTorch's names and defaults in ``_args``; ``inplace`` is accepted and
+    ignored where PyTorch has it (a new tensor is returned)."""
+
+    _function = ""
+    _args: tuple = ()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        names = [n for n, _ in self._args]
+        if len(args) > len(names) + 1:
+            raise TypeError(f"{type(self).__name__}: takes at most {len(names)} arguments "
+                            f"({', '.join(names) or 'none'}), got {len(args)}")  # fmt: skip
+        values = dict(self._args)
+        values.update(zip(names, args))
+        for key, value in kwargs.items():
+            if key != "inplace" and key not in values:
+                raise TypeError(f"{type(self).__name__}: unexpected argument {key!r}")
+            if key != "inplace":
+                values[key] = value
+        for key, value in values.items():
+            setattr(self, key, value)
+        self.inplace = kwargs.get("inplace", False)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return getattr(F, self._function)(input, **{n: getattr(self, n) for n, _ in self._args})
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._args)
+
+
+def _pointwise(name, function, args=(), doc=""):
+    return type(name, (_Pointwise,), {"__doc__": doc, "_function": function, "_args": args})
+
+
+SiLU = _pointwise("SiLU", "silu", doc=r"$x\,\sigma(x)$.")
+ELU = _pointwise("ELU", "elu", (("alpha", 1.0),), r"$x$ for $x > 0$, else $\alpha(e^x - 1)$.")
+SELU = _pointwise("SELU", "selu", doc="ELU with the self-normalising constants, scaled.")
+CELU = _pointwise("CELU", "celu", (("alpha", 1.0),), r"$\max(0,x) + \min(0, \alpha(e^{x/\alpha}"
+                  r" - 1))$.")  # fmt: skip
+Mish = _pointwise("Mish", "mish", doc=r"$x \tanh(\mathrm{softplus}(x))$.")
+Hardtanh = _pointwise("Hardtanh", "hardtanh", (("min_val", -1.0), ("max_val", 1.0)),
+                      "$x$ clipped to [min_val, max_val].")
+ReLU6 = _pointwise("ReLU6", "relu6", doc=r"$\min(\max(x, 0), 6)$.")
+Hardswish = _pointwise("Hardswish", "hardswish", doc=r"$x\,\mathrm{relu6}(x + 3)/6$.")
+Hardsigmoid = _pointwise("Hardsigmoid", "hardsigmoid", doc=r"$\mathrm{relu6}(x + 3)/6$.")
+LogSigmoid = _pointwise("LogSigmoid", "logsigmoid", doc=r"$\log \sigma(x)$.")
+Softsign = _pointwise("Softsign", "softsign", doc="$x/(1 + |x|)$.")
+Tanhshrink = _pointwise("Tanhshrink", "tanhshrink", doc=r"$x - \tanh x$.")
+Hardshrink = _pointwise("Hardshrink", "hardshrink", (("lambd", 0.5),),
+                        r"$x$ where $|x| >$ lambd, else 0.")
+Softshrink = _pointwise("Softshrink", "softshrink", (("lambd", 0.5),),
+                        r"$x \mp$ lambd outside [-lambd, lambd], else 0.")
+Threshold = _pointwise("Threshold", "threshold", (("threshold", None), ("value", None)),
+                       "$x$ where $x >$ threshold, else value.")
+GLU = _pointwise("GLU", "glu", (("dim", -1),), r"$a\,\sigma(b)$ for the halves $a, b$ of dim.")
+
+
+class PReLU(Module):
+    r"""$x$ for $x > 0$, else $a x$ with a learnt slope $a$: one for all channels, or one per
+    channel (dim 1) with ``num_parameters``; ``init`` is its starting value."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        from ..eager.factories import full  # noqa: PLC0415
+        from .module import Parameter  # noqa: PLC0415
+
+        self.num_parameters = num_parameters
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype or "float32",
+                                     device=device))  # fmt: skip
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -35,6 +35,12 @@ __all__ = [
 leaky_relu = NN_FUNCTIONS["leaky_relu"]
 gelu = NN_FUNCTIONS["gelu"]
 softplus = NN_FUNCTIONS["softplus"]
+# the activations of issue 24 (ops/activation.py), by their generated names
+_ACTIVATIONS = ("silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6", "hardswish",
+                "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardshrink",
+                "softshrink", "threshold", "glu", "prelu")  # fmt: skip
+globals().update({_name: NN_FUNCTIONS[_name] for _name in _ACTIVATIONS})
+__all__ += list(_ACTIVATIONS)
 
 
 def _tensor_input(name: str, x) -> Tensor:
@@ -464,3 +470,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
 
 
 __all__ += ["scaled_dot_product_attention", "multi_head_attention_forward"]
+# distances and more losses (issue 24): composites of ops in their own module
+from . import functional_losses as _more  # noqa: E402
+
+globals().update({_name: getattr(_more, _name) for _name in _more.__all__})
+__all__ += list(_more.__all__)

@@ -1,6 +1,9 @@
 r"""Activation functions beyond ``relu``/``sigmoid``/``tanh``: ``leaky_relu``, ``gelu`` (exact,
-through ``erf``, or PyTorch's ``tanh`` approximation) and ``softplus``. They are the ops behind
-``tg.nn.functional``'s functions of the same names."""
+through ``erf``, or PyTorch's ``tanh`` approximation), ``softplus``, ``silu``, ``elu`` (also
+``selu`` and ``celu``), ``mish``, ``hardtanh`` (also ``relu6``), ``hardswish``,
+``hardsigmoid`` and ``log_sigmoid``. They are the ops behind ``tg.nn.functional``'s functions
+of the same names; ``softsign``, ``tanhshrink``, ``hardshrink``, ``softshrink``,
+``threshold``, ``glu`` and ``prelu`` are composites of other ops."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ from .base import Op, register
 from .elementwise import erf
 from .surface import declare
 
-__all__ = ["LeakyRelu", "Gelu", "Softplus"]
+__all__ = ["LeakyRelu", "Gelu", "Softplus", "Silu", "Elu", "Mish", "Hardtanh", "Hardswish",
+           "Hardsigmoid", "LogSigmoid"]
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
@@ -105,3 +109,267 @@ def _softplus(op, apply):
 declare("leaky_relu", _leaky_relu, nn=("leaky_relu",))
 declare("gelu", _gelu, nn=("gelu",))
 declare("softplus", _softplus, nn=("softplus",))
+
+
+# -- the activations of issue 24 ---------------------------------------------------------------
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
+
+@register
+class Silu(Op):
+    r"""$x\,\sigma(x)$ (``swish``). $\partial L/\partial x = g\,\sigma(x)(1 + x(1 -
+    \sigma(x)))$."""
+
+    name, saves = "silu", (0,)
+
+    def forward(self, xp, x):
+        return x * (xp.tanh(x * 0.5) * 0.5 + 0.5)  # sigmoid through tanh: no overflow
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x = inputs[0]
+        s = F.sigmoid(x)
+        return (g * s * (1 + x * (1 - s)),)
+
+
+@register
+class Elu(Op):
+    r"""$x$ for $x > 0$, else $\alpha(e^x - 1)$, times ``scale`` (``selu`` is
+    ``scale``$\cdot$``elu`` with fixed constants; ``celu`` divides the exponent by $\alpha$).
+    $\partial L/\partial x = g\,\mathrm{scale}$ or $g\,\mathrm{scale}\,\alpha e^{x/c}/c$."""
+
+    name, saves = "elu", (0,)
+
+    def forward(self, xp, x, alpha=1.0, scale=1.0, input_scale=1.0):
+        neg = (xp.exp(xp.minimum(x, xp.zeros_like(x)) * input_scale) - 1) * alpha
+        return xp.where(x > 0, x, neg) * scale
+
+    def vjp(self, F, g, inputs, out, shapes, needs, alpha=1.0, scale=1.0, input_scale=1.0):
+        x = inputs[0]
+        slope = F.exp(F.minimum(x, 0.0) * input_scale) * (alpha * input_scale)
+        return (F.where(F.greater(x, 0), g * scale, g * scale * slope),)
+
+
+@register
+class Mish(Op):
+    r"""$x \tanh(\mathrm{softplus}(x))$. $\partial L/\partial x = g(t + x\,\sigma(x)(1 -
+    t^2))$ with $t = \tanh(\mathrm{softplus}(x))$."""
+
+    name, saves = "mish", (0,)
+
+    def forward(self, xp, x):
+        soft = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(x, xp.zeros_like(x))
+        return x * xp.tanh(soft)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x = inputs[0]
+        t = F.tanh(F.softplus(x, beta=1.0, threshold=20.0))
+        return (g * (t + x * F.sigmoid(x) * (1 - t * t)),)
+
+
+@register
+class Hardtanh(Op):
+    r"""$x$ clipped to [``min_val``, ``max_val``] (``relu6`` is ``hardtanh(0, 6)``).
+    $\partial L/\partial x = g$ strictly inside, else 0 (as PyTorch)."""
+
+    name, saves = "hardtanh", (0,)
+
+    def forward(self, xp, x, min_val=-1.0, max_val=1.0):
+        if min_val > max_val:
+            raise ValueError(f"hardtanh: min_val {min_val} is above max_val {max_val}")
+        lo = xp.asarray(min_val, dtype=x.dtype)
+        return xp.minimum(xp.maximum(x, lo), xp.asarray(max_val, dtype=x.dtype))
+
+    def vjp(self, F, g, inputs, out, shapes, needs, min_val=-1.0, max_val=1.0):
+        x = inputs[0]
+        inside = F.logical_and(F.greater(x, min_val), F.less(x, max_val))
+        return (F.where(inside, g, 0.0),)
+
+
+@register
+class Hardswish(Op):
+    r"""$x\,\mathrm{relu6}(x + 3)/6$. $\partial L/\partial x = g(2x + 3)/6$ on $[-3, 3]$, $g$
+    above, 0 below."""
+
+    name, saves = "hardswish", (0,)
+
+    def forward(self, xp, x):
+        return x * xp.minimum(xp.maximum(x + 3, xp.zeros_like(x)), xp.full_like(x, 6)) / 6
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x = inputs[0]
+        mid = F.where(F.less_equal(x, 3.0), g * (x * 2 + 3) / 6, g)
+        return (F.where(F.less(x, -3.0), 0.0, mid),)
+
+
+@register
+class Hardsigmoid(Op):
+    r"""$\mathrm{relu6}(x + 3)/6$. $\partial L/\partial x = g/6$ strictly inside $(-3, 3)$,
+    else 0."""
+
+    name, saves = "hardsigmoid", (0,)
+
+    def forward(self, xp, x):
+        return xp.minimum(xp.maximum(x + 3, xp.zeros_like(x)), xp.full_like(x, 6)) / 6
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        x = inputs[0]
+        inside = F.logical_and(F.greater(x, -3.0), F.less(x, 3.0))
+        return (F.where(inside, g / 6, 0.0),)
+
+
+@register
+class LogSigmoid(Op):
+    r"""$\log \sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})$ (stable).
+    $\partial L/\partial x = g\,\sigma(-x)$."""
+
+    name, saves = "log_sigmoid", (0,)
+
+    def forward(self, xp, x):
+        return xp.minimum(x, xp.zeros_like(x)) - xp.log1p(xp.exp(-xp.abs(x)))
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        return (g * F.sigmoid(-inputs[0]),)
+
+
+def _unary_nn(op, apply):
+    def fn(input, inplace=False):
+        return apply(op, input)
+
+    return fn
+
+
+def _plain(op, apply):
+    def fn(input):
+        return apply(op, input)
+
+    return fn
+
+
+def _elu(kind):
+    def template(op, apply):
+        if kind == "selu":
+            def selu(input, inplace=False):
+                return apply(op, input, alpha=_SELU_ALPHA, scale=_SELU_SCALE)
+
+            return selu
+        if kind == "celu":
+            def celu(input, alpha=1.0, inplace=False):
+                if alpha == 0:
+                    raise ValueError("celu: alpha must not be 0 (it divides the input)")
+                return apply(op, input, alpha=alpha, input_scale=1.0 / alpha)
+
+            return celu
+
+        def elu(input, alpha=1.0, inplace=False):
+            return apply(op, input, alpha=alpha)
+
+        return elu
+
+    return template
+
+
+def _hardtanh(op, apply):
+    def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+        return apply(op, input, min_val=min_val, max_val=max_val)
+
+    return hardtanh
+
+
+def _relu6(op, apply):
+    def relu6(input, inplace=False):
+        return apply(op, input, min_val=0.0, max_val=6.0)
+
+    return relu6
+
+
+def _composite(kind):
+    """The activations that are a few ops: ``softsign`` $x/(1+|x|)$, ``tanhshrink``
+    $x - \\tanh x$, ``hardshrink``/``softshrink`` (``where`` of the thresholds),
+    ``threshold`` (``where``), ``glu`` (halves along ``dim``: $a\\,\\sigma(b)$), ``prelu``
+    (``where`` with a learnt slope per channel, dim 1)."""
+
+    def template(op, apply):
+        from .base import REGISTRY  # noqa: PLC0415
+
+        R = REGISTRY
+
+        def where(c, a, b):
+            return apply(R["where"], c, a, b)
+
+        if kind == "softsign":
+            def softsign(input):
+                return apply(R["div"], input, apply(R["add"], apply(R["abs"], input), 1))
+
+            return softsign
+        if kind == "tanhshrink":
+            def tanhshrink(input):
+                return apply(R["sub"], input, apply(R["tanh"], input))
+
+            return tanhshrink
+        if kind == "hardshrink":
+            def hardshrink(input, lambd=0.5):
+                keep = apply(R["greater"], apply(R["abs"], input), lambd)
+                return where(keep, input, 0.0)
+
+            return hardshrink
+        if kind == "softshrink":
+            def softshrink(input, lambd=0.5):
+                if lambd < 0:
+                    raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+                up = where(apply(R["greater"], input, lambd), apply(R["sub"], input, lambd), 0.0)
+                return where(apply(R["less"], input, -lambd), apply(R["add"], input, lambd), up)
+
+            return softshrink
+        if kind == "threshold":
+            def threshold(input, threshold, value, inplace=False):
+                return where(apply(R["greater"], input, threshold), input, value)
+
+            return threshold
+        if kind == "glu":
+            def glu(input, dim=-1):
+                shape = getattr(input, "shape", None)
+                n = shape[dim] if shape else 0
+                if not shape or n % 2:
+                    raise RuntimeError(f"glu: dim {dim} of shape {shape} must have an even "
+                                       "size (it is halved)")  # fmt: skip
+                d = dim % len(shape)
+                half = (slice(None),) * d
+                a = apply(R["getitem"], input, index=half + (slice(0, n // 2),))
+                b = apply(R["getitem"], input, index=half + (slice(n // 2, n),))
+                return apply(R["mul"], a, apply(R["sigmoid"], b))
+
+            return glu
+
+        def prelu(input, weight):
+            shape, wshape = getattr(input, "shape", ()), getattr(weight, "shape", ())
+            count = 1
+            for d in wshape:
+                count *= d
+            channels = shape[1] if len(shape) >= 2 else 1
+            if len(wshape) > 1 or count not in (1, channels):
+                raise RuntimeError(f"prelu: weight of shape {tuple(wshape)} must have 1 or "
+                                   f"{channels} elements (one per channel, dim 1 of input "
+                                   f"{tuple(shape)})")  # fmt: skip
+            if count > 1 and len(shape) >= 2:
+                weight = apply(R["reshape"], weight, shape=(count,) + (1,) * (len(shape) - 2))
+            elif len(wshape):
+                weight = apply(R["reshape"], weight, shape=())
+            return where(apply(R["greater"], input, 0), input, apply(R["mul"], weight, input))
+
+        return prelu
+
+    return template
+
+
+declare("silu", _unary_nn, nn=("silu",))
+declare("mish", _unary_nn, nn=("mish",))
+declare("elu", _elu("elu"), nn=("elu",))
+declare("elu", _elu("selu"), nn=("selu",))
+declare("elu", _elu("celu"), nn=("celu",))
+declare("hardtanh", _hardtanh, nn=("hardtanh",))
+declare("hardtanh", _relu6, nn=("relu6",))
+declare("hardswish", _unary_nn, nn=("hardswish",))
+declare("hardsigmoid", _unary_nn, nn=("hardsigmoid",))
+declare("log_sigmoid", _plain, nn=("logsigmoid",))
+for _kind in ("softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "glu", "prelu"):
+    declare(None, _composite(_kind), nn=(_kind,))

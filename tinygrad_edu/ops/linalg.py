@@ -47,6 +47,10 @@ class MatMul(Op):
         if a.dtype != b.dtype:  # the library's promotion (numpy: int64 @ float32 is float64)
             dt = result_type(xp, a, b)
             a, b = (x if x.dtype == dt else xp.astype(x, dt) for x in (a, b))
+        if a.ndim > 2 and b.ndim == 2:  # (..., n, k) @ (k, m) as one 2-D product: one BLAS
+            # call instead of one per batch row (nn.Linear on (B, T, C) inputs, as in GPTs)
+            out = xp.matmul(xp.reshape(a, (-1, a.shape[-1])), b)
+            return xp.reshape(out, tuple(a.shape[:-1]) + (b.shape[-1],))
         return xp.matmul(a, b)
 
     def shape(self, ashape, bshape, trans_A=False, trans_B=False):

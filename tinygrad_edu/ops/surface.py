@@ -96,7 +96,8 @@ def generate(apply, *, symbolic: bool = False, apply_inplace=None):
 
 
 def _named(fn, row, op, inplace=False):
-    names = row.inplace if inplace else (row.functions or row.methods or row.properties or row.nn)
+    names = row.inplace if inplace else (row.functions or row.methods or row.properties or row.nn
+                                         or row.inplace)  # fmt: skip
     fn.__name__ = fn.__qualname__ = names[0]
     if fn.__doc__ is None and op is not None:
         fn.__doc__ = op.__doc__
