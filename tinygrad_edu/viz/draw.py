@@ -342,8 +342,7 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         style = "filled,dashed" if info["gradient"] else "filled"
         if info["variable"] or info["output"]:
             style += ",bold"
-        shape = "box" if not info["constant"] else "box"
-        attrs = dict(shape=shape, style=style + ",rounded", fillcolor=fill, color=border)
+        attrs = dict(shape="box", style=style + ",rounded", fillcolor=fill, color=border)
         attrs.update(over)
         place(rec).node(
             nid, _box_label(title, sub, rows, title_size=12 if info["constant"] else 14), **attrs
