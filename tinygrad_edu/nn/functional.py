@@ -22,7 +22,7 @@ import warnings
 
 from .. import backend
 from ..eager.dispatch import NN_FUNCTIONS
-from ..eager.factories import as_tensor, generator
+from ..eager.factories import as_tensor
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
 
@@ -89,19 +89,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     y = x.matmul(weight, trans_B=True)
     return y if bias is None else y + bias
     # END SOLUTION
-
-
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
-    expected value is unchanged; the identity when not ``training``."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if not training or p == 0:
-        return input
-    keep = generator().random(input.shape) >= p
-    scale = (keep / (1 - p)) if p < 1 else keep * 0.0
-    mask = Tensor(scale.astype(str(input.dtype)), device=input.device)
-    return input.mul_(mask) if inplace else input * mask
 
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
@@ -262,14 +249,15 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_av
                    _legacy(reduction, size_average, reduce))  # fmt: skip
 
 
-# -- layers: convolution, pooling, padding, normalisation, embedding ------------------------------
-# (defined in functional_layers.py, one thin function over one op each; re-exported here so
-# that `import tinygrad_edu.nn.functional as F` offers PyTorch's whole set)
+# -- layers: convolution, pooling, padding, normalisation, embedding, dropout ---------------------
+# (generated in functional_layers.py from one declaration each, shared with the symbolic engine;
+# re-exported here so that `import tinygrad_edu.nn.functional as F` offers PyTorch's whole set)
 from .functional_layers import (  # noqa: E402
     adaptive_avg_pool2d,
     avg_pool2d,
     batch_norm,
     conv2d,
+    dropout,
     embedding,
     layer_norm,
     max_pool2d,
