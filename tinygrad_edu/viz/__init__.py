@@ -15,6 +15,20 @@
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
 The engines never import this package; it only reads their graphs.
+
+Where things live, bottom layer first (a module imports only from the layers above it in
+this list, and from the engines):
+
+* ``records`` (boxes and arrows as plain records), ``torch_graph`` (views of PyTorch's
+  graphs), ``style`` (colours, fonts, labels, legends, rendering with ``dot``);
+* ``blocks`` (control-flow clusters), ``traverse`` (a whole graph walked into records),
+  ``modules`` (a network's layers grouped);
+* ``symbolic_form``, ``eager_form`` (each form drawn), ``run_engines`` (a function run in
+  three engines, for ``draw_both``);
+* ``draw`` (``draw``, ``draw_both``; re-exports the drawing names), ``order``,
+  ``memory_plan``, ``im2col``;
+* ``stepper/`` (``record``, ``captions``, ``layout``, ``export``, ``animate``), ``player``,
+  ``cli``.
 """
 
 from . import examples

@@ -89,12 +89,10 @@ class GraphData:
         return None
 
 
-
 GENERATED_NAME = re.compile(r"\b[a-z_][a-z0-9_]*#\d+")  # "mul#12": named after a global counter
 # what a learner calls an op's result when its formula is too long to be its name
 OP_WORDS = {"add": "sum", "sub": "difference", "mul": "product", "div": "quotient",
           "matmul": "matrix product", "neg": "negation", "sum_to": "sum to shape"}  # fmt: skip
-
 
 
 def display_name(node, index: dict) -> str:
@@ -104,7 +102,6 @@ def display_name(node, index: dict) -> str:
         k = index.setdefault(node.op.name, {}).setdefault(node, len(index[node.op.name]) + 1)
         return f"{OP_WORDS.get(node.op.name, node.op.name)} #{k}"
     return node.name
-
 
 
 def symbolic_edges(node, source, node_id, op_ids, records, edges, block=None) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "SYMBOLS",
 ]
 
+
 # -- symbolic: tensors are nodes ------------------------------------------------------------
 def _walk_symbolic(roots) -> list:
     """Every node reachable from ``roots``, breadth-first from the outputs, inputs in order."""
