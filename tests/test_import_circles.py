@@ -33,6 +33,35 @@ KNOWN_CIRCLES = [
 ]  # fmt: skip
 
 
+#: The layers of the package, bottom first (docs/concepts/layers.md draws them): a module may
+#: import from its own unit and from the layers below it, never from above.
+LAYERS = [
+    ["backend", "dtypes", "cli"],  # cli finds its subcommands' modules by name (importlib)
+    ["ops"],
+    ["eager", "symbolic"],
+    ["autograd", "nn", "optim", "data"],
+    ["(package)"],  # tinygrad_edu/__init__.py: `import tinygrad_edu as tg`
+    ["viz", "grading"],
+    ["lessons", "demo", "__main__"],
+]
+
+
+def unit(module: str) -> str:
+    """The subpackage or top-level module that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "(package)"
+
+
+def unit_graph(graph: dict) -> dict:
+    """unit -> the other units it imports from."""
+    out: dict = {}
+    for module, targets in graph.items():
+        for t in targets:
+            if unit(t) != unit(module):
+                out.setdefault(unit(module), set()).add(unit(t))
+    return out
+
+
 def _modules() -> dict:
     """module name -> its file."""
     out = {}
@@ -139,6 +168,18 @@ def test_the_known_list_has_no_circle_that_is_gone():
     found = circles(import_graph())
     gone = [sorted(k) for k in KNOWN_CIRCLES if not any(c <= k for c in found)]
     assert not gone, f"these circles are broken now: delete them from KNOWN_CIRCLES: {gone}"
+
+
+def test_every_unit_imports_only_from_the_layers_below():
+    level = {u: k for k, layer in enumerate(LAYERS) for u in layer}
+    units = {unit(m) for m in _modules()}
+    assert units <= set(level), f"put {sorted(units - set(level))} into a layer of LAYERS"
+    upward = sorted((a, b) for a, targets in unit_graph(import_graph()).items() for b in targets
+                    if level[b] >= level[a])  # fmt: skip
+    assert not upward, (
+        f"imports that point up or sideways: {upward}; a module that needs something from "
+        "above receives it (an argument, a registration), it does not import it"
+    )
 
 
 def test_the_viz_circle_is_gone():

@@ -5,6 +5,10 @@ a shape rule, and one derivative rule (``vjp``) written against ``F``, an engine
 namespace (see :mod:`tinygrad_edu.ops.functional`). Raw arrays, eager tensors and symbolic
 nodes all run the same rule.
 
+The op library sits on ``backend`` alone (layer 1 of ``docs/concepts/layers.md``): it never
+imports an engine, ``nn`` or ``viz``. An engine hands it what it needs (``apply``, ``F``, an
+:class:`~tinygrad_edu.ops.layer_surface.Engine`).
+
 Adding an op (say ``flip``) takes one library file, rows in three test tables and a
 regenerated docs page; the engines, ``Tensor`` and ``Node`` are not edited:
 
