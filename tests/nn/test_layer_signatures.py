@@ -169,3 +169,11 @@ def test_symbolic_dropout_draws_a_fresh_mask_each_run_with_the_expected_scale():
     (g,) = S.gradients(y.sum(), [x])
     ga, ya = S.Executor([g, y]).run({x: np.ones(2000, "float32")})
     np.testing.assert_array_equal(ga, ya)  # x = 1: the gradient is the mask of the same run
+
+
+def test_embedding_puts_array_and_list_indices_on_the_weights_device():
+    w = tg.randn(3, 2).to("sim:0")
+    for idx in (np.array([0, 2]), [0, 2]):
+        y = F.embedding(idx, w)
+        assert y.device == w.device
+        np.testing.assert_array_equal(y.numpy(), w.numpy()[[0, 2]])

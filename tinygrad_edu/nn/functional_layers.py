@@ -20,6 +20,8 @@ statistics, ``max_norm``, in-place dropout) change the tensors in place.
 
 from __future__ import annotations
 
+import numpy as _np  # Python lists of indices -> integer arrays (no math)
+
 from .. import backend
 from ..eager.factories import generator
 from ..eager.grad_mode import no_grad
@@ -46,6 +48,10 @@ def _full_like(x: Tensor, v: float) -> Tensor:
 
 def _index(x: Tensor, ints) -> object:
     return backend.namespace_of(x.data).asarray(ints)
+
+
+def _indices(ints, like: Tensor) -> Tensor:
+    return Tensor(ints if hasattr(ints, "shape") else _np.asarray(ints), device=like.device)
 
 
 def _update_running_stats(x, running_mean, running_var, momentum) -> None:
@@ -83,8 +89,9 @@ def _dropout_mask(x: Tensor, p: float) -> Tensor:
 
 #: What the eager engine hands the layer templates (:class:`.layer_surface.Engine`).
 ENGINE = Engine(name="eager", apply=apply_op, value=_value, full_like=_full_like, index=_index,
-               update_running_stats=_update_running_stats, renorm_rows=_renorm_rows,
-               dropout_mask=_dropout_mask, mul_=lambda x, y: x.mul_(y))  # fmt: skip
+               indices=_indices, update_running_stats=_update_running_stats,
+               renorm_rows=_renorm_rows, dropout_mask=_dropout_mask,
+               mul_=lambda x, y: x.mul_(y))  # fmt: skip
 
 #: name -> the eager layer function
 LAYERS = generate_layers(ENGINE)

@@ -137,9 +137,10 @@ def embedding_layer(engine):
                 "gradient is a dense table"
             )
         w = value("embedding", "weight", weight)
-        if isinstance(input, list | tuple):
-            input = engine.index(w, input)
-        idx = value("embedding", "input", input)
+        if isinstance(input, list | tuple) or type(input).__module__ in ("numpy", "cupy"):
+            idx = engine.indices(input, w)  # on the weight's device
+        else:
+            idx = value("embedding", "input", input)
         wshape = known_shape(w)
         if wshape is not None and len(wshape) != 2:
             raise ShapeError(f"embedding: the weight must be 2-D (num, dim), got shape {wshape}")

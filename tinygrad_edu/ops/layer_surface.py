@@ -39,6 +39,8 @@ class Engine(NamedTuple):
         full_like: ``full_like(x, v)``: a constant shaped like ``x`` holding ``v``, with no
             gradient (a missing ``weight`` or ``bias``).
         index: ``index(x, ints)``: an integer index array for ``x`` (on its device).
+        indices: ``indices(ints, like)``: integer indices (a list or an array) as the engine's
+            value, on ``like``'s device (``embedding``'s ``input``).
         update_running_stats: ``(x, running_mean, running_var, momentum)``: PyTorch's
             in-place update in training; None where values cannot change (symbolic).
         renorm_rows: ``(indices, weight, max_norm, norm_type)``: ``embedding``'s in-place
@@ -52,6 +54,7 @@ class Engine(NamedTuple):
     value: Callable
     full_like: Callable
     index: Callable
+    indices: Callable
     update_running_stats: Callable | None
     renorm_rows: Callable | None
     dropout_mask: Callable

@@ -66,7 +66,8 @@ def _dropout_mask(x: Node, p: float) -> Node:
 #: What the symbolic engine hands the layer templates: no side effects.
 ENGINE = Engine(name="symbolic", apply=apply_op, value=_value,
                   full_like=lambda x, v: apply_op("fill", x, value=v),
-                  index=lambda x, ints: _np.asarray(ints), update_running_stats=None,
+                  index=lambda x, ints: _np.asarray(ints),
+                  indices=lambda ints, like: constant(_np.asarray(ints)), update_running_stats=None,
                   renorm_rows=None, dropout_mask=_dropout_mask, mul_=None)  # fmt: skip
 
 #: the names the first arguments had until this release, per function (-> the new name)
