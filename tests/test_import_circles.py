@@ -182,6 +182,30 @@ def test_every_unit_imports_only_from_the_layers_below():
     )
 
 
+#: viz's modules in layers, bottom first (as its package docstring lists them)
+VIZ_LAYERS = [
+    ["records", "torch_graph", "style", "examples"],
+    ["blocks", "modules"],
+    ["traverse"],
+    ["symbolic_form", "eager_form", "run_engines", "im2col"],
+    ["draw", "order", "memory_plan", "stepper.record"],
+    ["stepper.captions", "stepper.layout", "stepper.export", "stepper.animate"],
+    ["stepper", "player"],
+    ["cli", "(viz)"],
+]
+
+
+def test_viz_modules_import_only_from_the_layers_below():
+    prefix = "tinygrad_edu.viz"
+    level = {f"{prefix}.{m}" if m != "(viz)" else prefix: k
+             for k, layer in enumerate(VIZ_LAYERS) for m in layer}  # fmt: skip
+    graph = {m: t for m, t in import_graph().items() if m == prefix or m.startswith(prefix + ".")}
+    assert set(graph) == set(level), f"place {sorted(set(graph) ^ set(level))} in VIZ_LAYERS"
+    upward = sorted((a, b) for a, targets in graph.items() for b in targets
+                    if b in level and level[b] >= level[a])  # fmt: skip
+    assert not upward, f"viz imports that point up or sideways: {upward}"
+
+
 def test_the_viz_circle_is_gone():
     found = circles(import_graph())
     assert not [c for c in found if any(m.startswith("tinygrad_edu.viz") for m in c)]

@@ -16,19 +16,20 @@
 
 The engines never import this package; it only reads their graphs.
 
-Where things live, bottom layer first (a module imports only from the layers above it in
-this list, and from the engines):
+Where things live, bottom layer first: a module imports only from the lines before its own
+(and from the engines); ``tests/test_import_circles.py`` checks it.
 
 * ``records`` (boxes and arrows as plain records), ``torch_graph`` (views of PyTorch's
-  graphs), ``style`` (colours, fonts, labels, legends, rendering with ``dot``);
-* ``blocks`` (control-flow clusters), ``traverse`` (a whole graph walked into records),
-  ``modules`` (a network's layers grouped);
+  graphs), ``style`` (colours, fonts, labels, legends, rendering with ``dot``), ``examples``;
+* ``blocks`` (control-flow clusters), ``modules`` (a network's layers grouped);
+* ``traverse`` (a whole graph walked into records);
 * ``symbolic_form``, ``eager_form`` (each form drawn), ``run_engines`` (a function run in
-  three engines, for ``draw_both``);
+  three engines, for ``draw_both``), ``im2col``;
 * ``draw`` (``draw``, ``draw_both``; re-exports the drawing names), ``order``,
-  ``memory_plan``, ``im2col``;
-* ``stepper/`` (``record``, ``captions``, ``layout``, ``export``, ``animate``), ``player``,
-  ``cli``.
+  ``memory_plan``, ``stepper.record`` (a backward pass recorded as frames);
+* ``stepper.captions``, ``stepper.layout``, ``stepper.export``, ``stepper.animate``;
+* ``stepper`` (``BackwardStepper``), ``player``;
+* ``cli`` and this package.
 """
 
 from . import examples
