@@ -25,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Engine", "LAYERS", "declare_layer", "generate_layers"]
+__all__ = [
+    "Engine", "LAYERS", "declare_layer", "generate_layers", "known_shape", "side_effect_error",
+]  # fmt: skip
 
 
 class Engine(NamedTuple):
