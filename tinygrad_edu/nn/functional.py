@@ -1,6 +1,7 @@
 r"""Functions for networks, on eager tensors, with PyTorch's names and arguments:
-activations, losses, ``linear``, ``dropout``, ``one_hot`` (and, in the last section, the layer
-functions of a CNN).
+activations, losses, ``linear``, ``one_hot`` (and, in the last section, the layer functions:
+convolution, pooling, padding, normalisation, ``embedding``, ``dropout``, generated in
+:mod:`~tinygrad_edu.nn.functional_layers` from the declarations both engines share).
 
 The activations ``leaky_relu``, ``gelu`` and ``softplus`` are ops of the library, declared
 with their names in ``ops/activation.py``; the losses are compositions of ops
