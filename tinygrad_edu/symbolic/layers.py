@@ -26,8 +26,8 @@ every run.
 
 Until this release the symbolic ``batch_norm`` took ``(x, weight, bias, running_mean,
 running_var, training=True)`` and the first arguments were named ``x``, ``w``, ``b``,
-``indices``: a call in the old order or with the old names gets an error naming the new ones
-(see the changelog).
+``indices``: a call in the old order or with the old names gets an error naming the new ones,
+and for this release a ``batch_norm`` call must give ``training=`` (see the changelog).
 """
 
 from __future__ import annotations
@@ -76,9 +76,13 @@ _OLD_NAMES = {"conv2d": {"x": "input", "w": "weight", "b": "bias"},
 
 
 def _refusing_old_names(fn):
-    """``fn`` with an error naming the new argument for an old keyword (``conv2d(x=...)``)."""
+    """``fn`` with an error naming the new argument for an old keyword (``conv2d(x=...)``),
+    and, for ``batch_norm``, for a call that leaves ``training`` to its default, which was
+    True and is PyTorch's False now (``batch_norm(x, w, b)`` would read ``w`` and ``b`` as
+    running statistics)."""
     old = {"x": "input", **_OLD_NAMES.get(fn.__name__, {})}
     signature = inspect.signature(fn)
+    position = list(signature.parameters).index("training") if fn.__name__ == "batch_norm" else 0
 
     @functools.wraps(fn)
     def layer(*args, **kwargs):
@@ -88,6 +92,14 @@ def _refusing_old_names(fn):
             raise TypeError(
                 f"{fn.__name__}: the arguments are PyTorch's now ({new}): "
                 f"{fn.__name__}{signature} (see the changelog)"
+            )
+        if position and len(args) <= position and "training" not in kwargs:
+            raise TypeError(
+                "batch_norm: pass training= in the symbolic engine for this release: its "
+                "default was True and is PyTorch's False now, and the arguments are PyTorch's, "
+                "batch_norm(input, running_mean, running_var, weight=None, bias=None, "
+                "training=False, ...): batch_norm(x, None, None, weight, bias, training=True) "
+                "normalises with the batch's statistics (see the changelog)"
             )
         return fn(*args, **kwargs)
 
