@@ -263,8 +263,8 @@ def _symbolic_cnn(state: dict, device: str, lr_var):
             m = _BN_MOMENTUM
             stat_updates.append(st.Update(rm, (1 - m) * rm + m * mean))
             stat_updates.append(st.Update(rv, (1 - m) * rv + m * var))
-        stats = () if training else (rm, rv)
-        h = S.batch_norm(h, P[f"{bn}.weight"], P[f"{bn}.bias"], *stats, training=training,
+        stats = (None, None) if training else (rm, rv)
+        h = S.batch_norm(h, *stats, P[f"{bn}.weight"], P[f"{bn}.bias"], training=training,
                          ndim=4)  # fmt: skip
         return S.max_pool2d(S.relu(h), 2)
 

@@ -16,7 +16,7 @@ MODULES = [
     "tinygrad_edu.nn.init", "tinygrad_edu.ops.conv", "tinygrad_edu.ops.pool",
     "tinygrad_edu.ops.pad", "tinygrad_edu.ops.norm", "tinygrad_edu.ops.embedding",
     "tinygrad_edu.backend.windows", "tinygrad_edu.symbolic.layers", "tinygrad_edu.nn.rnn",
-    "tinygrad_edu.nn.attention", "tinygrad_edu.data.text",
+    "tinygrad_edu.nn.attention", "tinygrad_edu.data.text", "tinygrad_edu.ops.layer_surface",
 ]  # fmt: skip
 
 

@@ -175,11 +175,9 @@ def _embedding(draw, grad=False):
 
 
 def _batch_norm(M, x, w, b, *stats, training, ndim):
-    """``ndim`` is for the symbolic engine, where an undeclared shape says nothing of the rank."""
-    L = _layers(M)
-    if _is_symbolic(M):
-        return L.batch_norm(x, w, b, *stats, training=training, ndim=ndim)
-    return L.batch_norm(x, *(stats or (None, None)), w, b, training=training)
+    """One call for both engines (one signature); ``ndim`` is for the symbolic engine, where an
+    undeclared shape says nothing of the rank."""
+    return _layers(M).batch_norm(x, *(stats or (None, None)), w, b, training=training, ndim=ndim)
 
 
 def _layer_norm(M, x, *wb, normalized_shape):

@@ -278,7 +278,7 @@ def test_symbolic_conv_net_agrees_with_eager(cfg):
 
     def symbolic(x, w, b, gamma, beta):
         h = S.pad(S.conv2d(x, w, b, **kw).relu(), (1, 1, 1, 1))
-        h = S.batch_norm(h, gamma, beta, training=True)
+        h = S.batch_norm(h, None, None, gamma, beta, training=True)
         return S.avg_pool2d(S.max_pool2d(h, 2, 1), 2, ceil_mode=True)
 
     _both(eager, symbolic, arrays)

@@ -46,9 +46,9 @@ def _tanh_second_derivative():
 
 def test_second_derivative_of_tanh_draws_with_well_under_half_the_nodes():
     t, f, d1, d2 = _tanh_second_derivative()
-    assert node_count([d2]) == 23  # what lesson 2 draws today
+    n = node_count([d2])
     (opt,) = optimize([d2])
-    assert node_count([opt]) <= 9  # well under half of 23
+    assert node_count([opt]) < 0.45 * n  # well under half, whatever gradients() builds
     boxes = [r for r in symbolic_graph([opt]).nodes if r.kind == "tensor"]
     assert len(boxes) == node_count([opt])
     ts = np.linspace(-3, 3, 13)

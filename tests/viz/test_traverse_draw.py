@@ -246,7 +246,8 @@ def test_doctests_of_viz_modules():
     import doctest
     import importlib
 
-    for name in ("draw", "examples", "stepper", "traverse"):
+    for name in ("draw", "style", "symbolic_form", "eager_form", "run_engines", "examples",
+                 "stepper", "stepper.record", "traverse", "records", "blocks"):  # fmt: skip
         mod = importlib.import_module(f"tinygrad_edu.viz.{name}")
         result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, mod.__name__

@@ -73,6 +73,10 @@ class RemovableHandle:
 class Node:
     """A backward op. Subclasses implement :meth:`apply`.
 
+    "Node" means a *backward op* in the eager engine (PyTorch's ``torch.autograd.graph.Node``:
+    ``MulBackward0``, ``AccumulateGrad``); in the symbolic engine a
+    :class:`tinygrad_edu.symbolic.node.Node` is a *tensor* (a value that will exist).
+
     Attributes:
         next_functions: one ``(node or None, input_nr)`` per forward input.
         sequence_nr: creation order; the engine runs the ready node with the highest first

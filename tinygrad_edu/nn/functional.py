@@ -1,6 +1,7 @@
 r"""Functions for networks, on eager tensors, with PyTorch's names and arguments:
-activations, losses, ``linear``, ``dropout``, ``one_hot`` (and, in the last section, the layer
-functions of a CNN).
+activations, losses, ``linear``, ``one_hot`` (and, in the last section, the layer functions:
+convolution, pooling, padding, normalisation, ``embedding``, ``dropout``, generated in
+:mod:`~tinygrad_edu.nn.functional_layers` from the declarations both engines share).
 
 The activations ``leaky_relu``, ``gelu`` and ``softplus`` are ops of the library, declared
 with their names in ``ops/activation.py``; the losses are compositions of ops
@@ -22,9 +23,10 @@ import warnings
 
 from .. import backend
 from ..eager.dispatch import NN_FUNCTIONS
-from ..eager.factories import arange, as_tensor, generator, zeros
+from ..eager.factories import arange, as_tensor, zeros
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
+from .loss_args import _legacy, _reduce, _same_shape, _tensor_input
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "gelu", "softplus",
@@ -41,15 +43,6 @@ _ACTIVATIONS = ("silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6", "har
                 "softshrink", "threshold", "glu", "prelu")  # fmt: skip
 globals().update({_name: NN_FUNCTIONS[_name] for _name in _ACTIVATIONS})
 __all__ += list(_ACTIVATIONS)
-
-
-def _tensor_input(name: str, x) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    raise TypeError(
-        f"{name}: input must be a Tensor, got {type(x).__module__}.{type(x).__name__}; wrap it "
-        "first: tg.tensor(x) (a copy) or tg.from_numpy(x) (shared memory)"
-    )
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -97,44 +90,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     # END SOLUTION
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
-    expected value is unchanged; the identity when not ``training``."""
-    if not 0 <= p <= 1:
-        raise ValueError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0:
-        return input
-    keep = generator().random(input.shape) >= p
-    scale = (keep / (1 - p)) if p < 1 else keep * 0.0
-    mask = Tensor(scale.astype(str(input.dtype)), device=input.device)
-    return input.mul_(mask) if inplace else input * mask
-
-
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """Class indices -> int64 one-hot rows of shape ``tensor.shape + (num_classes,)``
     (``num_classes=-1``: the largest index plus one)."""
     return apply_op(REGISTRY["one_hot"], as_tensor(tensor), num_classes=num_classes)
-
-
-def _reduce(name, loss, reduction):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
-def _legacy(reduction, size_average, reduce):
-    """PyTorch's deprecated ``size_average``/``reduce`` flags, as a ``reduction``."""
-    if size_average is None and reduce is None:
-        if reduction not in ("mean", "sum", "none"):
-            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-        return reduction
-    if reduce is False:
-        return "none"
-    return "sum" if size_average is False else "mean"
 
 
 def _class_targets(name, input, target):
@@ -203,16 +162,6 @@ def cross_entropy(input: Tensor, target, weight=None, size_average=None,
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
 
 
-def _same_shape(name, input, target):
-    t = as_tensor(target, dtype=input.dtype)
-    if t.shape != input.shape:
-        raise ValueError(
-            f"{name}: input has shape {input.shape} but target has {t.shape}; they must match "
-            "(PyTorch would broadcast them with a warning; here it is an error)"
-        )
-    return t
-
-
 def mse_loss(input: Tensor, target, size_average=None, reduce=None,
              reduction: str = "mean") -> Tensor:  # fmt: skip
     r"""Mean squared error $\frac1n\sum (x - y)^2$ (or the sum, or each, by ``reduction``)."""
@@ -272,14 +221,15 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_av
 _BCE, _BCE_LOGITS = REGISTRY["binary_cross_entropy"], REGISTRY["binary_cross_entropy_with_logits"]
 
 
-# -- layers: convolution, pooling, padding, normalisation, embedding ------------------------------
-# (defined in functional_layers.py, one thin function over one op each; re-exported here so
-# that `import tinygrad_edu.nn.functional as F` offers PyTorch's whole set)
+# -- layers: convolution, pooling, padding, normalisation, embedding, dropout ---------------------
+# (generated in functional_layers.py from one declaration each, shared with the symbolic engine;
+# re-exported here so that `import tinygrad_edu.nn.functional as F` offers PyTorch's whole set)
 from .functional_layers import (  # noqa: E402
     adaptive_avg_pool2d,
     avg_pool2d,
     batch_norm,
     conv2d,
+    dropout,
     embedding,
     layer_norm,
     max_pool2d,

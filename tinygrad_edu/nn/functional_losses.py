@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import math
 
-from ..eager.dispatch import FUNCTIONS
-from ..eager.tensor import Tensor
+from ..eager.dispatch import FUNCTIONS, NN_FUNCTIONS
+from ..eager.factories import as_tensor, empty_like
+from ..eager.tensor import Tensor, apply_op
 from ..linalg import vector_norm
-from .functional import _legacy, _reduce, _same_shape, _tensor_input, softmax
+from ..ops import REGISTRY
+from .loss_args import _legacy, _reduce, _same_shape, _tensor_input
 
 where = FUNCTIONS["where"]  # where(condition, input, other)
 
@@ -68,10 +70,8 @@ def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: fl
     \mathrm{Exp}(1)$; with ``hard``, the one-hot of its largest entry, carrying the soft
     sample's gradient (straight-through)."""
     logits = _tensor_input("gumbel_softmax", logits)
-    from ..eager.factories import empty_like  # noqa: PLC0415
-
     gumbels = -empty_like(logits).exponential_().log()
-    soft = softmax((logits + gumbels) / tau, dim)
+    soft = ((logits + gumbels) / tau).softmax(dim)
     if not hard:
         return soft
     index = soft.argmax(dim, keepdim=True)
@@ -155,8 +155,7 @@ def hinge_embedding_loss(input: Tensor, target, margin: float = 1.0, size_averag
 def soft_margin_loss(input: Tensor, target, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:  # fmt: skip
     r"""$\log(1 + e^{-y x})$ for labels $y = \pm 1$."""
-    from .functional import softplus  # noqa: PLC0415
-
+    softplus = NN_FUNCTIONS["softplus"]
     input, target, reduction = _loss("soft_margin_loss", input, target, size_average, reduce,
                                      reduction)  # fmt: skip
     return _reduce("soft_margin_loss", softplus(-target * input), reduction)
@@ -198,8 +197,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target, margin: float 
 def multilabel_soft_margin_loss(input: Tensor, target, weight=None, size_average=None,
                                 reduce=None, reduction: str = "mean") -> Tensor:  # fmt: skip
     r"""$-\frac1C\sum_c y_c \log\sigma(x_c) + (1 - y_c)\log\sigma(-x_c)$ per sample."""
-    from .functional import logsigmoid  # noqa: PLC0415
-
+    logsigmoid = NN_FUNCTIONS["logsigmoid"]
     input, target, reduction = _loss("multilabel_soft_margin_loss", input, target, size_average,
                                      reduce, reduction)  # fmt: skip
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
@@ -213,8 +211,6 @@ def multi_margin_loss(input: Tensor, target, p: int = 1, margin: float = 1.0, we
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     r"""$\frac1C \sum_{i \ne y} \max(0, \mathrm{margin} - x_y + x_i)^p$ per sample (class
     indices $y$)."""
-    from .functional import one_hot  # noqa: PLC0415
-
     input = _tensor_input("multi_margin_loss", input)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: p must be 1 or 2, got {p}")
@@ -229,7 +225,7 @@ def multi_margin_loss(input: Tensor, target, p: int = 1, margin: float = 1.0, we
         hinge = hinge * hinge
     if weight is not None:
         hinge = hinge * weight.index_select(0, t).reshape(-1, 1)
-    others = one_hot(t, x.shape[1]) == 0
+    others = apply_op(REGISTRY["one_hot"], as_tensor(t), num_classes=x.shape[1]) == 0
     loss = where(others, hinge, 0.0).sum(1) / x.shape[1]
     loss = loss if input.ndim == 2 else loss.reshape(())
     return _reduce("multi_margin_loss", loss, _legacy(reduction, size_average, reduce))

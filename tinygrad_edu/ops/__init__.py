@@ -5,16 +5,29 @@ a shape rule, and one derivative rule (``vjp``) written against ``F``, an engine
 namespace (see :mod:`tinygrad_edu.ops.functional`). Raw arrays, eager tensors and symbolic
 nodes all run the same rule.
 
-Adding an op touches these places, and only these:
+The op library sits on ``backend`` alone (layer 1 of ``docs/concepts/layers.md``): it never
+imports an engine, ``nn`` or ``viz``. An engine hands it what it needs (``apply``, ``F``, an
+:class:`~tinygrad_edu.ops.layer_surface.Engine`).
 
-1. the op class here, in the file of its concept (``elementwise``, ``reduce``, ``shape``,
-   ``linalg``, ``nn``), decorated with ``@register``: ``name``, ``arity``, ``saves``/
-   ``saves_output``, ``forward``, ``shape`` (when not plain broadcasting) and ``vjp``;
-2. a method on the eager ``Tensor`` (``tinygrad_edu/eager/tensor.py``) and, when it is part of
-   the public function set, a function in ``tinygrad_edu/eager/functional.py``;
-3. a method on the symbolic ``Node`` and a function in ``tinygrad_edu/symbolic/api.py``;
-4. a line in ``tests/ops/test_gradcheck.py``'s table of cases, which checks the rule against
-   central differences in both engines (and on ``array_api_strict``).
+Adding an op (say ``flip``) takes one library file, rows in three test tables and a
+regenerated docs page; the engines, ``Tensor`` and ``Node`` are not edited:
+
+1. the op class in the file of its concept (``flip`` in ``shape.py``), decorated with
+   ``@register``: ``name``, ``arity``, ``saves``/``saves_output``, ``forward``, ``shape``
+   (when not plain broadcasting) and ``vjp``; and beside it one ``declare(...)`` row of the
+   surface table (:mod:`tinygrad_edu.ops.surface`), which gives ``Tensor.flip``,
+   ``tg.flip`` and the symbolic ``Node.flip`` (a layer function of ``nn.functional`` is
+   declared with ``declare_layer`` instead, :mod:`tinygrad_edu.ops.layer_surface`);
+2. a ``Case`` in ``tests/ops/cases.py`` (the rule against central differences in both
+   engines; ``tests/ops/test_gradcheck.py`` fails for a differentiable op without one);
+3. an example in ``EXAMPLES`` of ``tests/ops/test_strict_namespace.py`` (the forward on
+   ``array_api_strict``; the test fails for an op without one);
+4. a row in ``tests/compare/cases.py`` (PyTorch's answer; ``tests/compare/test_coverage.py``
+   fails for a public name without one);
+5. ``python docs/pytorch_names.py`` to regenerate the name tables of
+   ``docs/coming-from-pytorch.md`` (``tests/test_coming_from_pytorch.py`` checks them).
+
+Shape errors worth a test go in ``tests/ops/test_shape_rules.py``.
 """
 
 from . import (  # noqa: F401  (importing a module registers its ops)

@@ -36,7 +36,8 @@ array([[[[10., 18.],
 from __future__ import annotations
 
 from ..backend.windows import sliding_windows, window_count
-from .base import Op, ShapeError, register
+from .base import REGISTRY, Op, ShapeError, register
+from .layer_surface import declare_layer, known_shape
 
 __all__ = [
     "Conv2d",
@@ -48,6 +49,8 @@ __all__ = [
     "col2im",
     "contiguous",
     "pad_hw",
+    "unbatched",
+    "conv2d_layer",
 ]
 
 
@@ -372,3 +375,71 @@ class Conv2dWeightGrad(_ConvOp):
         dx = _shaped(F, "conv2d_input_grad", (g, v), shapes[0], **attrs) if needs[0] else None
         dg = F.conv2d(x, v, **attrs) if needs[1] else None
         return (dx, dg) + (None,) * (len(inputs) - 2)
+
+
+# -- the layer function (see tinygrad_edu.ops.layer_surface) ------------------------------------
+def unbatched(opname: str, x, apply, batched_ndim: int = 4):
+    """``(x, True)`` with a batch axis of 1 added when ``x`` is one example ``(C, H, W)``, as
+    PyTorch accepts; ``(x, False)`` for a batch ``(N, C, H, W)`` (or an undeclared shape)."""
+    shape = known_shape(x)
+    if shape is None or len(shape) == batched_ndim:
+        return x, False
+    if len(shape) == batched_ndim - 1:
+        return apply(REGISTRY["reshape"], x, shape=(1, *shape)), True
+    raise ShapeError(f"{opname}: expects an input (N, C, H, W) or (C, H, W), got shape {shape}")
+
+
+def _same_padding(engine, x, weight, s, d):
+    """``padding="same"``: the padding that keeps H and W (an even kernel: PyTorch puts the
+    extra row/column at the bottom/right, which needs a pad op first)."""
+    if s != (1, 1):
+        raise ValueError(
+            f"conv2d: padding='same' is not supported for strided convolutions (stride {s}); "
+            "give the padding as numbers"
+        )
+    wshape = known_shape(weight)
+    if wshape is None:
+        raise TypeError("conv2d: padding='same' needs the weight's shape; declare it, e.g. "
+                        "Variable(name, shape=(O, C, kH, kW))")  # fmt: skip
+    th, tw = (d[a] * (wshape[2 + a] - 1) for a in (0, 1))
+    if th % 2 == 0 and tw % 2 == 0:
+        return x, (th // 2, tw // 2)
+    widths = (tw // 2, tw - tw // 2, th // 2, th - th // 2)
+    return engine.apply(REGISTRY["pad"], x, pad=widths, value=0.0), 0
+
+
+def conv2d_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["conv2d"]
+
+    def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        r"""2-D convolution of ``input`` (N, C, H, W) with ``weight`` (O, C/groups, kH, kW),
+        plus ``bias`` (O,):
+
+        $$y_{n,o} = b_o + \sum_{c} w_{o,c} \star x_{n,c}$$
+
+        ``padding`` is an int, a pair, ``"valid"`` (none) or ``"same"`` (output as big as the
+        input; stride 1 only). Computed as im2col and one matrix product (``ops/conv.py``).
+
+        >>> import tinygrad_edu as tg
+        >>> x = tg.ones(1, 1, 3, 3)
+        >>> conv2d(x, tg.ones(1, 1, 2, 2)).tolist()
+        [[[[4.0, 4.0], [4.0, 4.0]]]]
+        """
+        x, w = value("conv2d", "input", input), value("conv2d", "weight", weight)
+        x, single = unbatched("conv2d", x, apply)
+        s, d = pair("conv2d", "stride", stride), pair("conv2d", "dilation", dilation)
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"conv2d: padding must be an int, a pair, 'valid' or 'same', "
+                                 f"got {padding!r}")  # fmt: skip
+            x, padding = (x, 0) if padding == "valid" else _same_padding(engine, x, w, s, d)
+        p = pair("conv2d", "padding", padding, minimum=0)
+        args = (x, w) if bias is None else (x, w, value("conv2d", "bias", bias))
+        y = apply(op, *args, stride=s, padding=p, dilation=d, groups=int(groups))
+        return apply(REGISTRY["reshape"], y, shape=tuple(y.shape[1:])) if single else y
+
+    return conv2d
+
+
+declare_layer("conv2d", conv2d_layer)

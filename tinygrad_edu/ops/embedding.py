@@ -22,8 +22,9 @@ array([[1., 1.],
 from __future__ import annotations
 
 from .base import REGISTRY, Op, ShapeError, register
+from .layer_surface import declare_layer, known_shape, side_effect_error
 
-__all__ = ["Embedding", "EmbeddingGrad"]
+__all__ = ["Embedding", "EmbeddingGrad", "embedding_layer"]
 
 
 def _check_indices(xp, opname, idx, rows):
@@ -111,3 +112,59 @@ class EmbeddingGrad(Op):
                 keep = F.expand_dims(F.not_equal(idx, padding_idx), axis=-1)
                 dg = F.where(keep, dg, F.zeros_like(dg))
         return (None, dg) + (None,) * (len(inputs) - 2)
+
+
+# -- the layer function (see tinygrad_edu.ops.layer_surface) ------------------------------------
+def embedding_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["embedding"]
+
+    def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+                  scale_grad_by_freq=False, sparse=False):  # fmt: skip
+        """Rows of ``weight`` (num_embeddings, embedding_dim) picked by the integer ``input``;
+        the result has shape ``input.shape + (embedding_dim,)``. ``padding_idx`` names a row
+        that gets no gradient; ``max_norm`` renormalises (in place, as PyTorch) the rows looked
+        up whose ``norm_type``-norm exceeds it (eager only: a symbolic graph has no side
+        effects).
+
+        >>> import tinygrad_edu as tg
+        >>> embedding(tg.tensor([2, 0], dtype="int64"), tg.tensor([[0.0], [1.0], [2.0]])).tolist()
+        [[2.0], [0.0]]
+        """
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(
+                "embedding: scale_grad_by_freq and sparse gradients are not supported; the "
+                "gradient is a dense table"
+            )
+        w = value("embedding", "weight", weight)
+        if isinstance(input, list | tuple) or type(input).__module__ in ("numpy", "cupy"):
+            idx = engine.indices(input, w)  # on the weight's device
+        else:
+            idx = value("embedding", "input", input)
+        wshape = known_shape(w)
+        if wshape is not None and len(wshape) != 2:
+            raise ShapeError(f"embedding: the weight must be 2-D (num, dim), got shape {wshape}")
+        if padding_idx is not None:
+            if wshape is None:
+                if padding_idx < 0:
+                    raise TypeError(
+                        "embedding: a negative padding_idx needs the weight's shape; declare "
+                        "it, e.g. Variable(name, shape=(V, D))"
+                    )
+            elif not -wshape[0] <= padding_idx < wshape[0]:
+                raise ValueError(
+                    f"embedding: padding_idx {padding_idx} is out of range for {wshape[0]} rows"
+                )
+            else:
+                padding_idx = int(padding_idx) % wshape[0]
+        if max_norm is not None:
+            if engine.renorm_rows is None:
+                raise side_effect_error(engine, "embedding", "max_norm",
+                                        "renormalise the weight between runs instead")  # fmt: skip
+            engine.renorm_rows(idx, w, float(max_norm), float(norm_type))
+        return apply(op, idx, w, padding_idx=padding_idx)
+
+    return embedding
+
+
+declare_layer("embedding", embedding_layer)

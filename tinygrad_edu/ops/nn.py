@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 
-from .base import Op, ShapeError, fmt_shapes, normalize_axes, quiet, register
+from .base import REGISTRY, Op, ShapeError, fmt_shapes, normalize_axes, quiet, register
 from .dtypes import category
+from .layer_surface import declare_layer, side_effect_error
 from .surface import cast, declare
 
 __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad",
@@ -403,3 +404,34 @@ def _along_dim(op, apply):
 
 declare("softmax", _along_dim, methods=("softmax",), functions=("softmax",))
 declare("log_softmax", _along_dim, methods=("log_softmax",), functions=("log_softmax",))
+
+
+# -- the layer function (see tinygrad_edu.ops.layer_surface) ------------------------------------
+def dropout_layer(engine):
+    mul = REGISTRY["mul"]
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
+        expected value is unchanged; the identity when not ``training``. (In a symbolic graph
+        the mask is drawn afresh at every run: a ``uniform_random`` node.)
+
+        >>> import tinygrad_edu as tg
+        >>> dropout(tg.ones(4), p=0.5, training=False).tolist()
+        [1.0, 1.0, 1.0, 1.0]
+        """
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+        if not training or p == 0:
+            return input
+        x = engine.value("dropout", "input", input)
+        mask = engine.dropout_mask(x, p)
+        if inplace:
+            if engine.mul_ is None:
+                raise side_effect_error(engine, "dropout", "inplace=True", "pass inplace=False")
+            return engine.mul_(x, mask)
+        return engine.apply(mul, x, mask)
+
+    return dropout
+
+
+declare_layer("dropout", dropout_layer)

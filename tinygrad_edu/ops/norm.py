@@ -28,10 +28,12 @@ array([[-1.,  1.]])
 from __future__ import annotations
 
 import math
+import re
 
-from .base import Op, ShapeError, fmt_shapes, register
+from .base import REGISTRY, Op, ShapeError, fmt_shapes, register
+from .layer_surface import declare_layer, known_shape, side_effect_error
 
-__all__ = ["BatchNorm", "LayerNorm"]
+__all__ = ["BatchNorm", "LayerNorm", "batch_norm_layer", "layer_norm_layer"]
 
 
 def _normalize(xp, x, axes, eps):
@@ -220,3 +222,145 @@ class BatchNorm(Op):
             gv = F.sum(gh * xhat, axis=axes) * -0.5 / (var + eps) if needs[k + 1] else None
             grads.append(gv)
         return tuple(grads)
+
+
+# -- the layer functions (see tinygrad_edu.ops.layer_surface) -----------------------------------
+_BATCH_NORM = ("batch_norm(input, running_mean, running_var, weight=None, bias=None, "
+               "training=False, momentum=0.1, eps=1e-05)")  # fmt: skip
+_WEIGHT_WORDS = {"weight", "bias", "gamma", "beta", "scale", "shift"}
+_STAT_WORDS = {"running", "mean", "var", "moving", "rm", "rv", "stats"}
+
+
+def _words(x) -> set:
+    name = getattr(x, "name", None)
+    return set(re.split(r"[^a-z]+", name.lower())) if isinstance(name, str) else set()
+
+
+def _old_symbolic_order(running_mean, running_var, weight, bias) -> None:
+    """Until the next release: the symbolic ``batch_norm`` took ``(x, weight, bias,
+    running_mean, running_var, training=True)``. A call in that order names a weight where a
+    running statistic now goes (or the reverse): say so, naming the new order."""
+    for what, arg, words in (("running_mean", running_mean, _WEIGHT_WORDS),
+                             ("running_var", running_var, _WEIGHT_WORDS),
+                             ("weight", weight, _STAT_WORDS),
+                             ("bias", bias, _STAT_WORDS)):  # fmt: skip
+        if _words(arg) & words:
+            raise TypeError(
+                f"batch_norm: {arg.name!r} was passed as {what}; the arguments are PyTorch's "
+                f"now, {_BATCH_NORM} (the symbolic engine took weight and bias first until "
+                "this release, see the changelog): e.g. batch_norm(x, None, None, weight, bias, "
+                "training=True)"
+            )
+
+
+def batch_norm_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["batch_norm"]
+
+    def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+                   momentum=0.1, eps=1e-05, *, ndim=None):  # fmt: skip
+        r"""Normalise each channel (axis 1) of ``input`` (N, C), (N, C, L) or (N, C, H, W).
+
+        In training (``training=True``) the batch's mean and (biased) variance are used, and
+        the running statistics, when given, are updated in place as PyTorch does:
+        $\hat\mu \leftarrow (1-m)\hat\mu + m\,\mu_B$ and
+        $\hat\sigma^2 \leftarrow (1-m)\hat\sigma^2 + m\,\frac{n}{n-1}\sigma_B^2$ (the unbiased
+        variance; $m$ = ``momentum``). In evaluation the running statistics are used. (A
+        symbolic graph has no side effects: there, training takes None for both, and the
+        update is built as nodes of its own.) ``ndim``, the rank of ``input``, is needed only
+        for a symbolic input whose shape is not declared.
+
+        >>> import tinygrad_edu as tg
+        >>> x = tg.tensor([[1.0], [3.0]])
+        >>> rm, rv = tg.zeros(1), tg.ones(1)
+        >>> batch_norm(x, rm, rv, training=True, eps=0.0).tolist()
+        [[-1.0], [1.0]]
+        >>> rm.numpy().round(4), rv.numpy().round(4)  # mean 2, unbiased variance 2, momentum 0.1
+        (array([0.2], dtype=float32), array([1.1], dtype=float32))
+        """
+        x = value("batch_norm", "input", input)
+        if engine.update_running_stats is None:
+            _old_symbolic_order(running_mean, running_var, weight, bias)
+        shape = known_shape(x)
+        if shape is None and ndim is None:
+            raise ValueError(
+                f"batch_norm: the rank of {getattr(x, 'name', 'the input')!r} is unknown; "
+                "declare its shape (Variable(name, shape=...)) or pass ndim=, e.g. ndim=4 for "
+                "(N, C, H, W)"
+            )
+        if shape is not None and len(shape) < 2:
+            raise ShapeError(f"batch_norm: expects an input (N, C, ...), got shape {shape}")
+        stats = [value("batch_norm", what, s) for what, s in
+                 (("running_mean", running_mean), ("running_var", running_var))
+                 if s is not None]  # fmt: skip
+        for s in stats:
+            if shape is not None and known_shape(s) not in (None, (shape[1],)):
+                raise ShapeError(
+                    f"batch_norm: running statistics must be tensors of shape ({shape[1]},) "
+                    f"for an input {shape}; got {known_shape(s)}"
+                )
+        if len(stats) == 1:
+            raise ValueError("batch_norm: give both running_mean and running_var, or neither")
+        if not training and not stats:
+            raise ValueError(
+                "batch_norm: running_mean and running_var must be given in evaluation mode "
+                "(training=False); pass training=True to use the batch's statistics"
+            )
+        if weight is None and bias is not None:
+            weight = engine.full_like(value("batch_norm", "bias", bias), 1.0)
+        if bias is None and weight is not None:
+            bias = engine.full_like(value("batch_norm", "weight", weight), 0.0)
+        affine = weight is not None
+        args = [x]
+        if affine:
+            args += [value("batch_norm", "weight", weight), value("batch_norm", "bias", bias)]
+        if not training:
+            args += stats
+        elif stats:
+            if engine.update_running_stats is None:
+                raise side_effect_error(
+                    engine, "batch_norm", "training=True with running_mean and running_var",
+                    "pass None for both, batch_norm(x, None, None, weight, bias, training=True), "
+                    "and build the update as nodes (see tinygrad_edu/demo.py). If these were "
+                    f"the weight and bias: the arguments are PyTorch's now, {_BATCH_NORM}",
+                )  # fmt: skip
+            engine.update_running_stats(x, *stats, momentum)
+        nd = int(ndim) if ndim is not None else len(shape)  # the op checks that they agree
+        return apply(op, *args, training=bool(training), affine=affine, eps=float(eps), ndim=nd)
+
+    return batch_norm
+
+
+def layer_norm_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["layer_norm"]
+
+    def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+        r"""Normalise over the last axes (``normalized_shape``), then scale by ``weight`` and
+        shift by ``bias`` (both of ``normalized_shape``):
+        $y = \frac{x - \mu}{\sqrt{\sigma^2+\epsilon}}\gamma + \beta$ per example.
+
+        >>> import tinygrad_edu as tg
+        >>> layer_norm(tg.tensor([[1.0, 3.0]]), (2,), eps=0.0).tolist()
+        [[-1.0, 1.0]]
+        """
+        x = value("layer_norm", "input", input)
+        norm = ((normalized_shape,) if isinstance(normalized_shape, int)
+                else tuple(normalized_shape))  # fmt: skip
+        k, shape = len(norm), known_shape(x)
+        if k == 0 or (shape is not None and (k > len(shape) or shape[len(shape) - k :] != norm)):
+            raise ShapeError(
+                f"layer_norm: normalized_shape {norm} must equal the last axes of the input, "
+                f"whose shape is {shape}"
+            )
+        if weight is None and bias is not None:
+            weight = engine.full_like(value("layer_norm", "bias", bias), 1.0)
+        args = [x] + [value("layer_norm", what, t) for what, t in
+                      (("weight", weight), ("bias", bias)) if t is not None]  # fmt: skip
+        return apply(op, *args, normalized_ndim=k, eps=float(eps))
+
+    return layer_norm
+
+
+declare_layer("batch_norm", batch_norm_layer)
+declare_layer("layer_norm", layer_norm_layer)

@@ -12,7 +12,7 @@ it is not differentiable.
 >>> import tinygrad_edu as tg
 >>> x = tg.tensor([-1.5, 2.25, 7.0])
 >>> x.floor(), x % 2, x // 2
-(tensor([-2.,  2.,  7.]), tensor([0.5 , 0.25, 1.  ]), tensor([-1.,  1.,  3.]))
+(tensor([-2.,  2.,  7.]), tensor([0.5000, 0.2500, 1.0000]), tensor([-1.,  1.,  3.]))
 """
 
 from __future__ import annotations

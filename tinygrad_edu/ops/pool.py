@@ -23,8 +23,10 @@ offset $(i, j)$ of every window at once is one strided slice of the padded input
 from __future__ import annotations
 
 from ..backend.windows import sliding_windows
-from .base import Op, ShapeError, register
+from .base import REGISTRY, Op, ShapeError, register
 from .conv import contiguous, pad_hw, pair
+from .layer_surface import declare_layer
+from .surface import shape_of
 
 __all__ = [
     "MaxPool2d",
@@ -374,3 +376,103 @@ class AvgPool2dGrad(_AvgPool):
 
     def vjp(self, F, gg, inputs, out, shapes, needs, like=None, shape=None, **attrs):
         return (F.avg_pool2d(gg, **attrs),) + (None,) * (len(inputs) - 1)
+
+
+# -- the layer functions (see tinygrad_edu.ops.layer_surface) -----------------------------------
+def _kernel_stride(name, kernel_size, stride):
+    k = pair(name, "kernel_size", kernel_size)
+    s = k if stride is None or stride == () or stride == [] else pair(name, "stride", stride)
+    return k, s
+
+
+def max_pool2d_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["max_pool2d"]
+
+    def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False):  # fmt: skip
+        """The maximum of each ``kernel_size`` window (stride defaults to ``kernel_size``); the
+        gradient goes to each window's first maximum, as in PyTorch.
+
+        >>> import tinygrad_edu as tg
+        >>> max_pool2d(tg.tensor([[[[1.0, 5.0], [3.0, 2.0]]]]), 2).tolist()
+        [[[[5.0]]]]
+        """
+        if return_indices:
+            raise NotImplementedError(
+                "max_pool2d: return_indices=True is not supported (there is no max_unpool2d); "
+                "the gradient already goes to each window's maximum"
+            )
+        x = value("max_pool2d", "input", input)
+        k, s = _kernel_stride("max_pool2d", kernel_size, stride)
+        return apply(op, x, kernel_size=k, stride=s,
+                     padding=pair("max_pool2d", "padding", padding, minimum=0),
+                     dilation=pair("max_pool2d", "dilation", dilation),
+                     ceil_mode=bool(ceil_mode))  # fmt: skip
+
+    return max_pool2d
+
+
+def avg_pool2d_layer(engine):
+    apply, value = engine.apply, engine.value
+    op = REGISTRY["avg_pool2d"]
+
+    def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True, divisor_override=None):  # fmt: skip
+        """The mean of each ``kernel_size`` window (stride defaults to ``kernel_size``). With
+        ``count_include_pad`` (the default) padded zeros count in the mean.
+
+        >>> import tinygrad_edu as tg
+        >>> avg_pool2d(tg.tensor([[[[1.0, 5.0], [3.0, 3.0]]]]), 2).tolist()
+        [[[[3.0]]]]
+        """
+        x = value("avg_pool2d", "input", input)
+        k, s = _kernel_stride("avg_pool2d", kernel_size, stride)
+        if divisor_override is not None and (int(divisor_override) != divisor_override
+                                             or divisor_override <= 0):  # fmt: skip
+            raise ValueError(f"avg_pool2d: divisor_override must be a positive int, got "
+                             f"{divisor_override!r}")  # fmt: skip
+        return apply(op, x, kernel_size=k, stride=s,
+                     padding=pair("avg_pool2d", "padding", padding, minimum=0),
+                     ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
+                     divisor_override=divisor_override)  # fmt: skip
+
+    return avg_pool2d
+
+
+def adaptive_avg_pool2d_layer(engine):
+    avg_pool2d = avg_pool2d_layer(engine)
+
+    def adaptive_avg_pool2d(input, output_size):
+        """Average-pool to ``output_size`` (an int, a pair, ``None`` keeping that axis).
+        Supported when each input side is a multiple of its output side (then it is
+        ``avg_pool2d`` with kernel = stride = input/output), which covers the usual ``(1, 1)``
+        global average pool.
+
+        >>> import tinygrad_edu as tg
+        >>> adaptive_avg_pool2d(tg.ones(1, 2, 4, 4), 1).shape
+        (1, 2, 1, 1)
+        """
+        x = engine.value("adaptive_avg_pool2d", "input", input)
+        shape = shape_of("adaptive_avg_pool2d", x)
+        H, W = shape[-2], shape[-1]
+        if isinstance(output_size, int):
+            output_size = (output_size, output_size)
+        oh, ow = (H if output_size[0] is None else output_size[0],
+                  W if output_size[1] is None else output_size[1])  # fmt: skip
+        if oh < 1 or ow < 1 or H % oh or W % ow:
+            raise NotImplementedError(
+                f"adaptive_avg_pool2d: output size {(oh, ow)} does not divide the input size "
+                f"{(H, W)} (input {shape}); only whole windows are supported: pick an output "
+                "size that divides the input, or use avg_pool2d"
+            )
+        if (oh, ow) == (1, 1):
+            return engine.apply(REGISTRY["mean"], x, axis=(-2, -1), keepdims=True)
+        return avg_pool2d(x, (H // oh, W // ow))
+
+    return adaptive_avg_pool2d
+
+
+declare_layer("max_pool2d", max_pool2d_layer)
+declare_layer("avg_pool2d", avg_pool2d_layer)
+declare_layer("adaptive_avg_pool2d", adaptive_avg_pool2d_layer)

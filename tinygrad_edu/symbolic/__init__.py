@@ -59,7 +59,17 @@ from .executor import Executor
 from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
 from .initializer import create_global_var, create_parameter, data
-from .layers import avg_pool2d, batch_norm, conv2d, embedding, layer_norm, max_pool2d, pad
+from .layers import (
+    adaptive_avg_pool2d,
+    avg_pool2d,
+    batch_norm,
+    conv2d,
+    dropout,
+    embedding,
+    layer_norm,
+    max_pool2d,
+    pad,
+)
 from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder, stop_gradient
 from .onnx_export import to_onnx
 from .passes import optimize
@@ -80,7 +90,8 @@ __all__ = [
     "reduce_max", "broadcast_to", "sum_to", "expand_dims", "softmax", "log_softmax",
     "softmax_cross_entropy", "zeros_like", "ones_like", "transpose", "reshape", "maximum",
     "where", "getitem", "getitem_grad", "fill",
-    "conv2d", "max_pool2d", "avg_pool2d", "pad", "batch_norm", "layer_norm", "embedding",
+    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
+    "layer_norm", "embedding", "dropout",
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
     "while_loop", "compile", "optimize", "to_onnx", "stop_gradient",

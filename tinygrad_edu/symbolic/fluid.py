@@ -321,10 +321,10 @@ def batch_norm(input: Node, act=None, is_test: bool = False, momentum: float = 0
     mean = create_global_var((channels,), 0.0, dtype, f"{name}.mean")
     var = create_global_var((channels,), 1.0, dtype, f"{name}.variance")
     rank = len(shape)
-    test = _layers.batch_norm(input, w, b, mean, var, training=False, eps=epsilon, ndim=rank)
+    test = _layers.batch_norm(input, mean, var, w, b, training=False, eps=epsilon, ndim=rank)
     if is_test:
         return _act(test, act)
-    out = _layers.batch_norm(input, w, b, training=True, eps=epsilon, ndim=rank)
+    out = _layers.batch_norm(input, None, None, w, b, training=True, eps=epsilon, ndim=rank)
     out.for_test = test  # what program.clone(for_test=True) computes instead
     axes = (0, *range(2, rank))
     batch_mean = api.reduce_mean(input, axis=axes)

@@ -1,7 +1,9 @@
 r"""Layer functions that build symbolic nodes: ``conv2d``, ``max_pool2d``, ``avg_pool2d``,
-``pad``, ``batch_norm``, ``layer_norm``, ``embedding`` (PyTorch's argument names).
+``adaptive_avg_pool2d``, ``pad``, ``batch_norm``, ``layer_norm``, ``embedding``, ``dropout``.
 
-They build the same ops as ``tinygrad_edu.nn.functional`` applies eagerly, so
+They are generated from the same declarations as ``tinygrad_edu.nn.functional``'s (one beside
+each op, see :mod:`tinygrad_edu.ops.layer_surface`), so they take PyTorch's arguments, in
+PyTorch's order, in both engines; here they build the ops instead of running them, and
 :func:`~tinygrad_edu.symbolic.gradients` differentiates them (to any order) like every op.
 
 >>> import numpy as np
@@ -15,93 +17,103 @@ They build the same ops as ``tinygrad_edu.nn.functional`` applies eagerly, so
 >>> (dw,) = gradients(y.sum(), [w])
 >>> dw.shape
 (4, 1, 3, 3)
+
+A graph has no side effects, so what PyTorch's functions change in place cannot be done
+here, and says so: ``batch_norm`` in training takes ``None`` for the running statistics (build
+their update as nodes, as ``tinygrad_edu/demo.py`` does), ``embedding`` takes no ``max_norm``,
+``dropout`` no ``inplace``. ``dropout``'s mask is a ``uniform_random`` node, drawn afresh at
+every run.
+
+Until this release the symbolic ``batch_norm`` took ``(x, weight, bias, running_mean,
+running_var, training=True)`` and the first arguments were named ``x``, ``w``, ``b``,
+``indices``: a call in the old order or with the old names gets an error naming the new ones,
+and for this release a ``batch_norm`` call must give ``training=`` (see the changelog).
 """
 
 from __future__ import annotations
 
-from ..ops.conv import pair
-from .node import Node, apply_op
+import functools
+import inspect
+
+import numpy as _np  # Python lists of indices -> integer arrays (no math)
+
+from ..ops.layer_surface import Engine, generate_layers
+from ..ops.surface import shape_of
+from .node import Node, apply_op, constant
 
 __all__ = [
-    "conv2d", "max_pool2d", "avg_pool2d", "pad", "batch_norm", "layer_norm", "embedding",
+    "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
+    "layer_norm", "embedding", "dropout", "ENGINE", "LAYERS",
 ]  # fmt: skip
 
 
-def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1) -> Node:
-    r"""2-D convolution (NCHW) of ``x`` with ``w`` (O, C/groups, kH, kW), plus ``b`` (O,):
-    im2col and one matrix product (``ops/conv.py``). ``padding`` is an int or a pair."""
-    attrs = dict(stride=pair("conv2d", "stride", stride),
-                 padding=pair("conv2d", "padding", padding, minimum=0),
-                 dilation=pair("conv2d", "dilation", dilation), groups=int(groups))  # fmt: skip
-    args = (x, w) if b is None else (x, w, b)
-    return apply_op("conv2d", *args, **attrs)
+def _value(name: str, what: str, x) -> Node:
+    if isinstance(x, Node):
+        return x
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return constant(x)
+    raise TypeError(f"{name}: {what} must be a symbolic Node or an array, got {type(x).__name__}")
 
 
-def _pool(name, kernel_size, stride):
-    k = pair(name, "kernel_size", kernel_size)
-    return k, (k if stride is None else pair(name, "stride", stride))
+def _dropout_mask(x: Node, p: float) -> Node:
+    dtype = x.dtype or "float32"
+    u = apply_op("uniform_random", shape=shape_of("dropout", x), low=0.0, high=1.0, seed=None,
+                 dtype=dtype)  # fmt: skip
+    keep = apply_op("astype", apply_op("greater_equal", u, p), dtype=dtype, src="bool")
+    return keep * (1.0 / (1.0 - p)) if p < 1 else keep * 0.0
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False) -> Node:
-    """The maximum of each window (stride defaults to ``kernel_size``)."""
-    k, s = _pool("max_pool2d", kernel_size, stride)
-    return apply_op("max_pool2d", x, kernel_size=k, stride=s,
-                    padding=pair("max_pool2d", "padding", padding, minimum=0),
-                    dilation=pair("max_pool2d", "dilation", dilation),
-                    ceil_mode=bool(ceil_mode))  # fmt: skip
+#: What the symbolic engine hands the layer templates: no side effects.
+ENGINE = Engine(name="symbolic", apply=apply_op, value=_value,
+                  full_like=lambda x, v: apply_op("fill", x, value=v),
+                  index=lambda x, ints: _np.asarray(ints),
+                  indices=lambda ints, like: constant(_np.asarray(ints)), update_running_stats=None,
+                  renorm_rows=None, dropout_mask=_dropout_mask, mul_=None)  # fmt: skip
+
+#: the names the first arguments had until this release, per function (-> the new name)
+_OLD_NAMES = {"conv2d": {"x": "input", "w": "weight", "b": "bias"},
+              "embedding": {"indices": "input"}}  # fmt: skip
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None) -> Node:  # fmt: skip
-    """The mean of each window (stride defaults to ``kernel_size``)."""
-    k, s = _pool("avg_pool2d", kernel_size, stride)
-    return apply_op("avg_pool2d", x, kernel_size=k, stride=s,
-                    padding=pair("avg_pool2d", "padding", padding, minimum=0),
-                    ceil_mode=bool(ceil_mode), count_include_pad=bool(count_include_pad),
-                    divisor_override=divisor_override)  # fmt: skip
+def _refusing_old_names(fn):
+    """``fn`` with an error naming the new argument for an old keyword (``conv2d(x=...)``),
+    and, for ``batch_norm``, for a call that leaves ``training`` to its default, which was
+    True and is PyTorch's False now (``batch_norm(x, w, b)`` would read ``w`` and ``b`` as
+    running statistics)."""
+    old = {"x": "input", **_OLD_NAMES.get(fn.__name__, {})}
+    signature = inspect.signature(fn)
+    position = list(signature.parameters).index("training") if fn.__name__ == "batch_norm" else 0
 
-
-def pad(x, pad, value=0.0) -> Node:
-    """Constant padding of the last axes; ``pad`` = (before, after) pairs from the last axis
-    backwards, as in PyTorch (negative amounts crop)."""
-    return apply_op("pad", x, pad=tuple(int(p) for p in pad), value=value)
-
-
-def batch_norm(x, weight=None, bias=None, running_mean=None, running_var=None,
-               training=True, eps=1e-5, ndim=None) -> Node:  # fmt: skip
-    """Normalise each channel (axis 1) with the batch's statistics (``training``) or with
-    ``running_mean``/``running_var`` (evaluation). ``ndim``, the rank of ``x``, is needed only
-    when ``x``'s shape is not declared. (Updating running statistics is left to the caller:
-    a symbolic graph has no side effects.)"""
-    if ndim is None:
-        if x.shape is None:
-            raise ValueError(
-                f"batch_norm: the rank of {x.name!r} is unknown; declare its shape "
-                "(Variable(name, shape=...)) or pass ndim=, e.g. ndim=4 for (N, C, H, W)"
+    @functools.wraps(fn)
+    def layer(*args, **kwargs):
+        renamed = [k for k in kwargs if k in old and k not in signature.parameters]
+        if renamed:
+            new = ", ".join(f"{k}= -> {old[k]}=" for k in renamed)
+            raise TypeError(
+                f"{fn.__name__}: the arguments are PyTorch's now ({new}): "
+                f"{fn.__name__}{signature} (see the changelog)"
             )
-        ndim = len(x.shape)
-    if (weight is None) != (bias is None):
-        raise ValueError("batch_norm: give both weight and bias, or neither")
-    if not training and (running_mean is None or running_var is None):
-        raise ValueError("batch_norm: evaluation (training=False) needs running_mean and "
-                         "running_var")  # fmt: skip
-    affine = weight is not None
-    args = [x] + ([weight, bias] if affine else [])
-    if not training:
-        args += [running_mean, running_var]
-    return apply_op("batch_norm", *args, training=bool(training), affine=affine,
-                    eps=float(eps), ndim=int(ndim))  # fmt: skip
+        if position and len(args) <= position and "training" not in kwargs:
+            raise TypeError(
+                "batch_norm: pass training= in the symbolic engine for this release: its "
+                "default was True and is PyTorch's False now, and the arguments are PyTorch's, "
+                "batch_norm(input, running_mean, running_var, weight=None, bias=None, "
+                "training=False, ...): batch_norm(x, None, None, weight, bias, training=True) "
+                "normalises with the batch's statistics (see the changelog)"
+            )
+        return fn(*args, **kwargs)
+
+    return layer
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Node:
-    """Normalise over the last ``len(normalized_shape)`` axes, then scale and shift."""
-    k = 1 if isinstance(normalized_shape, int) else len(tuple(normalized_shape))
-    if weight is None and bias is not None:
-        weight = apply_op("ones_like", bias)
-    args = [x] + [t for t in (weight, bias) if t is not None]
-    return apply_op("layer_norm", *args, normalized_ndim=k, eps=float(eps))
-
-
-def embedding(indices, weight, padding_idx=None) -> Node:
-    """Rows of ``weight`` (V, D) picked by integer ``indices``: shape ``indices.shape + (D,)``."""
-    return apply_op("embedding", indices, weight, padding_idx=padding_idx)
+#: name -> the symbolic layer function
+LAYERS = {name: _refusing_old_names(fn) for name, fn in generate_layers(ENGINE).items()}
+conv2d = LAYERS["conv2d"]
+max_pool2d = LAYERS["max_pool2d"]
+avg_pool2d = LAYERS["avg_pool2d"]
+adaptive_avg_pool2d = LAYERS["adaptive_avg_pool2d"]
+pad = LAYERS["pad"]
+batch_norm = LAYERS["batch_norm"]
+layer_norm = LAYERS["layer_norm"]
+embedding = LAYERS["embedding"]
+dropout = LAYERS["dropout"]

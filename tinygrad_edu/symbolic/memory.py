@@ -129,10 +129,6 @@ class MemoryPlan:
     def n_buffers(self) -> int:
         return len(self.buffer_bytes)
 
-    def live_after(self, step: int) -> list:
-        """The nodes whose values are alive right after ``step`` of ``order``."""
-        return [n for n in self.order[: step + 1] if self.last_use[n] > step]
-
     def learn(self, signature, facts: dict) -> Replay:
         """Make (and keep) the plan for feed shapes ``signature`` from a profiling run's
         ``facts``: node -> (bytes, groups it keeps memory of, (shape, dtype) of a fresh array

@@ -96,6 +96,10 @@ def _dtype_name(dtype) -> str | None:
 class Node:
     """A tensor in a symbolic graph: the result of ``op`` applied to ``inputs``.
 
+    "Node" means a *tensor* in the symbolic engine (CSE599W's and Fluid's graphs, where the op
+    is the edge); in the eager engine a :class:`tinygrad_edu.eager.node.Node` is a *backward
+    op* (``MulBackward0``), as in PyTorch.
+
     Attributes:
         op: the :class:`~tinygrad_edu.ops.Op` that computes this node (:data:`PLACEHOLDER` for
             a Variable, :data:`CONSTANT` for a constant).

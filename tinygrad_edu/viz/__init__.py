@@ -15,6 +15,21 @@
   symbolic Executor's order) and draws each step, as a Jupyter slider, a GIF or PNG frames.
 
 The engines never import this package; it only reads their graphs.
+
+Where things live, bottom layer first: a module imports only from the lines before its own
+(and from the engines); ``tests/test_import_circles.py`` checks it.
+
+* ``records`` (boxes and arrows as plain records), ``torch_graph`` (views of PyTorch's
+  graphs), ``style`` (colours, fonts, labels, legends, rendering with ``dot``), ``examples``;
+* ``blocks`` (control-flow clusters), ``modules`` (a network's layers grouped);
+* ``traverse`` (a whole graph walked into records);
+* ``symbolic_form``, ``eager_form`` (each form drawn), ``run_engines`` (a function run in
+  three engines, for ``draw_both``), ``im2col``;
+* ``draw`` (``draw``, ``draw_both``; re-exports the drawing names), ``order``,
+  ``memory_plan``, ``stepper.record`` (a backward pass recorded as frames);
+* ``stepper.captions``, ``stepper.layout``, ``stepper.export``, ``stepper.animate``;
+* ``stepper`` (``BackwardStepper``), ``player``;
+* ``cli`` and this package.
 """
 
 from . import examples

@@ -21,7 +21,7 @@ Clusters are labelled with the block's number in its Program when the graph was 
 
 from __future__ import annotations
 
-from .traverse import EdgeRecord, GraphData, _display_name, _sub_blocks, _symbolic_edges
+from .records import EdgeRecord, GraphData, display_name, sub_blocks, symbolic_edges
 
 __all__ = ["add_blocks", "ROLE_NAMES", "cluster_tree"]
 
@@ -35,11 +35,11 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
     """Append the records, edges and clusters of every sub-block run by the nodes of
     ``order`` (and, nested, by the nodes inside them) to ``data``. ``record(node, id, label,
     **info)`` makes a tensor record as the main graph's are."""
-    work = [(node, None, ids.__getitem__) for node in order if _sub_blocks(node)]
+    work = [(node, None, ids.__getitem__) for node in order if sub_blocks(node)]
     names: dict = {}
     while work:
         control, parent, outside = work.pop(0)  # outside(node): its record id out there
-        for role, block in _sub_blocks(control):
+        for role, block in sub_blocks(control):
             key = f"b{len(data.blocks)}"
             label = f"{control.op.name.replace('_', ' ')}: {ROLE_NAMES.get(role, role)}"
             if not block.program._weak:  # a Program of one's own: its blocks' numbers are stable
@@ -53,14 +53,14 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
             inner = _inner_order(block)
             for k, node in enumerate(inner):
                 local[node] = f"{key}_t{k}"
-                data.nodes.append(record(node, local[node], _display_name(node, names), block=key))
+                data.nodes.append(record(node, local[node], display_name(node, names), block=key))
 
             def source(n, local=local, outer=outer, outside=outside):
                 return local[n] if n in local else outside(outer[n])
 
             for node in inner:
-                _symbolic_edges(node, source, local[node], op_ids, data.nodes, data.edges, key)
-                if _sub_blocks(node):
+                symbolic_edges(node, source, local[node], op_ids, data.nodes, data.edges, key)
+                if sub_blocks(node):
                     work.append((node, key, source))
             for k, out in enumerate(block.outputs):
                 data.edges.append(EdgeRecord(source(out), outside(control), f"out {k}", "block"))

@@ -18,7 +18,8 @@ True
 
 from __future__ import annotations
 
-from .draw import _finish, _legend, _new_graph, add_symbolic
+from .style import finish, legend_table, new_graph
+from .symbolic_form import add_symbolic
 from .traverse import collapse, symbolic_graph
 
 __all__ = ["draw_memory_plan", "BUFFER_COLORS"]
@@ -66,12 +67,12 @@ def draw_memory_plan(executor, max_nodes: int | None = None, legend: bool = True
         }
 
     data = collapse(symbolic_graph(executor.nodes), max_nodes)
-    g = _new_graph("memory_plan")
+    g = new_graph("memory_plan")
     add_symbolic(g, data, decorate=decorate)
     items = [(f"buffer {b}: {_kib(n)}", BUFFER_COLORS[b % len(BUFFER_COLORS)])
              for b, n in enumerate(plan.buffer_bytes)]  # fmt: skip
     items.append(("own memory", _OWN))
-    _finish(g, legend and _legend(items, title or "memory plan"), title)
+    finish(g, legend and legend_table(items, title or "memory plan"), title)
     return g
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .traverse import EdgeRecord, GraphData, NodeRecord
+from .records import EdgeRecord, GraphData, NodeRecord
 
 __all__ = ["module_groups", "module_label", "collapse_modules"]
 

@@ -25,7 +25,8 @@ import numpy as np  # the dummy gradients of the stand-in graph
 
 from ..eager import Observer, Tensor, backward, observe
 from ..eager.node import AccumulateGrad, Node
-from .draw import EAGER_LEGEND, _finish, _legend, _new_graph, add_eager
+from .eager_form import add_eager
+from .style import EAGER_LEGEND, finish, legend_table, new_graph
 from .torch_graph import TorchNodeView, TorchTensorView, is_torch_tensor, require_torch
 from .traverse import NodeRecord, _as_eager_outputs, _is_accumulate, eager_graph
 
@@ -208,10 +209,10 @@ def draw_backward_order(
             return {"title": f"{step[id(rec.ref)]}. {rec.label}"}
         return {}
 
-    g = _new_graph("order")
+    g = new_graph("order")
     add_eager(g, data, show_saved=show_saved, decorate=decorate)
     text = title or f"run order: {ORDER_RULE}"
-    _finish(g, legend and _legend(EAGER_LEGEND, text), title)
+    finish(g, legend and legend_table(EAGER_LEGEND, text), title)
     g.order = [n.name() for n in ran]
     g.order_nodes = [_original(n) for n in ran]
     return g

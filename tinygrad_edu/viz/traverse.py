@@ -28,10 +28,21 @@ Walks use an explicit stack or queue, so chains of any depth work.
 from __future__ import annotations
 
 import itertools
-import re
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from .blocks import add_blocks
+from .records import (
+    GENERATED_NAME,
+    OP_WORDS,
+    ROLES,
+    SYMBOLS,
+    EdgeRecord,
+    GraphData,
+    NodeRecord,
+    sub_blocks,
+    symbolic_edges,
+)
 from .torch_graph import TorchGraph, TorchNodeView, TorchTensorView, is_torch_tensor
 
 __all__ = [
@@ -45,73 +56,6 @@ __all__ = [
     "ROLES",
     "SYMBOLS",
 ]
-
-# Input roles shown on the edges of ops whose input order matters.
-ROLES = {
-    "sub": ("minuend", "subtrahend"),
-    "div": ("numerator", "denominator"),
-    "matmul": ("left", "right"),
-    "pow": ("base", "exponent"),
-    "where": ("cond", "if true", "if false"),
-    "softmax_cross_entropy": ("logits", "onehot"),
-    "relu_grad": ("y", "grad"),
-    "getitem_grad": ("x", "grad"),
-    "maximum": ("x", "y"),
-    "greater": ("x", "y"),
-    "less": ("x", "y"),
-}
-SYMBOLS = {"add": "+", "sub": "−", "mul": "×", "div": "÷", "matmul": "@", "pow": "**"}
-
-
-@dataclass
-class NodeRecord:
-    """One box (or junction) of a drawing.
-
-    Attributes:
-        id: stable DOT id (traversal order).
-        kind: ``"tensor"``, ``"op"``, ``"backward"``, ``"accumulate"``, ``"leaf"``, ``"output"``,
-            ``"elision"``.
-        label: the main text (a tensor's name, an op's name, ``"MulBackward0"``).
-        ref: the engine object drawn (a symbolic Node, an eager Node or Tensor), or None.
-        info: extra facts for the drawer (shape, dtype, flags, saved values...).
-    """
-
-    id: str
-    kind: str
-    label: str
-    ref: object = None
-    info: dict = field(default_factory=dict)
-
-
-@dataclass
-class EdgeRecord:
-    """One arrow: ``src`` -> ``dst`` with an optional ``label``; ``kind`` picks the style."""
-
-    src: str
-    dst: str
-    label: str | None = None
-    kind: str = "forward"
-
-
-@dataclass
-class GraphData:
-    """The records of one graph, in traversal order, plus the ids of its outputs."""
-
-    form: str  # "symbolic" or "eager"
-    nodes: list
-    edges: list
-    outputs: list
-    blocks: list = field(default_factory=list)  # (cluster id, parent cluster id, label)
-
-    def node(self, node_id: str) -> NodeRecord:
-        return next(n for n in self.nodes if n.id == node_id)
-
-    def id_of(self, ref) -> str | None:
-        """The id of the record drawing engine object ``ref`` (by identity), or None."""
-        for n in self.nodes:
-            if n.ref is ref and n.kind != "op":
-                return n.id
-        return None
 
 
 # -- symbolic: tensors are nodes ------------------------------------------------------------
@@ -128,11 +72,7 @@ def _walk_symbolic(roots) -> list:
     return order
 
 
-_GENERATED = re.compile(r"\b[a-z_][a-z0-9_]*#\d+")  # "mul#12": named after a global counter
-_MAX_TITLE = 28
-# what a learner calls an op's result when its formula is too long to be its name
-_WORDS = {"add": "sum", "sub": "difference", "mul": "product", "div": "quotient",
-          "matmul": "matrix product", "neg": "negation", "sum_to": "sum to shape"}  # fmt: skip
+_MAX_TITLE = 28  # a formula longer than this is named by a word for its op
 
 
 def _display_names(order, labels=None, seed_of=None) -> dict:
@@ -154,7 +94,7 @@ def _display_names(order, labels=None, seed_of=None) -> dict:
             display[node] = labels[node]
             continue
         name = node.name or ""
-        if name and not _GENERATED.search(name):
+        if name and not GENERATED_NAME.search(name):
             display[node] = name
             continue
         seed = (seed_of or {}).get(node)
@@ -162,23 +102,15 @@ def _display_names(order, labels=None, seed_of=None) -> dict:
             y = display.get(seed.inputs[0], seed.inputs[0].name)
             display[node] = f"∂{y}/∂{display.get(node.grad_of, node.grad_of.name)}"
             continue
-        inputs = [_Named(display.get(i) or _GENERATED.sub("…", i.name or "?")) for i in node.inputs]
+        inputs = [_Named(display.get(i) or GENERATED_NAME.sub("…", i.name or "?"))
+                  for i in node.inputs]  # fmt: skip
         text = _name(node.op, inputs, node.attrs) if inputs else None
         if text is None or len(text) > _MAX_TITLE:
-            word = _WORDS.get(node.op.name, node.op.name)
+            word = OP_WORDS.get(node.op.name, node.op.name)
             counts[word] = counts.get(word, 0) + 1
             text = f"{word} #{counts[word]}"
         display[node] = text
     return display
-
-
-def _display_name(node, index: dict) -> str:
-    """One node's name for a drawing without its graph around it (sub-blocks): generated
-    ``op#seq`` names become ``op #k``, numbered in drawing order."""
-    if _GENERATED.fullmatch(node.name or ""):
-        k = index.setdefault(node.op.name, {}).setdefault(node, len(index[node.op.name]) + 1)
-        return f"{_WORDS.get(node.op.name, node.op.name)} #{k}"
-    return node.name
 
 
 class _Named:
@@ -246,57 +178,14 @@ def symbolic_graph(nodes, labels=None) -> GraphData:
     records = [record(node, ids[node], display[node]) for node in order]
     edges, op_ids = [], (f"op{k}" for k in itertools.count())
     for node in order:
-        _symbolic_edges(node, ids.__getitem__, ids[node], op_ids, records, edges)
+        symbolic_edges(node, ids.__getitem__, ids[node], op_ids, records, edges)
     data = GraphData("symbolic", records, edges, [ids[r] for r in roots])
-    if any(_sub_blocks(n) for n in order):
-        from .blocks import add_blocks  # noqa: PLC0415
-
+    if any(sub_blocks(n) for n in order):
         add_blocks(data, order, ids, record, op_ids)
     return data
 
 
-def _symbolic_edges(node, source, node_id, op_ids, records, edges, block=None) -> None:
-    """The edges into ``node`` (a labelled arrow for a one-input op; a junction record where
-    one arrow per input meets otherwise). ``source(inp)`` gives an input's record id."""
-    if not node.inputs:
-        return
-    kind = "gradient" if node.is_gradient else "forward"
-    roles = ROLES.get(node.op.name)
-    if len(node.inputs) == 1:
-        edges.append(EdgeRecord(source(node.inputs[0]), node_id, _op_text(node), kind))
-        return
-    op_id = next(op_ids)
-    symbol = SYMBOLS.get(node.op.name, node.op.name)
-    info = {"op": node.op.name, "gradient": node.is_gradient, "block": block}
-    records.append(NodeRecord(op_id, "op", symbol, node, info))
-    for pos, inp in enumerate(node.inputs):
-        label = roles[pos] if roles and pos < len(roles) else None
-        if node.op.name == "matmul" and node.attrs.get(("trans_A", "trans_B")[pos]):
-            label = f"{label}, transposed"
-        edges.append(EdgeRecord(source(inp), op_id, label, kind))
-    edges.append(EdgeRecord(op_id, node_id, None, kind))
-
-
-def _sub_blocks(node) -> list:
-    """``(role, block)`` for each sub-block a control-flow node runs, else []."""
-    return [(k, v) for k, v in node.attrs.items() if hasattr(v, "outputs") and hasattr(v, "params")]
-
-
-def _op_text(node) -> str:
-    attrs = {k: v for k, v in node.attrs.items() if v not in (None, False)}
-    if node.op.name == "transpose" and not attrs:
-        return "transpose"
-    if not attrs:
-        return node.op.name
-    text = ", ".join(f"{k}={v}" for k, v in sorted(attrs.items()))
-    return f"{node.op.name}({text})" if len(text) <= 24 else node.op.name
-
-
 # -- eager: backward ops are nodes ----------------------------------------------------------
-def _shape_str(shape) -> str:
-    return "×".join(str(d) for d in shape) if shape else "scalar"
-
-
 def _saved_info(node) -> list:
     """``(what, array-or-None, shape)`` for the values an OpBackward keeps for backward."""
     from ..eager.node import SavedTensor  # noqa: PLC0415

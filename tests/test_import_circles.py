@@ -1,0 +1,213 @@
+"""No import circles in ``tinygrad_edu/``: the modules form layers, imports point down.
+
+Every ``import`` statement counts, also one inside a function (a lazy import hides a circle
+from Python, not from a reader). Importing a submodule also runs its package's ``__init__``,
+but that is not counted as an edge: a package that re-exports its modules would otherwise sit
+in a circle with each of them.
+
+The circles that remain are listed in :data:`KNOWN_CIRCLES`, to be broken by later changes:
+the test fails on a circle that is not listed, and on a listed one that is gone (delete it
+from the list, so that it cannot come back).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tinygrad_edu"
+
+#: Circles not broken yet. Each entry: the modules of one circle (a strongly connected
+#: component of the import graph); the circle found may be smaller than the entry.
+KNOWN_CIRCLES = [
+    {  # the eager engine (tensor <-> dispatch <-> node <-> engine ...): issue 23, item 1
+        "tinygrad_edu.eager.tensor", "tinygrad_edu.eager.node", "tinygrad_edu.eager.dispatch",
+        "tinygrad_edu.eager.functional", "tinygrad_edu.eager.engine",
+        "tinygrad_edu.eager.autograd", "tinygrad_edu.eager.factories",
+        "tinygrad_edu.eager.dlpack",
+    },
+    {  # symbolic Program <-> serialize <-> control_flow: issue 23, item 2
+        "tinygrad_edu.symbolic.program", "tinygrad_edu.symbolic.serialize",
+        "tinygrad_edu.symbolic.control_flow",
+    },
+]  # fmt: skip
+
+
+#: The layers of the package, bottom first (docs/concepts/layers.md draws them): a module may
+#: import from its own unit and from the layers below it, never from above.
+LAYERS = [
+    ["backend", "dtypes", "cli"],  # cli finds its subcommands' modules by name (importlib)
+    ["ops"],
+    ["eager", "symbolic"],
+    ["linalg"],  # tg.linalg: functions over the eager engine
+    ["autograd", "nn", "optim", "data"],
+    ["compiler"],  # tg.compile: the eager engine traced into the symbolic one
+    ["(package)"],  # tinygrad_edu/__init__.py: `import tinygrad_edu as tg`
+    ["viz", "grading"],
+    ["lessons", "demo", "__main__"],
+]
+
+
+def unit(module: str) -> str:
+    """The subpackage or top-level module that ``module`` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "(package)"
+
+
+def unit_graph(graph: dict) -> dict:
+    """unit -> the other units it imports from."""
+    out: dict = {}
+    for module, targets in graph.items():
+        for t in targets:
+            if unit(t) != unit(module):
+                out.setdefault(unit(module), set()).add(unit(t))
+    return out
+
+
+def _modules() -> dict:
+    """module name -> its file."""
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict) -> set:
+    """The modules of the package that ``name`` imports, anywhere in its file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([base] if base else []))
+            # `from pkg import mod` imports the module pkg.mod; `from mod import name` imports mod
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                       for a in node.names]  # fmt: skip
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # `import a.b.c` of a module inside
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def circles(graph: dict) -> list:
+    """The strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, result, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter[0]
+                    counter[0] += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    component.add(m)
+                    if m == node:
+                        break
+                if len(component) > 1:
+                    result.append(component)
+    return result
+
+
+def test_the_finder_sees_a_circle_through_a_function_level_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [{"a", "b", "c"}]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_imports_inside_functions_are_edges():
+    graph = import_graph()
+    # viz.traverse imports the symbolic package inside symbolic_graph()
+    assert "tinygrad_edu.symbolic" in graph["tinygrad_edu.viz.traverse"]
+
+
+def test_no_import_circle_outside_the_known_list():
+    found = circles(import_graph())
+    new = [sorted(c) for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
+    assert not new, (
+        f"import circles: {new}. Make the imports point down (a module that needs something "
+        "from above receives it, it does not import it, not even inside a function)"
+    )
+
+
+def test_the_known_list_has_no_circle_that_is_gone():
+    found = circles(import_graph())
+    gone = [sorted(k) for k in KNOWN_CIRCLES if not any(c <= k for c in found)]
+    assert not gone, f"these circles are broken now: delete them from KNOWN_CIRCLES: {gone}"
+
+
+def test_every_unit_imports_only_from_the_layers_below():
+    level = {u: k for k, layer in enumerate(LAYERS) for u in layer}
+    units = {unit(m) for m in _modules()}
+    assert units <= set(level), f"put {sorted(units - set(level))} into a layer of LAYERS"
+    upward = sorted((a, b) for a, targets in unit_graph(import_graph()).items() for b in targets
+                    if level[b] >= level[a])  # fmt: skip
+    assert not upward, (
+        f"imports that point up or sideways: {upward}; a module that needs something from "
+        "above receives it (an argument, a registration), it does not import it"
+    )
+
+
+#: viz's modules in layers, bottom first (as its package docstring lists them)
+VIZ_LAYERS = [
+    ["records", "torch_graph", "style", "examples"],
+    ["blocks", "modules"],
+    ["traverse"],
+    ["symbolic_form", "eager_form", "run_engines", "im2col"],
+    ["draw", "order", "memory_plan", "stepper.record"],
+    ["stepper.captions", "stepper.layout", "stepper.export", "stepper.animate", "compiled"],
+    ["stepper", "player"],
+    ["cli", "(viz)"],
+]
+
+
+def test_viz_modules_import_only_from_the_layers_below():
+    prefix = "tinygrad_edu.viz"
+    level = {f"{prefix}.{m}" if m != "(viz)" else prefix: k
+             for k, layer in enumerate(VIZ_LAYERS) for m in layer}  # fmt: skip
+    graph = {m: t for m, t in import_graph().items() if m == prefix or m.startswith(prefix + ".")}
+    assert set(graph) == set(level), f"place {sorted(set(graph) ^ set(level))} in VIZ_LAYERS"
+    upward = sorted((a, b) for a, targets in graph.items() for b in targets
+                    if b in level and level[b] >= level[a])  # fmt: skip
+    assert not upward, f"viz imports that point up or sideways: {upward}"
+
+
+def test_the_viz_circle_is_gone():
+    found = circles(import_graph())
+    assert not [c for c in found if any(m.startswith("tinygrad_edu.viz") for m in c)]

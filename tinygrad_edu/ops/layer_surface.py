@@ -1,0 +1,98 @@
+r"""Layer surfaces: one declaration per layer function gives it to both engines.
+
+The layer functions of ``nn.functional`` (``conv2d``, ``max_pool2d``, ``avg_pool2d``,
+``adaptive_avg_pool2d``, ``pad``, ``batch_norm``, ``layer_norm``, ``embedding``, ``dropout``)
+check and normalise PyTorch's arguments, then apply one op (or a few). Each is declared once,
+beside its op (``ops/conv.py``, ``ops/pool.py`` ...), as a *template*: a function of an
+:class:`Engine` that returns the public function, with PyTorch's signature (names, order,
+defaults). The eager engine's ``tg.nn.functional.conv2d`` and the symbolic engine's
+``symbolic.conv2d`` are the same template run with two engines, so their signatures cannot
+drift apart (as the elementwise ops' surfaces, :mod:`tinygrad_edu.ops.surface`).
+
+>>> from tinygrad_edu.ops.layer_surface import LAYERS
+>>> sorted(LAYERS)[:4]
+['adaptive_avg_pool2d', 'avg_pool2d', 'batch_norm', 'conv2d']
+
+What differs between the engines is small and named in :class:`Engine`: how an argument
+becomes the engine's value, a constant made alongside, and the side effects PyTorch's functions
+have (``batch_norm`` updating running statistics, ``embedding``'s ``max_norm``, in-place
+``dropout``), which a symbolic graph cannot have: there the hook is ``None`` and the template
+says so in an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+__all__ = [
+    "Engine", "LAYERS", "declare_layer", "generate_layers", "known_shape", "side_effect_error",
+]  # fmt: skip
+
+
+class Engine(NamedTuple):
+    """What an engine hands the layer templates.
+
+    Attributes:
+        name: ``"eager"`` or ``"symbolic"`` (for messages).
+        apply: ``apply(op, *inputs, **attrs)``: run (eager) or build (symbolic) one op.
+        value: ``value(opname, what, x)``: ``x`` as the engine's value (a ``Tensor``, a
+            ``Node``), or a ``TypeError`` naming the op and the argument.
+        full_like: ``full_like(x, v)``: a constant shaped like ``x`` holding ``v``, with no
+            gradient (a missing ``weight`` or ``bias``).
+        index: ``index(x, ints)``: an integer index array for ``x`` (on its device).
+        indices: ``indices(ints, like)``: integer indices (a list or an array) as the engine's
+            value, on ``like``'s device (``embedding``'s ``input``).
+        update_running_stats: ``(x, running_mean, running_var, momentum)``: PyTorch's
+            in-place update in training; None where values cannot change (symbolic).
+        renorm_rows: ``(indices, weight, max_norm, norm_type)``: ``embedding``'s in-place
+            renormalisation; None where values cannot change.
+        dropout_mask: ``(x, p)``: the kept elements' scale, ``1/(1-p)`` or 0, shaped like ``x``.
+        mul_: ``(x, y)``: ``x *= y`` in place; None where values cannot change.
+    """
+
+    name: str
+    apply: Callable
+    value: Callable
+    full_like: Callable
+    index: Callable
+    indices: Callable
+    update_running_stats: Callable | None
+    renorm_rows: Callable | None
+    dropout_mask: Callable
+    mul_: Callable | None
+
+
+#: layer function name -> its template (``template(engine) -> function``)
+LAYERS: dict[str, Callable] = {}
+
+
+def declare_layer(name: str, template: Callable) -> None:
+    """Declare the layer function ``name`` (called beside the op it applies)."""
+    if name in LAYERS:
+        raise ValueError(f"layer function {name!r} is declared twice")
+    LAYERS[name] = template
+
+
+def generate_layers(engine: Engine) -> dict:
+    """Every declared layer function for ``engine``: a dict name -> function."""
+    out = {}
+    for name, template in LAYERS.items():
+        fn = template(engine)
+        fn.__name__ = fn.__qualname__ = name
+        out[name] = fn
+    return out
+
+
+def known_shape(x):
+    """``x.shape`` as a tuple, or None where a symbolic node's shape is not declared."""
+    shape = getattr(x, "shape", None)
+    return None if shape is None else tuple(shape)
+
+
+def side_effect_error(engine: Engine, opname: str, what: str, fix: str) -> Exception:
+    """The error for a side effect a symbolic graph cannot have."""
+    return NotImplementedError(
+        f"{opname}: {what} changes a tensor in place, which a {engine.name} graph cannot do "
+        f"(running it must not change its inputs); {fix}"
+    )

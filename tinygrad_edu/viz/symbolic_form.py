@@ -1,0 +1,215 @@
+"""The symbolic form (tensor-as-node) drawn: :func:`draw_symbolic` and :func:`add_symbolic`.
+
+Each tensor is a box (name, shape, dtype, value when known); one-input ops are labelled
+arrows, several-input ops a small junction circle where one arrow per input meets. Gradient
+nodes are dashed orange, sums of partial adjoints gold, control-flow blocks framed clusters.
+Which boxes and arrows exist is :mod:`.traverse`'s answer; how they look is :mod:`.style`'s.
+
+>>> from tinygrad_edu.symbolic import Variable
+>>> a = Variable("a", shape=(2,))
+>>> dot = draw_symbolic(a * a, legend=False)
+>>> dot.source.count("t1 -> op0")  # two arrows from a into the multiplication
+2
+"""
+
+from __future__ import annotations
+
+from .blocks import cluster_tree
+from .style import (
+    COLORS,
+    DEFAULT_MAX_NODES,
+    EDGE_COLORS,
+    SYMBOLIC_LEGEND,
+    box_label,
+    finish,
+    format_array,
+    graphviz_module,
+    join_parts,
+    legend_table,
+    new_graph,
+    same_rank,
+    shape_text,
+)
+from .traverse import GraphData, symbolic_graph
+from .traverse import collapse as collapse_chains
+
+__all__ = ["draw_symbolic", "add_symbolic"]
+
+
+def _symbolic_values(nodes, values, feed):
+    """node -> numpy value, from ``values`` and/or by running an Executor on ``feed``."""
+    out = dict(values or {})
+    if feed:
+        from ..symbolic import Executor  # noqa: PLC0415
+
+        for node, v in Executor(nodes).run(feed, return_all=True).items():
+            out.setdefault(node, v)
+    return out
+
+
+def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labels=None) -> None:
+    """Add the records of a symbolic graph to Digraph ``g`` (ids prefixed with ``prefix``).
+
+    ``decorate(record)``, when given, returns a dict with optional ``"rows"`` (extra label
+    rows ``(caption, lines, colour)``), ``"attrs"`` (DOT attribute overrides) and ``"title"``
+    for a record; the stepper uses it to colour the node being computed.
+    ``labels`` maps a symbolic node to a title to use instead of its own.
+    """
+    values = values or {}
+    clusters = _block_clusters(data, prefix)
+
+    def place(rec):  # the cluster of the control-flow block holding the record, else g
+        return clusters.get(rec.info.get("block"), g)
+
+    partial_of = {}
+    for rec in data.nodes:
+        node = rec.ref
+        if rec.kind == "tensor" and rec.info["adjoint_sum"] and rec.info.get("grad_of"):
+            for inp in node.inputs:
+                if inp.is_gradient and not inp.is_adjoint_sum and inp.grad_of is None:
+                    what = rec.info["grad_of"]
+                    if not what.startswith("∂") and labels and node in labels:
+                        what = labels[node]  # no seed drawn (an optimised graph): its label
+                    partial_of.setdefault(inp, what)
+    for rec in data.nodes:
+        deco = decorate(rec) if decorate else {}
+        extra, over = deco.get("rows", ()), deco.get("attrs", {})
+        nid = prefix + rec.id
+        if rec.kind == "op":
+            style = "dashed" if rec.info["gradient"] else "solid"
+            color = EDGE_COLORS["gradient" if rec.info["gradient"] else "forward"]
+            big = len(rec.label) <= 2
+            attrs = dict(
+                shape="circle" if big else "ellipse",
+                width="0.32",
+                height="0.32",
+                fixedsize="true" if big else "false",
+                style=style,
+                color=color,
+                fontsize="13" if big else "10",
+                margin="0.02",
+            )
+            attrs.update(over)
+            place(rec).node(nid, rec.label, **attrs)
+            continue
+        if rec.kind == "elision":
+            fill, border = COLORS["elision"]
+            attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
+            g.node(nid, rec.label, **{**attrs, **over})
+            continue
+        info, node = rec.info, rec.ref
+        kind = (
+            "adjoint_sum"
+            if info["adjoint_sum"]
+            else "gradient"
+            if info["gradient"]
+            else "variable"
+            if info["variable"]
+            else "constant"
+            if info["constant"]
+            else "tensor"
+        )
+        fill, border = COLORS[kind]
+        title, sub = rec.label, shape_text(info["shape"], info["dtype"])
+        if info.get("grad_of"):
+            title = info["grad_of"]
+            sub = join_parts("Σ partial adjoints" if info["adjoint_sum"] else None, sub)
+        elif info["adjoint_sum"]:
+            title = "Σ partial adjoints"
+        elif node in partial_of:
+            title = f"partial of {partial_of[node]}"
+        if labels and node in labels and labels[node] != title:
+            known = info.get("grad_of", "").startswith("∂")  # a title naming what it differentiates
+            title = f"{title} = {labels[node]}" if known else labels[node]
+        title = deco.get("title", title)
+        if info.get("collapsed"):
+            sub = join_parts(f"chain of {info['collapsed']} {info['op']} ops", sub)
+        if info.get("param"):
+            sub = join_parts("block argument", sub)
+        rows = []
+        if node in values:
+            rows.append(
+                (
+                    "value" if not info["gradient"] else "gradient value",
+                    format_array(values[node]),
+                    "#0f172a",
+                )
+            )
+        rows.extend(extra)
+        style = "filled,dashed" if info["gradient"] else "filled"
+        if info["variable"] or info["output"]:
+            style += ",bold"
+        attrs = dict(shape="box", style=style + ",rounded", fillcolor=fill, color=border)
+        attrs.update(over)
+        place(rec).node(
+            nid, box_label(title, sub, rows, title_size=12 if info["constant"] else 14), **attrs
+        )
+    _attach_clusters(g, data, clusters)
+    same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "tensor" and r.info["variable"]])
+    for e in data.edges:
+        attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
+        if e.kind == "gradient":
+            attrs["style"] = "dashed"
+        if e.kind == "block":
+            attrs["style"] = "dotted"
+        if e.dst.startswith("op"):
+            attrs["arrowhead"] = "none"
+        if decorate:
+            attrs.update(decorate(e).get("attrs", {}))
+        g.edge(prefix + e.src, prefix + e.dst, label=f" {e.label} " if e.label else None, **attrs)
+
+
+def _block_clusters(data: GraphData, prefix: str) -> dict:
+    """One cluster subgraph per control-flow block of ``data`` (see :mod:`.blocks`)."""
+    gv = graphviz_module() if data.blocks else None
+    clusters = {}
+    for key, _, label in data.blocks:
+        c = gv.Digraph(name=f"cluster_{prefix}{key}")
+        c.attr(label=label, style="rounded,dashed", color="#7c3aed", fontcolor="#5b21b6",
+               fontsize="11", labeljust="l", margin="10")  # fmt: skip
+        clusters[key] = c
+    return clusters
+
+
+def _attach_clusters(g, data: GraphData, clusters: dict) -> None:
+    """Nest each block's cluster in its parent's (innermost first), the outermost in ``g``."""
+    for key, parent, _ in reversed(cluster_tree(data.blocks)):
+        clusters.get(parent, g).subgraph(clusters[key])
+
+
+def draw_symbolic(
+    nodes,
+    values=None,
+    feed=None,
+    max_nodes: int | None = DEFAULT_MAX_NODES,
+    legend: bool = True,
+    title: str | None = None,
+    labels=None,
+):
+    """Draw a symbolic graph: tensors are boxes, ops are the arrows (and junctions).
+
+    Args:
+        nodes: the output Node(s); everything they depend on is drawn, gradient graphs too.
+        values: optional dict node -> array (e.g. ``Executor(...).run(feed, return_all=True)``)
+            shown in the boxes.
+        feed: optional feed_dict; the graph is run with an Executor to show every value.
+        max_nodes: collapse long chains / elide the rest beyond this many boxes (None: never).
+        legend: add a colour legend under the drawing.
+        title: an optional title.
+        labels: optional dict node -> title, e.g. ``{dx: "dx"}`` for the results of
+            ``gradients()`` (shown next to the adjoint's own name when they differ).
+
+    >>> from tinygrad_edu.symbolic import Variable, gradients
+    >>> x = Variable("x", shape=(3,))
+    >>> y = (x * x).sum()
+    >>> dot = draw_symbolic([y] + gradients(y, [x]))
+    >>> "Σ partial adjoints" in dot.source
+    True
+    """
+    data = collapse_chains(symbolic_graph(nodes, labels), max_nodes)
+    roots = [data.node(i).ref for i in data.outputs]
+    vals = _symbolic_values(roots, values, feed)
+    g = new_graph("symbolic")
+    add_symbolic(g, data, vals, labels=labels)
+    finish(g, legend and legend_table(SYMBOLIC_LEGEND, title), title)
+    return g
