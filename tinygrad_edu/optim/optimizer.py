@@ -1,4 +1,4 @@
-r"""``Optimizer``: the base class of SGD and Adam.
+r"""``Optimizer``: the base class of every optimizer (SGD, Adam, AdamW, RMSprop, ...).
 
 An optimizer holds *parameter groups* (lists of parameters that share settings such as the
 learning rate) and per-parameter *state* (momentum buffers, Adam's moments). ``step()`` reads
@@ -27,7 +27,7 @@ import copy
 import numpy as _np  # state_dict() hands back numpy arrays
 
 from .. import backend
-from ..eager.grad_mode import no_grad
+from ..eager.grad_mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -41,7 +41,9 @@ class Optimizer:
             ``{"params": [...], "lr": ...}`` (parameter groups with their own settings).
         defaults: the settings a group gets when it does not name them.
 
-    Subclasses implement ``_update(p, grad, state, group)`` on raw backend arrays.
+    Subclasses implement ``_update(p, grad, state, group)`` on raw backend arrays. What every
+    optimizer shares is done here once: ``maximize=True`` (ascend: the gradient's sign is
+    flipped before the subclass sees it) and ``step(closure)``.
     """
 
     def __init__(self, params, defaults: dict):
@@ -87,18 +89,35 @@ class Optimizer:
                 else:
                     p.grad.data[...] = 0
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient (see the subclass for the formula)."""
+    def step(self, closure=None):
+        """Update every parameter that has a gradient (see the subclass for the formula).
+
+        ``closure``, when given, is called first (with grad mode on) to recompute the loss and
+        its gradients, as L-BFGS-style code does; its result is returned (else None).
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     state = self.state.setdefault(id(p), {})
-                    new = self._update(p.data, p.grad.data, state, group)
+                    grad = -p.grad.data if group.get("maximize") else p.grad.data
+                    new = self._update(p.data, grad, state, group)
                     if new is not p.data:
                         p.data[...] = new
                     p._version[0] += 1  # see NOTE [Optimizer updates are in place]
+        return loss
+
+    def _check(self, **values) -> None:
+        """Refuse negative settings, naming the optimizer and the setting (PyTorch: "Invalid
+        learning rate")."""
+        for name, v in values.items():
+            if v < 0:
+                raise ValueError(f"{type(self).__name__}: invalid {name} {v}; it must be >= 0")
 
     def _update(self, p, grad, state: dict, group: dict):
         """Return the new value of ``p`` (raw arrays), or update ``p`` in place and return it."""
