@@ -13,20 +13,27 @@ tensor([2., 4.])
 """
 
 from . import autograd, eager
+from .backend import device, get_default_device, set_default_device
 from .dtypes import (
     bool,
     double,
+    dtype,
+    finfo,
     float,
     float16,
     float32,
     float64,
+    get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
     int32,
     int64,
+    is_floating_point,
     long,
+    set_default_dtype,
     short,
     uint8,
 )
@@ -64,7 +71,16 @@ from .eager import (
 )
 from .eager.functional import FUNCTIONS as _FUNCTIONS
 from .eager.functional import softmax_cross_entropy, sum_to
+from .eager.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    seed,
+    set_rng_state,
+)
 from .ops import ShapeError
+from .size import Size
 
 __version__ = "0.1.0"
 
@@ -92,13 +108,18 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
     "autograd", "eager", "nn", "symbolic", "optim", "from_dlpack", "save", "load",
+    "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
+    "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
+    "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "cuda", "backends", "accelerator", "testing",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading"):
+    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "cuda", "backends",
+                "accelerator", "testing", "utils"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)

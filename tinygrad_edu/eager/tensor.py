@@ -140,7 +140,7 @@ class Tensor:
 
     @property
     def device(self) -> str:
-        return str(self._device)
+        return backend.device_name(self._device)  # a str: "cpu", "cuda:0"; .type, .index
 
     @property
     def is_leaf(self) -> bool:
@@ -227,7 +227,7 @@ class Tensor:
     def __repr__(self) -> str:
         values = self.numpy()
         body = _np.array2string(values, separator=", ", precision=4)
-        default = _np.float32 if values.dtype.kind == "f" else _np.int64
+        default = backend.default_float(_np) if values.dtype.kind == "f" else _np.int64
         extra = "" if values.dtype in (default, _np.bool_) else f", dtype={values.dtype}"
         if self._device.type != "cpu":
             extra += f", device='{self.device}'"
@@ -632,7 +632,7 @@ def _to_array(data, dtype, dev):
                 "nested lists of numbers, or an array"
             )
         if dtype is None:
-            dtype = xp.bool if probe.dtype == _np.bool_ else xp.float32
+            dtype = xp.bool if probe.dtype == _np.bool_ else backend.default_float(xp)
         return (
             xp.asarray(_np.asarray(data), dtype=dtype)
             if dev.type == "cpu"
