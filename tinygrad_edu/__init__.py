@@ -111,7 +111,7 @@ __all__ = [
     "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
     "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
     "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "cuda", "backends", "accelerator", "testing",
+    "cuda", "backends", "accelerator", "testing", "utils",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
