@@ -9,8 +9,9 @@
 ['0.bias', '0.weight', '2.bias', '2.weight']
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import GELU, LeakyReLU, LogSoftmax, Softmax, Softplus
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv2d
 from .embedding import Embedding
 from .layers import (
@@ -40,5 +41,5 @@ __all__ = [
     "init", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d",
     "LayerNorm", "Embedding", "ModuleList",
     "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "NLLLoss", "L1Loss", "BCELoss",
-    "BCEWithLogitsLoss",
+    "BCEWithLogitsLoss", "ModuleDict", "ParameterList", "ParameterDict", "utils",
 ]  # fmt: skip
