@@ -85,7 +85,8 @@ from .size import Size
 __version__ = "0.1.0"
 
 # The op functions (tg.exp, tg.sum, tg.cat, tg.where ...) are generated from the op library's
-# surface table together with the Tensor methods; see tinygrad_edu.ops.surface.
+# surface table together with the Tensor methods; see tinygrad_edu.ops.surface. They take
+# PyTorch's out= keyword too, added once for all of them (tinygrad_edu.eager.out).
 globals().update(_FUNCTIONS)
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "device_of",
     "to_device",
     "to_numpy",
+    "astype",
     "cuda_available",
     "use_cpu_namespace",
     "default_float",
@@ -215,6 +216,13 @@ def to_device(array: Any, device: str | Device, src: str | Device | None = None)
         return array.get() if hasattr(array, "get") else _np.asarray(array)
     xp = get_namespace(dev)
     return xp.asarray(array)
+
+
+def astype(array, dtype):
+    """``array`` converted to ``dtype`` (a copy), in any namespace: the array API's
+    ``xp.astype`` where the namespace has it, else the array's own ``astype`` (CuPy)."""
+    cast = getattr(namespace_of(array), "astype", None)
+    return cast(array, dtype) if cast is not None else array.astype(dtype)
 
 
 def to_numpy(array):

@@ -19,6 +19,7 @@ from ..ops import ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
+from .out import with_out
 from .tensor import Tensor, _as_array
 
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
@@ -283,5 +284,6 @@ def _namespace(dev, data):
 
 # -- the op methods: generated from the surface table (see tinygrad_edu.ops.surface) ---------
 _METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
+FUNCTIONS = {_name: with_out(_fn) for _name, _fn in FUNCTIONS.items()}  # tg.exp(x, out=y)
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

@@ -374,14 +374,12 @@ class Module:
         with no_grad():
             for t in self._tensors():
                 if which(t):
-                    xp = backend.namespace_of(t.data)
-                    dt = getattr(xp, dtype_name)
+                    dt = getattr(backend.namespace_of(t.data), dtype_name)
                     if t.data.dtype != dt:
-                        cast = getattr(xp, "astype", None)  # numpy 2 and the array API
-                        t.data = cast(t.data, dt) if cast else t.data.astype(dt)
+                        t.data = backend.astype(t.data, dt)
                         t._version[0] += 1
                         if t._grad is not None:
-                            t._grad = Tensor(t._grad.data.astype(dt), device=t._device)
+                            t._grad = Tensor(backend.astype(t._grad.data, dt), device=t._device)
         return self
 
     def cpu(self) -> Module:

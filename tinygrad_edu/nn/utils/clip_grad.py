@@ -46,8 +46,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     xp = backend.namespace_of(tensors[0].data)
     norms = [_norm(xp, t.data, norm_type) for t in tensors]
     dtype = norms[0].dtype
-    total = _norm(xp, xp.stack([xp.astype(n, dtype) if hasattr(xp, "astype") else n.astype(dtype)
-                                for n in norms]), norm_type)  # fmt: skip
+    total = _norm(xp, xp.stack([backend.astype(n, dtype) for n in norms]), norm_type)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
@@ -67,7 +66,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     xp = backend.namespace_of(total.data)
     coef = xp.minimum(float(max_norm) / (total.data + 1e-6), xp.ones((), dtype=total.dtype))
     for g in grads:
-        g.data *= xp.astype(coef, g.dtype) if hasattr(xp, "astype") else coef.astype(g.dtype)
+        g.data *= backend.astype(coef, g.dtype)
         g._version[0] += 1
     return total
 
