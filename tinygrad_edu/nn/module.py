@@ -498,13 +498,16 @@ def save(state, path: str | os.PathLike) -> str:
     return path
 
 
-def load(path: str | os.PathLike) -> dict[str, _np.ndarray]:
+def load(path: str | os.PathLike, map_location=None, *, weights_only: bool = True,
+         mmap=None) -> dict[str, _np.ndarray]:  # fmt: skip
     """Read a state dict written by :func:`save` (never unpickles: ``allow_pickle=False``).
 
     A file that is not such an archive (truncated, damaged, another format) is a
     ``ValueError`` naming the file. ``load("model.pt")`` finds ``model.pt.npz``, the name
     ``save(state, "model.pt")`` wrote, so PyTorch's ``torch.save``/``torch.load`` spelling
-    works unchanged."""
+    works unchanged. PyTorch's ``map_location``, ``weights_only`` and ``mmap`` are accepted:
+    the arrays come back as numpy arrays (``load_state_dict`` puts them on the model's
+    device), and nothing is ever unpickled, whatever ``weights_only`` says."""
     path = os.fspath(path)
     if not os.path.exists(path) and os.path.exists(path + ".npz"):
         path += ".npz"
