@@ -163,3 +163,14 @@ def test_add_param_group_gets_defaults_and_its_own_lr():
 def test_bad_settings_are_value_errors_naming_the_setting(make, word):
     with pytest.raises(ValueError, match=word):
         make([nn.Parameter([1.0])])
+
+
+@pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}{kw}" for n, kw in CASES])
+def test_state_is_keyed_by_parameter_with_torchs_names(name, kw):
+    p = nn.Parameter([1.0, 2.0])
+    q = torch.tensor([1.0, 2.0], requires_grad=True)
+    ours, theirs = getattr(optim, name)([p], **kw), getattr(torch.optim, name)([q], **kw)
+    for t, opt in ((p, ours), (q, theirs)):
+        (t * t).sum().backward()
+        opt.step()
+    assert set(ours.state[p]) == set(theirs.state[q])

@@ -324,16 +324,16 @@ class device(str):  # noqa: N801  (PyTorch's name)
         return (device, (self.type, self.index))
 
 
-_NAMES: dict = {}
-
-
 def device_name(dev: Device) -> device:
     """The :class:`device` (a string, ``"cpu"``, ``"cuda:0"``) naming ``dev``: what
-    ``x.device`` returns, made once per device."""
-    name = _NAMES.get(dev)
-    if name is None:
-        name = _NAMES[dev] = device(str(dev))
-    return name
+    ``x.device`` returns, made once per Device object and kept on it (``x.device`` is read
+    often)."""
+    try:
+        return dev.__dict__["_name"]
+    except KeyError:
+        name = device(str(dev))
+        object.__setattr__(dev, "_name", name)  # a cache on a frozen dataclass
+        return name
 
 
 def is_floating(dtype) -> bool:

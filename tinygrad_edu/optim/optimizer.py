@@ -49,7 +49,7 @@ class Optimizer:
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
-        self.state: dict[int, dict] = {}  # id(param) -> that parameter's state
+        self.state: dict = {}  # param -> its state (PyTorch's opt.state[p]; keyed by identity)
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -104,7 +104,7 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    state = self.state.setdefault(id(p), {})
+                    state = self.state.setdefault(p, {})
                     grad = -p.grad.data if group.get("maximize") else p.grad.data
                     new = self._update(p.data, grad, state, group)
                     if new is not p.data:
@@ -135,9 +135,9 @@ class Optimizer:
                 ids.append(index[id(p)])
             groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
         state = {
-            index[pid]: {k: (backend.to_device(v, "cpu") if hasattr(v, "shape") else v)
+            index[id(p)]: {k: (backend.to_device(v, "cpu") if hasattr(v, "shape") else v)
                          for k, v in s.items()}
-            for pid, s in self.state.items() if pid in index
+            for p, s in self.state.items() if id(p) in index
         }  # fmt: skip
         return {"state": copy.deepcopy(state), "param_groups": groups}
 
@@ -156,7 +156,7 @@ class Optimizer:
         for i, s in state_dict["state"].items():
             p = params[int(i)]
             xp = backend.namespace_of(p.data)
-            self.state[id(p)] = {
+            self.state[p] = {
                 k: (xp.asarray(backend.to_device(_np.asarray(v), p.device))
                     if hasattr(v, "shape") else v)
                 for k, v in s.items()
