@@ -23,6 +23,11 @@ SCHEDULES = [
                         three_phase=True)),
     ("CosineAnnealingWarmRestarts", dict(T_0=5, T_mult=2, eta_min=0.001)),
     ("CosineAnnealingWarmRestarts", dict(T_0=7)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.95)),
+    ("PolynomialLR", dict(total_iters=12, power=2.0)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=4, step_size_down=3)),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=3, mode="triangular2")),
+    ("CyclicLR", dict(base_lr=0.01, max_lr=0.1, step_size_up=5, mode="exp_range", gamma=0.9)),
 ]
 
 
@@ -60,6 +65,21 @@ def test_one_cycle_moves_adams_beta1():
     kw = dict(max_lr=0.5, epochs=3, steps_per_epoch=10, pct_start=0.25)
     assert (_sequence(optim, "OneCycleLR", kw, kind="Adam")
             == _sequence(torch, "OneCycleLR", kw, kind="Adam"))  # fmt: skip
+
+
+def test_chained_schedulers_multiply():
+    def run(lib, mod):
+        opt = _opt(lib)
+        s = mod.ChainedScheduler([mod.ConstantLR(opt, factor=0.5, total_iters=3),
+                                  mod.ExponentialLR(opt, gamma=0.9)])  # fmt: skip
+        out = []
+        for _ in range(10):
+            out.append(tuple(s.get_last_lr()))
+            opt.step()
+            s.step()
+        return out, s.state_dict()["_schedulers"][1]["last_epoch"]
+
+    assert run(optim, ours) == run(torch, torch.optim.lr_scheduler)
 
 
 def test_sequential_warmup_then_cosine():

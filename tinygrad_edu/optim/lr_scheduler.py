@@ -31,7 +31,7 @@ from .optimizer import Optimizer
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
     "LinearLR", "ConstantLR", "OneCycleLR", "CosineAnnealingWarmRestarts", "ReduceLROnPlateau",
-    "SequentialLR",
+    "SequentialLR", "MultiplicativeLR", "PolynomialLR", "ChainedScheduler", "CyclicLR",
 ]  # fmt: skip
 
 
@@ -110,8 +110,9 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per group)."""
+class _Lambdas(LRScheduler):
+    """A schedule given by functions of the epoch, one per group (LambdaLR,
+    MultiplicativeLR)."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1) -> None:
         n = len(optimizer.param_groups)
@@ -121,10 +122,10 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self) -> dict:
         """As the base class, but functions are not saved (only callable objects' state)."""
@@ -140,6 +141,42 @@ class LambdaLR(LRScheduler):
         for f, s in zip(self.lr_lambdas, saved):
             if s is not None:
                 f.__dict__.update(s)
+
+
+class LambdaLR(_Lambdas):
+    """``lr = base_lr * lr_lambda(epoch)`` (one function, or one per group)."""
+
+    def get_lr(self):
+        return [base * f(self.last_epoch) for f, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_Lambdas):
+    """Multiply the rate by ``lr_lambda(epoch)`` every epoch."""
+
+    def get_lr(self):
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [lr * f(self.last_epoch) for f, lr in zip(self.lr_lambdas, _lrs(self.optimizer))]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate to 0 over ``total_iters`` epochs as $(1 - t/T)^{power}$."""
+
+    def __init__(self, optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:  # fmt: skip
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        e, T = self.last_epoch, self.total_iters
+        decay = ((1.0 - e / T) / (1.0 - (e - 1) / T)) ** self.power
+        return [lr * decay for lr in _lrs(self.optimizer)]
+
+    def _get_closed_form_lr(self):
+        frac = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [b * (1.0 - frac) ** self.power for b in self.base_lrs]
 
 
 class StepLR(LRScheduler):
@@ -410,6 +447,90 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
+class CyclicLR(LRScheduler):
+    """The rate cycles between ``base_lr`` and ``max_lr`` (Smith's cyclical learning rates):
+    up over ``step_size_up`` steps, down over ``step_size_down``; ``mode`` ``"triangular2"``
+    halves the amplitude each cycle, ``"exp_range"`` scales it by ``gamma**step``; momentum
+    cycles the other way. Step it once per **batch**."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn=None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9,
+                 last_epoch: int = -1) -> None:  # fmt: skip
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self.scale_mode = mode, gamma, scale_mode
+        self._scale_fn_custom = scale_fn
+        if scale_fn is None:  # the modes' own scale functions work per cycle or per step
+            self.scale_mode = "iterations" if mode == "exp_range" else "cycle"
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")  # fmt: skip
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(self.max_momentums, self.base_momentums,
+                                       optimizer.param_groups):  # fmt: skip
+                    _set_momentum(group, m, self.use_beta1)
+                    group["max_momentum"], group["base_momentum"] = m, b
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            factor = x / self.step_ratio
+        else:
+            factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [b + (m - b) * factor * scale for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for b, m, group in zip(self.base_momentums, self.max_momentums,
+                                   self.optimizer.param_groups):  # fmt: skip
+                _set_momentum(group, m - (m - b) * factor * scale, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = (None if fn is None or isinstance(fn, types.FunctionType)
+                                     else dict(fn.__dict__))  # fmt: skip
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom")
+        self.__dict__.update(state)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+
+
 def _per_group(name, optimizer, value) -> list:
     n = len(optimizer.param_groups)
     if isinstance(value, list | tuple):
@@ -488,21 +609,57 @@ class ReduceLROnPlateau(LRScheduler):
         self._last_lr = _lrs(self.optimizer)
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """A schedule made of other schedules of one optimizer (SequentialLR,
+    ChainedScheduler); their states are saved inside its own."""
+
+    def _check(self, optimizer, schedulers) -> None:
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+        for i, s in enumerate(schedulers):
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler "
+                                 f"(index {i}): it needs a metric in step()")  # fmt: skip
+            if getattr(s, "optimizer", None) is not optimizer:
+                raise ValueError(f"{name} expects all schedulers to belong to the same "
+                                 f"optimizer, but scheduler {i} ({type(s).__name__}) does not")
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state = dict(state_dict)
+        saved = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, d in zip(self._schedulers, saved):
+            s.load_state_dict(d)
+
+
+class ChainedScheduler(_Composite):
+    """Step every scheduler in ``schedulers`` at each step (their factors multiply)."""
+
+    def __init__(self, schedulers: list, optimizer=None) -> None:
+        optimizer = optimizer or (schedulers[0].optimizer if schedulers else None)
+        self._check(optimizer, schedulers)
+        self._schedulers, self.optimizer = list(schedulers), optimizer
+        self._last_lr = _lrs(optimizer)
+
+    def step(self) -> None:
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = _lrs(self.optimizer)
+
+
+class SequentialLR(_Composite):
     """Run ``schedulers`` one after another, switching at the epochs in ``milestones``
     (e.g. a ``LinearLR`` warm-up, then ``CosineAnnealingLR``)."""
 
     def __init__(self, optimizer, schedulers: list, milestones: list[int],
                  last_epoch: int = -1) -> None:  # fmt: skip
-        if len(schedulers) < 1:
-            raise ValueError("SequentialLR expects at least one scheduler, but got no scheduler.")
-        for i, s in enumerate(schedulers):
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"SequentialLR does not support `ReduceLROnPlateau` scheduler "
-                                 f"(index {i}): it needs a metric in step()")  # fmt: skip
-            if getattr(s, "optimizer", None) is not optimizer:
-                raise ValueError(f"SequentialLR expects all schedulers to belong to the same "
-                                 f"optimizer, but scheduler {i} ({type(s).__name__}) does not")
+        self._check(optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(f"SequentialLR expects one milestone fewer than schedulers, got "
                              f"{len(schedulers)} schedulers and {len(milestones)} milestones")
@@ -526,15 +683,3 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state = dict(state_dict)
-        saved = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for s, d in zip(self._schedulers, saved):
-            s.load_state_dict(d)
