@@ -103,6 +103,8 @@ def test_get_submodule_parameter_buffer():
     ours, theirs = _pair()
     assert ours.get_submodule("blocks.mix") is ours.blocks["mix"]
     assert ours.get_submodule("") is ours
+    with pytest.raises(TypeError, match="dotted name"):
+        ours.get_submodule(0)
     assert ours.get_parameter("blocks.mix.weight") is ours.blocks["mix"].weight
     assert ours.get_parameter("scales.1") is ours.scales[1]
     assert ours.get_buffer("mask") is ours.mask

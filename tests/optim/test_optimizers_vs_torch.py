@@ -174,3 +174,13 @@ def test_state_is_keyed_by_parameter_with_torchs_names(name, kw):
         (t * t).sum().backward()
         opt.step()
     assert set(ours.state[p]) == set(theirs.state[q])
+
+
+def test_params_that_are_not_an_iterable_of_tensors_are_type_errors():
+    lin = nn.Linear(2, 1)
+    with pytest.raises(TypeError, match="model.parameters()"):
+        optim.AdamW(lin)
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        optim.Adam(lin.weight)  # one tensor: PyTorch's TypeError, not a row-by-row walk
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        torch.optim.Adam(torch.zeros(2, requires_grad=True))

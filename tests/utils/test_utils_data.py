@@ -230,6 +230,8 @@ def test_datasets_subset_concat_split():
     ds = _tensors(tg)
     with pytest.raises(ValueError, match="Size mismatch"):
         ud.TensorDataset(tg.zeros(3), tg.zeros(4))
+    with pytest.raises(TypeError, match="argument 1 is a list"):
+        ud.TensorDataset(tg.zeros(3), [1, 2, 3])
     sub = ud.Subset(ds, [4, 2])
     assert len(sub) == 2 and sub[1][1].item() == 2
     cat = ds + sub

@@ -267,6 +267,9 @@ class Module:
 
     def get_submodule(self, target: str) -> Module:
         """The sub-module at the dotted path ``target`` (``""``: this module)."""
+        if not isinstance(target, str):
+            raise TypeError(f"get_submodule: target must be a dotted name such as 'layers.0', "
+                            f"got {type(target).__name__} {target!r}")  # fmt: skip
         mod = self
         for item in target.split(".") if target else []:
             if item not in mod._modules or mod._modules[item] is None:

@@ -50,6 +50,11 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
         self.state: dict = {}  # param -> its state (PyTorch's opt.state[p]; keyed by identity)
+        if isinstance(params, Tensor) or not hasattr(params, "__iter__"):
+            hint = "model.parameters()" if hasattr(params, "parameters") else "[tensor]"
+            raise TypeError(f"{type(self).__name__}: params argument given to the optimizer "
+                            f"should be an iterable of Tensors or dicts, but got "
+                            f"{type(params).__name__}; pass {hint}")  # fmt: skip
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")

@@ -59,6 +59,10 @@ class TensorDataset(Dataset):
     def __init__(self, *tensors) -> None:
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor")
+        for i, t in enumerate(tensors):
+            if not hasattr(t, "shape"):
+                raise TypeError(f"TensorDataset: argument {i} is a {type(t).__name__}, not a "
+                                "tensor; make it one with tg.tensor(...)")  # fmt: skip
         sizes = [t.shape[0] if len(t.shape) else None for t in tensors]
         if None in sizes or any(s != sizes[0] for s in sizes):
             shapes = ", ".join(str(tuple(t.shape)) for t in tensors)
