@@ -86,3 +86,64 @@ def test_optimization_tutorial_runs_and_learns(tmp_path):
     model2.load_state_dict(torch.load(path, weights_only=True, map_location="cpu"))
     model2.eval()
     assert test_loop(test_dataloader, model2, loss_fn) == last
+
+
+def test_bigram_language_model_lecture_loop():
+    """The bigram model of the character-level lectures, as they write it (device probe,
+    ``@torch.no_grad()`` evaluation, AdamW, ``zero_grad(set_to_none=True)``, gradient
+    clipping); sampling needs ``multinomial``, an op of its own, so this stops at training."""
+    F = torch.nn.functional
+    batch_size, block_size, max_iters, eval_iters = 16, 8, 150, 5
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.manual_seed(1337)
+    text = "First Citizen: Before we proceed any further, hear me speak. All: Speak, speak. " * 20
+    chars = sorted(set(text))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
+    n = int(0.9 * len(data))
+    train_data, val_data = data[:n], data[n:]
+
+    def get_batch(split):
+        data = train_data if split == "train" else val_data
+        ix = torch.randint(len(data) - block_size, (batch_size,))
+        x = torch.stack([data[i:i + block_size] for i in ix])
+        y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
+        return x.to(device), y.to(device)
+
+    class BigramLanguageModel(nn.Module):
+        def __init__(self, vocab_size):
+            super().__init__()
+            self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+
+        def forward(self, idx, targets=None):
+            logits = self.token_embedding_table(idx)
+            B, T, C = logits.shape
+            loss = F.cross_entropy(logits.view(B * T, C), targets.view(B * T))
+            return logits, loss
+
+    @torch.no_grad()
+    def estimate_loss():
+        out = {}
+        model.eval()
+        for split in ["train", "val"]:
+            losses = torch.zeros(eval_iters)
+            for k in range(eval_iters):
+                X, Y = get_batch(split)
+                _, loss = model(X, Y)
+                losses[k] = loss.item()
+            out[split] = losses.mean().item()
+        model.train()
+        return out
+
+    model = BigramLanguageModel(len(chars)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    before = estimate_loss()
+    for _ in range(max_iters):
+        xb, yb = get_batch("train")
+        _, loss = model(xb, yb)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    after = estimate_loss()
+    assert after["train"] < before["train"] - 1.0 and after["val"] < before["val"] - 1.0
