@@ -81,6 +81,17 @@ def test_set_default_device_moves_the_factories():
     assert str(tg.get_default_device()) == str(torch.get_default_device())
 
 
+def test_float32_matmul_precision_is_recorded():
+    assert tg.get_float32_matmul_precision() == torch.get_float32_matmul_precision() == "highest"
+    try:
+        tg.set_float32_matmul_precision("high")
+        assert tg.get_float32_matmul_precision() == "high"
+    finally:
+        tg.set_float32_matmul_precision("highest")
+    with pytest.raises(RuntimeError, match="Invalid argument"):
+        tg.set_float32_matmul_precision("fast")
+
+
 # -- dtypes ---------------------------------------------------------------------------------------
 def test_set_default_dtype_changes_new_floats_only():
     assert tg.get_default_dtype() is tg.float32

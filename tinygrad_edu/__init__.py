@@ -14,6 +14,7 @@ tensor([2., 4.])
 
 from . import autograd, eager
 from .backend import device, get_default_device, set_default_device
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
     bool,
     double,
@@ -112,7 +113,8 @@ __all__ = [
     "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
     "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
     "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "cuda", "backends", "accelerator", "testing", "utils",
+    "cuda", "backends", "accelerator", "testing", "utils", "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 

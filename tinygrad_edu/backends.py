@@ -18,7 +18,24 @@ from types import SimpleNamespace
 
 from . import cuda as _cuda
 
-__all__ = ["cuda", "cudnn", "mps", "mkldnn", "openmp"]
+__all__ = ["cuda", "cudnn", "mps", "mkldnn", "openmp", "set_float32_matmul_precision",
+           "get_float32_matmul_precision"]  # fmt: skip
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """PyTorch's switch for TF32/bfloat16 matmuls ("highest", "high", "medium"): recorded and
+    reported back, but float32 matmuls here always run in full float32."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid argument passed to set_float32_matmul_precision: "
+                           f"{precision!r}; use 'highest', 'high' or 'medium'")  # fmt: skip
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """What :func:`set_float32_matmul_precision` last set ("highest" at first)."""
+    return _matmul_precision[0]
 
 
 def _never() -> bool:

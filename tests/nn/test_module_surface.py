@@ -260,3 +260,17 @@ def test_parameters_vector_roundtrip_equals_torchs():
         tg.nn.utils.vector_to_parameters(tg.ones(3), ours.parameters())
     with pytest.raises(TypeError, match="expected torch.Tensor"):
         tg.nn.utils.vector_to_parameters(np.ones(3), ours.parameters())
+
+
+def test_assigning_a_plain_tensor_to_a_parameter_is_refused():
+    lin, ref = tg.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="as parameter 'weight'"):
+        lin.weight = tg.zeros(2, 2)
+    with pytest.raises(TypeError, match="as parameter 'weight'"):
+        ref.weight = torch.zeros(2, 2)
+    assert isinstance(lin.weight, tg.nn.Parameter)
+    lin.bias, ref.bias = None, None
+    assert [n for n, _ in lin.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert lin.bias is None and "bias" in lin._parameters
+    lin.bias = tg.nn.Parameter(tg.zeros(2))
+    assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]

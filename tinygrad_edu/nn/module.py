@@ -104,6 +104,13 @@ class Module:
         if name in buffers and (value is None or type(value) is Tensor):
             buffers[name] = value  # assigning to a buffer replaces its tensor (PyTorch)
             return
+        if name in params and not isinstance(value, Parameter):
+            if value is not None:  # a plain tensor would silently stop being trained
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (nn.Parameter or None expected); wrap it: "
+                                f"nn.Parameter(value)")  # fmt: skip
+            params[name] = None  # PyTorch keeps the name registered, holding None
+            return
         buffers.pop(name, None)
         params.pop(name, None)
         modules.pop(name, None)
