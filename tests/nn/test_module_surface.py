@@ -274,3 +274,16 @@ def test_assigning_a_plain_tensor_to_a_parameter_is_refused():
     assert lin.bias is None and "bias" in lin._parameters
     lin.bias = tg.nn.Parameter(tg.zeros(2))
     assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]
+
+
+def test_load_state_dict_reports_keys_as_torch():
+    ours, theirs = tg.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    sd = {"weight": np.ones((2, 2), np.float32), "extra": np.zeros(1, np.float32)}
+    r_o = ours.load_state_dict(sd, strict=False)
+    r_t = theirs.load_state_dict({k: torch.tensor(v) for k, v in sd.items()}, strict=False)
+    assert r_o.missing_keys == r_t.missing_keys == ["bias"]
+    assert r_o.unexpected_keys == r_t.unexpected_keys == ["extra"]
+    missing, unexpected = r_o
+    assert missing == ["bias"] and unexpected == ["extra"]
+    ours.register_module("sub", tg.nn.ReLU())
+    assert isinstance(ours.sub, tg.nn.ReLU)

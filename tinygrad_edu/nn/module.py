@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import weakref
 import zipfile
+from collections import namedtuple
 from collections.abc import Iterator
 
 import numpy as _np  # state dicts are numpy arrays: the file format, not math
@@ -38,7 +39,10 @@ from ..eager.node import _sequence
 from ..eager.tensor import Tensor
 from .hooks import ModuleHooks, call_with_hooks
 
-__all__ = ["Module", "Parameter", "save", "load"]
+__all__ = ["Module", "Parameter", "save", "load", "IncompatibleKeys"]
+
+#: What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``): unpacks as a pair.
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class Parameter(Tensor):
@@ -168,6 +172,8 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module({name!r}): expected a Module, got {type(module)}")
         setattr(self, name, module)
+
+    register_module = add_module  # PyTorch's other name
 
     # -- the tree ------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -423,12 +429,15 @@ class Module:
         dotted name."""
         return {name: _np.array(p.numpy(), copy=True) for name, p in self._state_items()}
 
-    def load_state_dict(self, state: dict, strict: bool = True) -> tuple[list, list]:
+    def load_state_dict(self, state: dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:  # fmt: skip
         """Copy values from ``state`` (name -> array) into the parameters, in place.
 
         With ``strict=True`` every parameter must be present and no other key may be; the
         error lists the missing and unexpected names. Shapes must match in any case.
-        Returns ``(missing, unexpected)``.
+        Returns PyTorch's ``(missing_keys, unexpected_keys)`` named tuple. ``assign`` is
+        accepted; values are always copied into the existing parameters (which keeps an
+        optimizer made earlier valid).
         """
         own = dict(self._state_items())
         missing = [k for k in own if k not in state]
@@ -453,7 +462,7 @@ class Module:
             xp = backend.namespace_of(p.data)
             p.data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
             p._version[0] += 1  # an in-place change, as for any optimizer step
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:
         """Write ``state_dict()`` to an ``.npz`` file; returns the path written."""
