@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as _np
 
+from .. import backend
+
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
     "set_rng_state", "numpy_generator",
@@ -48,9 +50,7 @@ class Generator:
     """
 
     def __init__(self, device="cpu") -> None:
-        from .. import backend  # noqa: PLC0415  (parse the name only)
-
-        self.device = backend.parse_device(device)
+        self.device = backend.device_name(backend.parse_device(device))
         self._rng = _np.random.default_rng(_DEFAULT_SEED)
         self._initial_seed = _DEFAULT_SEED
 
