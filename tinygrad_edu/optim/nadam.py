@@ -53,6 +53,7 @@ class NAdam(Optimizer):
                                       maximize=maximize))  # fmt: skip
 
     def _update(self, p, grad, state, group):
+        # BEGIN SOLUTION A3.4
         xp = backend.namespace_of(p)
         if not state:
             state["step"] = 0
@@ -74,6 +75,7 @@ class NAdam(Optimizer):
         p -= lr * (1.0 - mu) / (1.0 - state["mu_product"]) * (grad / denom)
         p -= lr * mu_next / (1.0 - state["mu_product"] * mu_next) * (m / denom)
         return p
+        # END SOLUTION
 
 
 def _weight_decay(p, grad, group):

@@ -55,6 +55,7 @@ class RAdam(Optimizer):
                                       maximize=maximize))  # fmt: skip
 
     def _update(self, p, grad, state, group):
+        # BEGIN SOLUTION A3.4
         xp = backend.namespace_of(p)
         if not state:
             state["step"] = 0
@@ -80,3 +81,4 @@ class RAdam(Optimizer):
         else:
             p -= m_hat * lr
         return p
+        # END SOLUTION
