@@ -2,6 +2,8 @@
 (``get_last_lr()`` and each group's ``lr``) equals PyTorch's exactly, over enough epochs to pass
 every milestone, restart and phase; ``state_dict`` resumes a schedule where it stopped."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -157,6 +159,21 @@ def test_errors_are_pytorchs():
     with pytest.raises(ValueError, match="Tried to step"):
         s = ours.OneCycleLR(opt, max_lr=1.0, total_steps=2)
         for _ in range(3):
+            opt.step()
             s.step()
     with pytest.raises(KeyError, match="initial_lr"):
         ours.StepLR(_opt(optim), step_size=2, last_epoch=3)
+
+
+def test_stepping_the_schedule_before_the_optimizer_warns_as_torch():
+    for lib, mod in ((optim, ours), (torch, torch.optim.lr_scheduler)):
+        opt = _opt(lib)
+        s = mod.StepLR(opt, step_size=1)
+        with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+            s.step()
+        opt = _opt(lib)
+        s = mod.StepLR(opt, step_size=1)
+        opt.step()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            s.step()

@@ -84,6 +84,11 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch (or jump to ``epoch``, deprecated in PyTorch) and set the rates."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`: "
+                          "call them in the opposite order (optimizer.step(), then "
+                          "lr_scheduler.step()), or the schedule's first rate is skipped",
+                          UserWarning, stacklevel=2)  # fmt: skip
         self._step_count += 1
         if epoch is not None:
             warnings.warn("passing an epoch to step() is deprecated (PyTorch's advice too); "

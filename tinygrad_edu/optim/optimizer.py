@@ -101,6 +101,7 @@ class Optimizer:
         its gradients, as L-BFGS-style code does; its result is returned (else None).
         """
         loss = None
+        self._opt_called = True  # lr schedulers check that step() came first
         if closure is not None:
             with enable_grad():
                 loss = closure()
