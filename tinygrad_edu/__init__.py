@@ -113,7 +113,8 @@ __all__ = [
     "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
     "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
     "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "cuda", "backends", "accelerator", "testing", "utils", "set_float32_matmul_precision",
+    "cuda", "backends", "accelerator", "testing", "utils", "amp", "autocast",
+    "set_float32_matmul_precision",
     "get_float32_matmul_precision",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
@@ -122,10 +123,14 @@ __all__ = [
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
     if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "cuda", "backends",
-                "accelerator", "testing", "utils"):
+                "accelerator", "testing", "utils", "amp"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name == "autocast":  # torch.autocast(device_type=..., dtype=...)
+        from .amp import autocast
+
+        return autocast
     if name in ("save", "load"):  # torch.save(model.state_dict(), path), torch.load(path)
         from .nn import module
 

@@ -27,6 +27,14 @@ __all__ = [
 device = backend.device
 
 
+def __getattr__(name):
+    if name == "amp":  # torch.cuda.amp.GradScaler / autocast: the same as tg.amp's
+        from . import amp
+
+        return amp
+    raise AttributeError(f"module 'tinygrad_edu.cuda' has no attribute {name!r}")
+
+
 def is_available() -> bool:
     """True when CuPy imports and sees at least one CUDA device."""
     return backend.cuda_available()
