@@ -190,6 +190,14 @@ def test_bad_rng_state_is_refused_without_damage():
         tg.randn(2, generator=np.random.default_rng(0))
 
 
+def test_torch_random_module_spelling():
+    tg.random.manual_seed(11)
+    a = tg.randn(2).numpy()
+    tg.manual_seed(11)
+    np.testing.assert_array_equal(tg.randn(2).numpy(), a)
+    assert tg.random.initial_seed() == 11 and tg.random.get_rng_state().dtype == np.uint8
+
+
 def test_seed_picks_a_new_seed():
     s = tg.seed()
     assert isinstance(s, int) and tg.initial_seed() == s

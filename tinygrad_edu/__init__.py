@@ -127,6 +127,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
+    if name == "random":  # torch.random.manual_seed, torch.random.get_rng_state ...
+        from .eager import random
+
+        return random
     if name == "autocast":  # torch.autocast(device_type=..., dtype=...)
         from .amp import autocast
 

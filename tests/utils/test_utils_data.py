@@ -295,3 +295,11 @@ def test_datasets_and_dataloaders_tutorial_loop():
     img = train_features[0].squeeze()
     assert img.shape == (8, 8)
     assert sum(len(x) for x, _ in train_dataloader) == 100
+
+
+def test_batching_attributes_are_fixed_after_construction_as_in_torch():
+    for lib, mod in ((tg, ud), (torch, tud)):
+        loader = mod.DataLoader(_tensors(lib), batch_size=2)
+        with pytest.raises(ValueError, match="should not be set after"):
+            loader.batch_size = 4
+        loader.num_workers = 1  # others may change

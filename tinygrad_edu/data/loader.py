@@ -93,6 +93,9 @@ class DataLoader(_data.DataLoader):
             arrays (for the symbolic engine's ``feed_dict`` or hand-written code).
     """
 
+    # its epochs read batch_size, shuffle, seed and drop_last live: only the data is fixed
+    _fixed_after_init = frozenset({"dataset", "sampler"})
+
     def __init__(self, X, y=None, batch_size: int = 32, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, device=None, as_tensors: bool = True):  # fmt: skip
         X = X.data if isinstance(X, Tensor) else X

@@ -33,6 +33,10 @@ from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
 
+# what PyTorch refuses to change on a made loader (its sampler and batching depend on them)
+_FIXED = frozenset({"batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+                    "persistent_workers"})  # fmt: skip
+
 
 def get_worker_info():
     """None: batches are always loaded in the calling process (NOTE [num_workers runs
@@ -60,6 +64,8 @@ class DataLoader:
             signature; checked as PyTorch checks them.
         generator: the :class:`~tinygrad_edu.Generator` behind ``shuffle``.
     """
+
+    _fixed_after_init = _FIXED
 
     def __init__(self, dataset, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler=None, batch_sampler=None, num_workers: int = 0, collate_fn=None,
@@ -117,6 +123,13 @@ class DataLoader:
         self.multiprocessing_context, self.generator = multiprocessing_context, generator
         self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
         self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        self._initialized = True
+
+    def __setattr__(self, name, value) -> None:
+        if getattr(self, "_initialized", False) and name in self._fixed_after_init:
+            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} "
+                             "is initialized")  # fmt: skip
+        super().__setattr__(name, value)
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
