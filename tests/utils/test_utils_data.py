@@ -303,3 +303,14 @@ def test_batching_attributes_are_fixed_after_construction_as_in_torch():
         with pytest.raises(ValueError, match="should not be set after"):
             loader.batch_size = 4
         loader.num_workers = 1  # others may change
+
+
+def test_collate_stacks_plain_data_directly_and_records_when_grad_is_needed():
+    plain = ud.default_collate([tg.ones(2, device="sim:1"), tg.zeros(2, device="sim:1")])
+    assert plain.device == "sim:1" and plain.grad_fn is None and plain.tolist() == [[1, 1], [0, 0]]
+    w = tg.ones(2, requires_grad=True)
+    stacked = ud.default_collate([w * 2, w * 3])
+    stacked.sum().backward()
+    assert stacked.grad_fn is not None and w.grad.tolist() == [5.0, 5.0]
+    with pytest.raises(RuntimeError):
+        ud.default_collate([tg.ones(2), tg.ones(2, device="sim:1")])

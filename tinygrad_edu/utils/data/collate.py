@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as _np  # what numpy data looks like
 
+from ... import backend
 from ...eager.dispatch import FUNCTIONS
 from ...eager.factories import as_tensor, tensor
 from ...eager.tensor import Tensor
@@ -45,7 +46,11 @@ def _stack(batch: list[Tensor]) -> Tensor:
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i} "
                                "(default_collate stacks the samples of a batch; give them one "
                                "shape, or pass a collate_fn that pads them)")  # fmt: skip
-    return FUNCTIONS["stack"](batch, 0)
+    dev = batch[0]._device
+    if any(t.requires_grad or t._device != dev for t in batch):
+        return FUNCTIONS["stack"](batch, 0)  # the op: recorded, or its device error
+    xp = backend.namespace_of(batch[0].data)  # plain data: stack the arrays directly
+    return Tensor._make(xp.stack([t.data for t in batch]), device=dev)
 
 
 def default_collate(batch):
