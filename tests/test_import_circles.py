@@ -24,7 +24,7 @@ KNOWN_CIRCLES = [
         "tinygrad_edu.eager.tensor", "tinygrad_edu.eager.node", "tinygrad_edu.eager.dispatch",
         "tinygrad_edu.eager.functional", "tinygrad_edu.eager.engine",
         "tinygrad_edu.eager.autograd", "tinygrad_edu.eager.factories",
-        "tinygrad_edu.eager.dlpack",
+        "tinygrad_edu.eager.dlpack", "tinygrad_edu.eager.out", "tinygrad_edu.eager.random",
     },
     {  # symbolic Program <-> serialize <-> control_flow: issue 23, item 2
         "tinygrad_edu.symbolic.program", "tinygrad_edu.symbolic.serialize",
@@ -36,10 +36,13 @@ KNOWN_CIRCLES = [
 #: The layers of the package, bottom first (docs/concepts/layers.md draws them): a module may
 #: import from its own unit and from the layers below it, never from above.
 LAYERS = [
-    ["backend", "dtypes", "cli"],  # cli finds its subcommands' modules by name (importlib)
+    ["backend", "cli", "size"],  # cli finds its subcommands' modules by name (importlib)
+    ["dtypes", "testing"],  # tg.testing.assert_close
     ["ops"],
     ["eager", "symbolic"],
-    ["linalg"],  # tg.linalg: functions over the eager engine
+    ["linalg", "amp", "utils"],  # tg.linalg, tg.amp, tg.utils.data: over the eager engine
+    ["cuda"],  # tg.cuda (is_available: the CuPy backend; cuda.amp)
+    ["backends", "accelerator"],
     ["autograd", "nn", "optim", "data"],
     ["compiler"],  # tg.compile: the eager engine traced into the symbolic one
     ["(package)"],  # tinygrad_edu/__init__.py: `import tinygrad_edu as tg`

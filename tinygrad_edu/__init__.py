@@ -13,20 +13,28 @@ tensor([2., 4.])
 """
 
 from . import autograd, eager
+from .backend import device, get_default_device, set_default_device
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .dtypes import (
     bool,
     double,
+    dtype,
+    finfo,
     float,
     float16,
     float32,
     float64,
+    get_default_dtype,
     half,
+    iinfo,
     int,
     int8,
     int16,
     int32,
     int64,
+    is_floating_point,
     long,
+    set_default_dtype,
     short,
     uint8,
 )
@@ -66,12 +74,22 @@ from .eager import (
 )
 from .eager.functional import FUNCTIONS as _FUNCTIONS
 from .eager.functional import softmax_cross_entropy, sum_to
+from .eager.random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    seed,
+    set_rng_state,
+)
 from .ops import ShapeError
+from .size import Size
 
 __version__ = "0.1.0"
 
 # The op functions (tg.exp, tg.sum, tg.cat, tg.where ...) are generated from the op library's
-# surface table together with the Tensor methods; see tinygrad_edu.ops.surface.
+# surface table together with the Tensor methods; see tinygrad_edu.ops.surface. They take
+# PyTorch's out= keyword too, added once for all of them (tinygrad_edu.eager.out).
 globals().update(_FUNCTIONS)
 
 
@@ -95,13 +113,20 @@ __all__ = [
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",
     "autograd", "eager", "nn", "symbolic", "optim", "linalg", "from_dlpack", "save", "load",
+    "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
+    "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
+    "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+    "cuda", "backends", "accelerator", "testing", "utils", "amp", "autocast",
+    "set_float32_matmul_precision",
+    "get_float32_matmul_precision",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler", "linalg"):
+    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler", "linalg",
+                "cuda", "backends", "accelerator", "testing", "utils", "amp"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
@@ -109,6 +134,14 @@ def __getattr__(name):
         from .compiler import compile
 
         return compile
+    if name == "random":  # torch.random.manual_seed, torch.random.get_rng_state ...
+        from .eager import random
+
+        return random
+    if name == "autocast":  # torch.autocast(device_type=..., dtype=...)
+        from .amp import autocast
+
+        return autocast
     if name in ("save", "load"):  # torch.save(model.state_dict(), path), torch.load(path)
         from .nn import module
 

@@ -11,6 +11,7 @@ from tests.compare.cases import CASES
 from tinygrad_edu.eager import dispatch
 
 _SPEC = "autograd machinery: tests/eager/test_spec.py checks it against SPEC-eager.md"
+_SURFACE = "not an op: tests/test_torch_surface.py checks it against PyTorch"
 EXEMPT = {
     "Tensor.backward": _SPEC, "Tensor.grad": _SPEC, "Tensor.grad_fn": _SPEC,
     "Tensor.register_hook": _SPEC, "Tensor.retain_grad": _SPEC, "Tensor.zero_grad": _SPEC,
@@ -32,6 +33,25 @@ EXEMPT = {
     "tg.sum_to": "not a PyTorch name: the reduction that undoes broadcasting (tests/ops)",
     "tg.save": "files: tests/eager/test_torch_api.py (torch.save/torch.load's spelling)",
     "tg.load": "files: tests/eager/test_torch_api.py (torch.save/torch.load's spelling)",
+    "tg.Generator": _SURFACE,
+    "tg.Size": _SURFACE,
+    "tg.default_generator": _SURFACE,
+    "tg.device": _SURFACE,
+    "tg.dtype": _SURFACE,
+    "tg.finfo": _SURFACE,
+    "tg.get_default_device": _SURFACE,
+    "tg.get_default_dtype": _SURFACE,
+    "tg.get_float32_matmul_precision": _SURFACE,
+    "tg.get_rng_state": _SURFACE,
+    "tg.iinfo": _SURFACE,
+    "tg.initial_seed": _SURFACE,
+    "tg.is_floating_point": _SURFACE,
+    "tg.seed": _SURFACE,
+    "tg.set_default_device": _SURFACE,
+    "tg.set_default_dtype": _SURFACE,
+    "tg.set_float32_matmul_precision": _SURFACE,
+    "tg.set_rng_state": _SURFACE,
+    "tg.autocast": "not an op: accepted, changes no dtype (tests/optim/test_amp.py)",
 }  # fmt: skip
 
 

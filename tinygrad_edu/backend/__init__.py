@@ -39,9 +39,16 @@ __all__ = [
     "device_of",
     "to_device",
     "to_numpy",
+    "astype",
     "cuda_available",
     "use_cpu_namespace",
     "default_float",
+    "set_default_float",
+    "default_device",
+    "set_default_device",
+    "get_default_device",
+    "device",
+    "device_name",
     "is_floating",
 ]
 
@@ -211,6 +218,13 @@ def to_device(array: Any, device: str | Device, src: str | Device | None = None)
     return xp.asarray(array)
 
 
+def astype(array, dtype):
+    """``array`` converted to ``dtype`` (a copy), in any namespace: the array API's
+    ``xp.astype`` where the namespace has it, else the array's own ``astype`` (CuPy)."""
+    cast = getattr(namespace_of(array), "astype", None)
+    return cast(array, dtype) if cast is not None else array.astype(dtype)
+
+
 def to_numpy(array):
     """``array`` as a numpy array on the CPU, from any namespace (numpy itself is returned
     as is; CuPy copies from the GPU; other array-API arrays go through DLPack)."""
@@ -223,9 +237,103 @@ def to_numpy(array):
     return _np.asarray(array)
 
 
+_defaults = {"float": "float32", "device": None}  # set_default_dtype / set_default_device
+
+
 def default_float(xp):
-    """The default floating dtype of a namespace (float32, as in PyTorch)."""
-    return xp.float32
+    """The default floating dtype of a namespace: float32, as in PyTorch, unless
+    ``tg.set_default_dtype`` chose float64 (or float16)."""
+    return getattr(xp, _defaults["float"])
+
+
+def set_default_float(name: str) -> None:
+    """Make ``name`` ("float16", "float32" or "float64") the default floating dtype."""
+    _defaults["float"] = name
+
+
+def default_device() -> Device | None:
+    """The device factories use when given none (``tg.set_default_device``); None: the CPU,
+    or wherever the data already is."""
+    return _defaults["device"]
+
+
+def set_default_device(device) -> None:
+    """Make ``device`` (a name, a device, or None for the CPU) where factories such as
+    ``tg.zeros``, ``tg.randn`` and ``tg.tensor`` put new tensors when not told (PyTorch's
+    ``torch.set_default_device``). Layers' weights and ``tg.from_numpy`` are not affected."""
+    _defaults["device"] = None if device is None else parse_device(device)
+
+
+def get_default_device():
+    """Where factories put new tensors (``device(type='cpu')`` unless changed)."""
+    return device_name(_defaults["device"] or _CPU)
+
+
+class device(str):  # noqa: N801  (PyTorch's name)
+    """PyTorch's ``torch.device``: ``device("cuda")``, ``device("cuda", 1)``, ``device("cpu")``.
+
+    It is a string (``"cuda:1"``), so it goes wherever a device name goes, compares equal to
+    one, and ``x.device`` can be one too; ``.type`` and ``.index`` are PyTorch's
+    (``device("cuda").index`` is None: the current device).
+
+    >>> d = device("cuda", 1)
+    >>> d, d.type, d.index, d == "cuda:1"
+    (device(type='cuda', index=1), 'cuda', 1, True)
+    >>> device("sim:1").type
+    'sim'
+    """
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type, index=None):  # noqa: A002  (PyTorch's argument name)
+        if isinstance(type, device) and index is None:
+            return type
+        if isinstance(type, Device):
+            type, index = type.type, (None if type.type == "cpu" else type.index)
+        if isinstance(type, int) and not isinstance(type, bool):  # device(0): cuda:0
+            type, index = "cuda", type
+        if not isinstance(type, str):
+            raise TypeError(f"device(): expected a device name such as 'cpu' or 'cuda:0', got "
+                            f"{type.__class__.__name__} {type!r}")  # fmt: skip
+        name = type.strip().lower()
+        if ":" in name:
+            if index is not None:
+                raise RuntimeError(f"device(): type {type!r} already names an index; pass "
+                                   "either 'cuda:1' or ('cuda', 1)")  # fmt: skip
+            name, _, idx = name.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: {type!r}")
+            index = int(idx)
+        if name not in ("cpu", "cuda", "sim", "gpu"):
+            raise RuntimeError(f"Expected one of cpu, cuda, sim device type at start of device "
+                               f"string: {type!r}")  # fmt: skip
+        name = "cuda" if name == "gpu" else name
+        if index is not None and (not isinstance(index, int) or index < 0):
+            raise RuntimeError(f"Device index must not be negative, got {index!r}")
+        parse_device(f"{name}:{index}" if index is not None else name)  # validate the name
+        self = super().__new__(cls, name if index is None else f"{name}:{index}")
+        self.type, self.index = name, index
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+def device_name(dev: Device) -> device:
+    """The :class:`device` (a string, ``"cpu"``, ``"cuda:0"``) naming ``dev``: what
+    ``x.device`` returns, made once per Device object and kept on it (``x.device`` is read
+    often)."""
+    try:
+        return dev.__dict__["_name"]
+    except KeyError:
+        name = device(str(dev))
+        object.__setattr__(dev, "_name", name)  # a cache on a frozen dataclass
+        return name
 
 
 def is_floating(dtype) -> bool:

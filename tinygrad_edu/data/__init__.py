@@ -1,5 +1,9 @@
 r"""Data for the lessons: the 8x8 handwritten digits (shipped), toy 2-D sets, a ``DataLoader``.
 
+``DataLoader(X, y)`` here is the lessons' short form of PyTorch's loader, which lives in
+:mod:`tinygrad_edu.utils.data` (``Dataset``, ``TensorDataset``, ``DataLoader`` ...) and
+which it uses.
+
 **The digits.** ``digits.npz`` holds 1,797 grey-scale images of 8x8 pixels (values 0..16) with
 their labels 0..9. It is the test set of the UCI "Optical Recognition of Handwritten Digits"
 dataset (E. Alpaydin and C. Kaynak, 1998; https://doi.org/10.24432/C50P49), exactly as bundled

@@ -21,6 +21,7 @@ from ..ops import REGISTRY, ShapeError
 from ..ops.surface import ValuesIndices, generate
 from . import collector, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
+from .out import with_out
 from .tensor import Tensor, _as_array, data_error, mixing_error
 
 __all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
@@ -368,5 +369,7 @@ def _multi_output(fn, node: str):
 for _table in (_METHODS, FUNCTIONS):
     for _name, _node in (("split", "Split"), ("chunk", "Split"), ("unbind", "Unbind")):
         _table[_name] = _multi_output(_table[_name], _node)
+
+FUNCTIONS = {_name: with_out(_fn) for _name, _fn in FUNCTIONS.items()}  # tg.exp(x, out=y)
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

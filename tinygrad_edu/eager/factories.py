@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
+from .random import default_generator, manual_seed, numpy_generator
 from .tensor import Tensor, _resolve_dtype
 
 __all__ = [
@@ -34,13 +35,7 @@ __all__ = [
     "empty_like", "randn_like", "rand_like", "manual_seed", "randperm", "randint_like",
 ]  # fmt: skip
 
-_rng = _np.random.default_rng(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the generator behind ``randn``, ``rand``, dropout and data shuffling defaults."""
-    global _rng
-    _rng = _np.random.default_rng(seed)
+_rng = default_generator._rng  # reseeded in place by manual_seed: always the same object
 
 
 def generator() -> _np.random.Generator:
@@ -65,7 +60,7 @@ def _python_data(data):
             "number, a (nested) list of numbers, or an array"
         )
     if arr.dtype.kind == "f" and not isinstance(data, _np.generic):
-        arr = arr.astype(_np.float32)  # Python floats: the default float dtype
+        arr = arr.astype(backend.default_float(_np))  # Python floats: the default float dtype
     elif arr.dtype.kind in "iu" and not isinstance(data, _np.generic):
         arr = arr.astype(_np.int64)
     return arr
@@ -89,7 +84,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     if not hasattr(data, "shape") or isinstance(data, _np.generic):
         data = _python_data(data)
     src = src or backend.device_of(data)
-    dev = backend.parse_device(device if device is not None else src)
+    dev = backend.parse_device(device if device is not None else (_default_device(None) or src))
     arr = backend.to_device(data, dev, src=src)
     xp = backend.get_namespace(dev)
     dt = _resolve_dtype(arr, dtype)
@@ -128,15 +123,21 @@ def _shape(shape):
 
 
 def _default(value):
-    """PyTorch's dtype for a fill value: bool, int64 or float32."""
+    """PyTorch's dtype for a fill value: bool, int64 or the default float dtype."""
     if isinstance(value, bool):
         return "bool"
-    return "int64" if isinstance(value, int) else "float32"
+    return "int64" if isinstance(value, int) else backend.default_float(_np)
+
+
+def _default_device(device):
+    """``device``, or the default device (``tg.set_default_device``) when it is None."""
+    return device if device is not None else backend.default_device()
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` holding ``fill_value`` (its dtype follows the value, as in
     PyTorch: ``full((2,), 7)`` is int64)."""
+    device = _default_device(device)
     xp = backend.get_namespace(device)
     dt = _resolve_dtype(xp.zeros(()), dtype or _default(fill_value))
     data = xp.full(_shape((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype=dt)
@@ -155,27 +156,33 @@ empty = zeros
 
 
 def _sampled(array, dtype, device, requires_grad):
-    dt = _np.dtype(_resolve_dtype(array, dtype or "float32"))
+    dt = _np.dtype(_resolve_dtype(array, dtype or backend.default_float(_np)))
+    device = _default_device(device)
     return Tensor(array.astype(dt), requires_grad=requires_grad, device=device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Standard normal samples (float32 unless ``dtype``)."""
-    return _sampled(_rng.standard_normal(_shape(size)), dtype, device, requires_grad)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples (float32 unless ``dtype``), from ``generator`` (a
+    :class:`~tinygrad_edu.Generator`) or the default one."""
+    rng = numpy_generator(generator)
+    return _sampled(rng.standard_normal(_shape(size)), dtype, device, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    return _sampled(_rng.random(_shape(size)), dtype, device, requires_grad)
+    rng = numpy_generator(generator)
+    return _sampled(rng.random(_shape(size)), dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False, *,
+            generator=None) -> Tensor:  # fmt: skip
     """Integers uniform in [low, high) (``randint(high, size)`` starts at 0), int64."""
     if isinstance(high, tuple | list):  # randint(high, size), PyTorch's short form
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    return _sampled(_rng.integers(low, high, _shape(tuple(size))), dtype or "int64", device,
+    rng = numpy_generator(generator)
+    return _sampled(rng.integers(low, high, _shape(tuple(size))), dtype or "int64", device,
                     requires_grad)  # fmt: skip
 
 
@@ -185,7 +192,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
         start, end = 0, start
     ints = all(isinstance(v, int) for v in (start, end, step))
     values = _np.arange(start, end, step)
-    return _sampled(values, dtype or ("int64" if ints else "float32"), device, requires_grad)
+    return _sampled(values, dtype or ("int64" if ints else None), device, requires_grad)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:

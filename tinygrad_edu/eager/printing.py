@@ -20,6 +20,8 @@ import math
 
 import numpy as _np
 
+from .. import backend
+
 __all__ = ["tensor_repr"]
 
 _PRECISION, _LINEWIDTH, _THRESHOLD, _EDGEITEMS = 4, 80, 1000, 3
@@ -120,11 +122,12 @@ def tensor_repr(values: _np.ndarray, device: str | None, grad_fn_name: str | Non
     suffixes = []
     if device is not None:
         suffixes.append(f"device='{device}'")
-    default = values.dtype in (_np.float32, _np.int64, _np.bool_)
+    float_default = backend.default_float(_np)  # float32 unless tg.set_default_dtype
+    default = values.dtype in (float_default, _np.int64, _np.bool_)
     if values.size == 0:
         if values.ndim != 1:
             suffixes.append(f"size={tuple(values.shape)}")
-        if values.dtype != _np.float32:
+        if values.dtype != float_default:
             suffixes.append(f"dtype={values.dtype}")
         body = "[]"
     else:

@@ -179,7 +179,7 @@ class Tensor:
 
     @property
     def device(self) -> str:
-        return str(self._device)
+        return backend.device_name(self._device)  # a str: "cpu", "cuda:0"; .type, .index
 
     @property
     def is_leaf(self) -> bool:
@@ -835,7 +835,7 @@ def _to_array(data, dtype, dev):
                 "nested lists of numbers, or an array"
             )
         if dtype is None:
-            dtype = xp.bool if probe.dtype == _np.bool_ else xp.float32
+            dtype = xp.bool if probe.dtype == _np.bool_ else backend.default_float(xp)
         return (
             xp.asarray(_np.asarray(data), dtype=dtype)
             if dev.type == "cpu"

@@ -9,7 +9,7 @@
 ['0.bias', '0.weight', '2.bias', '2.weight']
 """
 
-from . import functional, init
+from . import functional, init, utils
 from .activation import (
     CELU,
     ELU,
@@ -35,6 +35,7 @@ from .activation import (
     Threshold,
 )
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv2d
 from .embedding import Embedding
 from .layers import (
@@ -95,4 +96,5 @@ __all__ = [
     "HingeEmbeddingLoss", "SoftMarginLoss", "TripletMarginLoss", "CosineEmbeddingLoss",
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
     "CosineSimilarity", "PairwiseDistance",
+    "ModuleDict", "ParameterList", "ParameterDict", "utils",
 ]  # fmt: skip

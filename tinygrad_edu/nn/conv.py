@@ -64,7 +64,7 @@ class Conv2d(Module):
             self.padding = pair("Conv2d", "padding", padding, minimum=0)
         self.padding_mode = padding_mode
         xp = backend.get_namespace(device)
-        dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
+        dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or backend.default_float(xp))
         shape = (out_channels, in_channels // groups, *self.kernel_size)
         self.weight = Parameter(xp.zeros(shape, dtype=dt), device=device)
         self.bias = Parameter(xp.zeros((out_channels,), dtype=dt), device=device) if bias else None

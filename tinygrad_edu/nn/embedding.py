@@ -47,7 +47,8 @@ class Embedding(Module):
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             xp = backend.get_namespace(device)
-            dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
+            dt = getattr(xp, dtype) if isinstance(dtype, str) else dtype
+            dt = dt or backend.default_float(xp)
             w = Parameter(xp.zeros((num_embeddings, embedding_dim), dtype=dt), device=device)
             self.weight = w
             self.reset_parameters()

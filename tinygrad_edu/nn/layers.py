@@ -44,7 +44,7 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         xp = backend.get_namespace(device)
-        dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
+        dt = getattr(xp, dtype) if isinstance(dtype, str) else (dtype or backend.default_float(xp))
         self.weight = Parameter(xp.zeros((out_features, in_features), dtype=dt), device=device)
         self.bias = Parameter(xp.zeros((out_features,), dtype=dt), device=device) if bias else None
         self.reset_parameters()

@@ -30,16 +30,22 @@ import json
 import os
 import weakref
 import zipfile
+from collections import namedtuple
 from collections.abc import Iterator
 
 import numpy as _np  # state dicts are numpy arrays: the file format, not math
 
 from .. import backend
+from ..eager.grad_mode import no_grad
 from ..eager.node import _sequence
 from ..eager.tensor import Tensor
 from ..ops import ShapeError
+from .hooks import ModuleHooks, call_with_hooks
 
-__all__ = ["Module", "Parameter", "save", "load"]
+__all__ = ["Module", "Parameter", "save", "load", "IncompatibleKeys"]
+
+#: What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``): unpacks as a pair.
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 _DATA = Tensor.data  # the slot that holds every tensor's array
@@ -95,7 +101,15 @@ class Module:
     Attributes:
         training: True in training mode (the default), False after ``eval()``; layers such as
             :class:`~tinygrad_edu.nn.Dropout` and :class:`~tinygrad_edu.nn.BatchNorm2d` read it.
+
+    Hooks (PyTorch's): ``register_forward_pre_hook(fn(module, args))``,
+    ``register_forward_hook(fn(module, args, output))``,
+    ``register_full_backward_pre_hook(fn(module, grad_output))`` and
+    ``register_full_backward_hook(fn(module, grad_input, grad_output))``; each may return a
+    replacement and each returns a handle with ``remove()`` (see :mod:`tinygrad_edu.nn.hooks`).
     """
+
+    _hooks = None  # a ModuleHooks once a hook is registered (calls without hooks stay cheap)
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})
@@ -115,6 +129,13 @@ class Module:
         buffers = self.__dict__.get("_buffers", {})
         if name in buffers and (value is None or type(value) is Tensor):
             buffers[name] = value  # assigning to a buffer replaces its tensor (PyTorch)
+            return
+        if name in params and not isinstance(value, Parameter):
+            if value is not None:  # a plain tensor would silently stop being trained
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (nn.Parameter or None expected); wrap it: "
+                                f"nn.Parameter(value)")  # fmt: skip
+            params[name] = None  # PyTorch keeps the name registered, holding None
             return
         buffers.pop(name, None)
         params.pop(name, None)
@@ -174,15 +195,48 @@ class Module:
             raise TypeError(f"add_module({name!r}): expected a Module, got {type(module)}")
         setattr(self, name, module)
 
+    register_module = add_module  # PyTorch's other name
+
     # -- the tree ------------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
         start = next(_sequence)
-        out = self.forward(*args, **kwargs)
+        if self._hooks is None:
+            out = self.forward(*args, **kwargs)
+        else:
+            out = call_with_hooks(self, self.forward, args, kwargs)
         _mark_call(self, out, start)
         return out
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _hook_table(self) -> ModuleHooks:
+        if self._hooks is None:
+            object.__setattr__(self, "_hooks", ModuleHooks())
+        return self._hooks
+
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False):  # fmt: skip
+        """Call ``hook(module, args)`` before ``forward``; a returned value replaces the
+        positional arguments (``with_kwargs=True``: ``hook(module, args, kwargs)`` returning
+        ``(args, kwargs)``)."""
+        return self._hook_table().add("forward_pre", (hook, with_kwargs), prepend)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """Call ``hook(module, args, output)`` after ``forward``; a returned value replaces
+        the output (``with_kwargs=True``: ``hook(module, args, kwargs, output)``)."""
+        return self._hook_table().add("forward", (hook, with_kwargs), prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs are
+        known; a returned tuple replaces them."""
+        return self._hook_table().add("backward_pre", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        tensor inputs are known; a returned tuple replaces ``grad_input``."""
+        return self._hook_table().add("backward", hook, prepend)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         yield from self._modules.items()
@@ -191,61 +245,100 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module and every module below it, depth first, with dotted names."""
+    def named_modules(self, memo=None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:  # fmt: skip
+        """This module and every module below it, depth first, with dotted names (a module
+        reachable twice is listed once unless ``remove_duplicate=False``)."""
+        if isinstance(memo, str):  # named_modules("prefix"): the older positional use
+            memo, prefix = None, memo
         stack = [(prefix, self)]
-        seen = set()
+        seen = set() if memo is None else {id(m) for m in memo}
         while stack:
             name, mod = stack.pop()
-            if id(mod) in seen:
-                continue
-            seen.add(id(mod))
+            if remove_duplicate:
+                if id(mod) in seen:
+                    continue
+                seen.add(id(mod))
             yield name, mod
-            kids = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()]
+            kids = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items()
+                    if m is not None]  # fmt: skip
             stack.extend(reversed(kids))
 
     def modules(self) -> Iterator[Module]:
         for _, m in self.named_modules():
             yield m
 
-    def named_parameters(self, prefix: str = "") -> Iterator[tuple[str, Parameter]]:
-        """``(dotted name, parameter)`` for every parameter in the tree, each once, in
-        registration order."""
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool):  # fmt: skip
         seen = set()
-        for mod_name, mod in self.named_modules(prefix):
-            for name, p in mod._parameters.items():
-                if p is None or id(p) in seen:
+        mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse
+                else [(prefix, self)])  # fmt: skip
+        for mod_name, mod in mods:
+            for name, t in mod.__dict__[registry].items():
+                if t is None or (remove_duplicate and id(t) in seen):
                     continue
-                seen.add(id(p))
-                yield (f"{mod_name}.{name}" if mod_name else name), p
+                seen.add(id(t))
+                yield (f"{mod_name}.{name}" if mod_name else name), t
 
-    def parameters(self) -> Iterator[Parameter]:
-        for _, p in self.named_parameters():
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` for every parameter in the tree (or of this module
+        alone, ``recurse=False``), each once (a tied weight under its first name), in
+        registration order."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:  # fmt: skip
         """``(dotted name, buffer)`` for every buffer in the tree, each once."""
-        seen = set()
-        for mod_name, mod in self.named_modules(prefix):
-            for name, b in mod._buffers.items():
-                if b is None or id(b) in seen:
-                    continue
-                seen.add(id(b))
-                yield (f"{mod_name}.{name}" if mod_name else name), b
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self) -> Iterator[Tensor]:
-        for _, b in self.named_buffers():
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
             yield b
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at the dotted path ``target`` (``""``: this module)."""
+        if not isinstance(target, str):
+            raise TypeError(f"get_submodule: target must be a dotted name such as 'layers.0', "
+                            f"got {type(target).__name__} {target!r}")  # fmt: skip
+        mod = self
+        for item in target.split(".") if target else []:
+            if item not in mod._modules or mod._modules[item] is None:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def _get_member(self, target: str, registry: str, kind: str):
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod.__dict__[registry]:
+            if hasattr(mod, name):
+                raise AttributeError(f"`{name}` is not an {kind}")
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        return mod.__dict__[registry][name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (``"0.weight"``)."""
+        return self._get_member(target, "_parameters", "nn.Parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``."""
+        return self._get_member(target, "_buffers", "buffer")
 
     def _state_items(self) -> list[tuple[str, Tensor]]:
         """What ``state_dict`` holds, in PyTorch's order: module by module (depth first), its
-        parameters and then its persistent buffers, each tensor once."""
-        items, seen = [], set()
-        for mod_name, mod in self.named_modules():
+        parameters and then its persistent buffers. As in PyTorch, a tensor reachable under
+        two names (a tied weight, ``head.weight = tok_emb.weight``) is listed under both, so
+        a PyTorch model's state dict loads here key for key."""
+        items = []
+        for mod_name, mod in self.named_modules(remove_duplicate=False):
             buffers = ((n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent)
             for name, t in (*mod._parameters.items(), *buffers):
-                if t is not None and id(t) not in seen:
-                    seen.add(id(t))
+                if t is not None:
                     items.append(((f"{mod_name}.{name}" if mod_name else name), t))
         return items
 
@@ -275,17 +368,82 @@ class Module:
             else:
                 p.grad.data[...] = 0
 
-    def to(self, device) -> Module:
-        """Move every parameter and buffer to ``device`` in place (the same Parameter objects,
-        so an optimizer made earlier still holds them); returns self."""
-        dev = backend.parse_device(device)
-        for p in [*self.parameters(), *self.buffers()]:
-            if p._device != dev:
-                p.data = backend.to_device(p.data, dev)
-                p._device = dev
-                if p._grad is not None:
-                    p._grad = Tensor(p._grad.data, device=dev)
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` on every parameter (False: freeze the module); returns self."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
         return self
+
+    def to(self, *args, device=None, dtype=None, non_blocking: bool = False) -> Module:
+        """Move every parameter and buffer to ``device`` and/or convert the floating ones to
+        ``dtype``, in place (the same Parameter objects, so an optimizer made earlier still
+        holds them); returns self. ``to("cuda")``, ``to(tg.float64)``, ``to("cpu",
+        tg.float64)``, ``to(tensor)`` (its device and dtype), as in PyTorch."""
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, str | backend.Device):
+                device = a
+            else:
+                dtype = a
+        if dtype is not None:
+            xp_dtype = _np.dtype(dtype.removeprefix("torch.") if isinstance(dtype, str) else dtype)
+            if xp_dtype.kind != "f":
+                raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got "
+                                f"desired dtype={xp_dtype}")  # fmt: skip
+            self._convert(lambda t: backend.is_floating(t.dtype), xp_dtype.name)
+        if device is not None:
+            dev = backend.parse_device(device)
+            for p in self._tensors():
+                if p._device != dev:
+                    p.data = backend.to_device(p.data, dev, src=p._device)
+                    p._device = dev
+                    if p._grad is not None:
+                        p._grad = Tensor(backend.to_device(p._grad.data, dev, src=p._grad._device),
+                                         device=dev)  # fmt: skip
+        return self
+
+    def _tensors(self) -> list[Tensor]:
+        return [*self.parameters(), *self.buffers()]
+
+    def _convert(self, which, dtype_name: str) -> Module:
+        """Convert the parameters and buffers ``which(t)`` accepts to ``dtype_name``, in
+        place (their gradients too); returns self."""
+        with no_grad():
+            for t in self._tensors():
+                if which(t):
+                    dt = getattr(backend.namespace_of(t.data), dtype_name)
+                    if t.data.dtype != dt:
+                        t.data = backend.astype(t.data, dt)
+                        t._version[0] += 1
+                        if t._grad is not None:
+                            t._grad = Tensor(backend.astype(t._grad.data, dt), device=t._device)
+        return self
+
+    def cpu(self) -> Module:
+        """``to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self, device=None) -> Module:
+        """``to("cuda")`` (or ``"cuda:N"`` for an index)."""
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int)
+                       else device)  # fmt: skip
+
+    def float(self) -> Module:
+        """Floating parameters and buffers to float32."""
+        return self._convert(lambda t: backend.is_floating(t.dtype), "float32")
+
+    def double(self) -> Module:
+        """Floating parameters and buffers to float64."""
+        return self._convert(lambda t: backend.is_floating(t.dtype), "float64")
+
+    def half(self) -> Module:
+        """Floating parameters and buffers to float16."""
+        return self._convert(lambda t: backend.is_floating(t.dtype), "float16")
+
+    def type(self, dst_type) -> Module:
+        """Every parameter and buffer to ``dst_type``."""
+        return self._convert(lambda t: True, _np.dtype(dst_type).name)
 
     # -- state ---------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, _np.ndarray]:
@@ -293,12 +451,15 @@ class Module:
         dotted name."""
         return {name: _np.array(p.numpy(), copy=True) for name, p in self._state_items()}
 
-    def load_state_dict(self, state: dict, strict: bool = True) -> tuple[list, list]:
+    def load_state_dict(self, state: dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:  # fmt: skip
         """Copy values from ``state`` (name -> array) into the parameters, in place.
 
         With ``strict=True`` every parameter must be present and no other key may be; the
         error lists the missing and unexpected names. Shapes must match in any case.
-        Returns ``(missing, unexpected)``.
+        Returns PyTorch's ``(missing_keys, unexpected_keys)`` named tuple. ``assign`` is
+        accepted; values are always copied into the existing parameters (which keeps an
+        optimizer made earlier valid).
         """
         own = dict(self._state_items())
         missing = [k for k in own if k not in state]
@@ -323,7 +484,7 @@ class Module:
             xp = backend.namespace_of(p.data)
             p.data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
             p._version[0] += 1  # an in-place change, as for any optimizer step
-        return missing, unexpected
+        return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:
         """Write ``state_dict()`` to an ``.npz`` file; returns the path written."""
@@ -451,7 +612,7 @@ def _hashable(key):
     return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
-def load(path: str | os.PathLike, map_location=None, weights_only=None):
+def load(path: str | os.PathLike, map_location=None, weights_only=None, mmap=None):
     """Read what :func:`save` wrote (never unpickles: ``allow_pickle=False``): a state dict
     of numpy arrays, or the saved nesting with its tensors as tensors.
 
@@ -459,8 +620,8 @@ def load(path: str | os.PathLike, map_location=None, weights_only=None):
     written by ``torch.save``) is a ``ValueError`` naming the file. ``load("model.pt")``
     finds ``model.pt.npz``, the name ``save(state, "model.pt")`` wrote, so PyTorch's
     ``torch.save``/``torch.load`` spelling works unchanged. ``map_location`` moves the
-    tensors (``"cpu"``, ``"sim:1"``); ``weights_only`` is accepted and ignored (nothing here
-    can run code)."""
+    tensors (``"cpu"``, ``"sim:1"``); ``weights_only`` and ``mmap`` are accepted and ignored
+    (nothing here can run code)."""
     path = os.fspath(path)
     if not os.path.exists(path) and os.path.exists(path + ".npz"):
         path += ".npz"

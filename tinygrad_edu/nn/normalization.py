@@ -31,7 +31,7 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
 
 def _dtype(xp, dtype):
-    return getattr(xp, dtype) if isinstance(dtype, str) else (dtype or xp.float32)
+    return getattr(xp, dtype) if isinstance(dtype, str) else (dtype or backend.default_float(xp))
 
 
 class _BatchNorm(Module):

@@ -1,4 +1,6 @@
-"""Optimizers for the eager engine: ``SGD`` and ``Adam``, with PyTorch's update formulas.
+"""Optimizers for the eager engine, with PyTorch's names, defaults and update formulas:
+``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
+``RAdam``, and the learning-rate schedules in :mod:`~tinygrad_edu.optim.lr_scheduler`.
 
 >>> import tinygrad_edu as tg
 >>> tg.manual_seed(0)
@@ -16,8 +18,17 @@
 True
 """
 
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
+from .adamw import AdamW
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "lr_scheduler"]  # fmt: skip

@@ -38,16 +38,20 @@ class Adam(Optimizer):
         betas: $(\\beta_1, \\beta_2)$, decay rates of the two running averages.
         eps: $\\epsilon$, added to the denominator for stability.
         weight_decay: L2 penalty $\\lambda$ added to the gradient.
+        amsgrad: divide by the largest $v_t$ seen so far instead of the current one (AMSGrad).
+        maximize: ascend the objective instead of descending it.
     """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0):  # fmt: skip
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False):  # fmt: skip
         if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"Adam: need lr, eps, weight_decay >= 0 and 0 <= betas < 1 "
                              f"(got lr={lr}, betas={betas}, eps={eps}, "
                              f"weight_decay={weight_decay})")  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay))  # fmt: skip
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))  # fmt: skip
 
     def _update(self, p, grad, state, group):
         # BEGIN SOLUTION A3.4
@@ -64,6 +68,10 @@ class Adam(Optimizer):
         m += (1 - b1) * (g - m)  # PyTorch's lerp: m + (1 - b1) (g - m)
         v *= b2
         v += (1 - b2) * (g * g)
+        if group.get("amsgrad"):  # the running maximum of v
+            vmax = state.setdefault("max_exp_avg_sq", xp.zeros_like(p))
+            vmax[...] = xp.maximum(vmax, v)
+            v = vmax
         step_size = group["lr"] / (1 - b1**t)
         denom = xp.sqrt(v) / math.sqrt(1 - b2**t) + group["eps"]
         p -= step_size * (m / denom)

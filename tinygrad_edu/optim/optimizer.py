@@ -1,4 +1,4 @@
-r"""``Optimizer``: the base class of SGD and Adam.
+r"""``Optimizer``: the base class of every optimizer (SGD, Adam, AdamW, RMSprop, ...).
 
 An optimizer holds *parameter groups* (lists of parameters that share settings such as the
 learning rate) and per-parameter *state* (momentum buffers, Adam's moments). ``step()`` reads
@@ -28,7 +28,7 @@ from collections import defaultdict
 import numpy as _np  # state_dict() hands back numpy arrays
 
 from .. import backend
-from ..eager.grad_mode import no_grad
+from ..eager.grad_mode import enable_grad, no_grad
 from ..eager.tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -42,13 +42,20 @@ class Optimizer:
             ``{"params": [...], "lr": ...}`` (parameter groups with their own settings).
         defaults: the settings a group gets when it does not name them.
 
-    Subclasses implement ``_update(p, grad, state, group)`` on raw backend arrays.
+    Subclasses implement ``_update(p, grad, state, group)`` on raw backend arrays. What every
+    optimizer shares is done here once: ``maximize=True`` (ascend: the gradient's sign is
+    flipped before the subclass sees it) and ``step(closure)``.
     """
 
     def __init__(self, params, defaults: dict):
         self.defaults = dict(defaults)
         self.param_groups: list[dict] = []
         self.state: defaultdict[Tensor, dict] = defaultdict(dict)  # param -> its state
+        if isinstance(params, Tensor) or not hasattr(params, "__iter__"):
+            hint = "model.parameters()" if hasattr(params, "parameters") else "[tensor]"
+            raise TypeError(f"{type(self).__name__}: params argument given to the optimizer "
+                            f"should be an iterable of Tensors or dicts, but got "
+                            f"{type(params).__name__}; pass {hint}")  # fmt: skip
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -88,18 +95,36 @@ class Optimizer:
                 else:
                     p.grad.data[...] = 0
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient (see the subclass for the formula)."""
+    def step(self, closure=None):
+        """Update every parameter that has a gradient (see the subclass for the formula).
+
+        ``closure``, when given, is called first (with grad mode on) to recompute the loss and
+        its gradients, as L-BFGS-style code does; its result is returned (else None).
+        """
+        loss = None
+        self._opt_called = True  # lr schedulers check that step() came first
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
                     state = self.state[p]
-                    new = self._update(p.data, p.grad.data, state, group)
+                    grad = -p.grad.data if group.get("maximize") else p.grad.data
+                    new = self._update(p.data, grad, state, group)
                     if new is not p.data:
                         p.data[...] = new
                     p._version[0] += 1  # see NOTE [Optimizer updates are in place]
+        return loss
+
+    def _check(self, **values) -> None:
+        """Refuse negative settings, naming the optimizer and the setting (PyTorch: "Invalid
+        learning rate")."""
+        for name, v in values.items():
+            if v < 0:
+                raise ValueError(f"{type(self).__name__}: invalid {name} {v}; it must be >= 0")
 
     def _update(self, p, grad, state: dict, group: dict):
         """Return the new value of ``p`` (raw arrays), or update ``p`` in place and return it."""

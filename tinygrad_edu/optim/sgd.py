@@ -37,17 +37,20 @@ class SGD(Optimizer):
         weight_decay: L2 penalty $\\lambda$ added to the gradient.
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening 0).
         dampening: $\\tau$, scales the new gradient in the momentum buffer.
+        maximize: ascend the objective instead of descending it.
     """
 
-    def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False, dampening: float = 0.0):  # fmt: skip
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False):  # fmt: skip
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0 "
                              f"(got lr={lr}, momentum={momentum}, weight_decay={weight_decay})")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0")
         super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                      nesterov=nesterov, dampening=dampening))  # fmt: skip
+                                      nesterov=nesterov, dampening=dampening,
+                                      maximize=maximize))  # fmt: skip
 
     def _update(self, p, grad, state, group):
         # BEGIN SOLUTION A3.3
