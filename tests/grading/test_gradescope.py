@@ -156,6 +156,26 @@ def test_faults_cost_only_their_own_task(source, tmp_path, sandbox_setup):
     assert "Not equal to tolerance" in out["T1.2"]
 
 
+def test_tabs_score_and_a_compile_error_names_its_line(source, tmp_path, sandbox_setup):
+    """A file indented with tabs loses nothing; one that parses but does not compile says
+    which line of the student's file (#26: "does not compile" had no line number)."""
+    ops = toy.OPS.replace("    ", "\t")
+    more = toy.MORE.replace("        return self.k * cube(x)\n",
+                            "        nonlocal k\n        return self.k * cube(x)\n")
+    data, log = _grade(source, tmp_path, {"toy/ops.py": ops, "toy/more.py": more},
+                       sandbox_setup)  # fmt: skip
+    scores = _scores(data)
+    assert scores == {"T1.0": 1, "T1.1": 2, "T1.2": 8, "T2.1": 0, "T2.2": 0}, log
+    out = {t["name"].split(" ", 1)[0]: t["output"] for t in data["tests"] if t["score"] == 0}
+    line = more.splitlines().index("        nonlocal k") + 1
+    assert f"your toy/more.py does not compile, line {line}" in out["T2.1"], out["T2.1"]
+    assert "nonlocal k" in out["T2.1"] and "does not parse" not in _all(data)
+
+
+def _all(data) -> str:
+    return json.dumps(data)
+
+
 def test_missing_files_and_unused_uploads_are_reported(source, tmp_path, sandbox_setup):
     ops = toy.OPS.replace("return x * x", "return x ** 2")
     files = {"ops (2).py": ops, "notes.txt": "hi", "tests/test_toy.py": "x = 1\n"}
