@@ -86,13 +86,16 @@ def test_zip_contents(repo, tmp_path):
             build_autograder_zip(repo, again, budget=bad)
 
 
-def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
+def _grade(source, tmp_path, files: dict, setup, name="sub", raw=None, **extra):
     root = source.parent
     submission = tmp_path / "submissions" / name
     submission.mkdir(parents=True)
     for rel, text in files.items():
         (submission / rel).parent.mkdir(parents=True, exist_ok=True)
         (submission / rel).write_text(text)
+    for rel, data in (raw or {}).items():  # names that need not be UTF-8
+        with open(os.path.join(os.fsencode(submission), rel), "wb") as f:
+            f.write(data)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "AUTOGRADER"))}
     env.pop("PYTHONPATH", None)
     env.update(setup.env(0))
@@ -100,7 +103,7 @@ def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
                AUTOGRADER_RESULTS=str(tmp_path / "results" / name), AUTOGRADER_TIMEOUT="3")
     env.update(extra)
     done = subprocess.run([str(source / "run_autograder")], env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+                          text=True, errors="replace", timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "results" / name / "results.json").read_text())
     return data, done.stdout + done.stderr
@@ -170,6 +173,18 @@ def test_tabs_score_and_a_compile_error_names_its_line(source, tmp_path, sandbox
     line = more.splitlines().index("        nonlocal k") + 1
     assert f"your toy/more.py does not compile, line {line}" in out["T2.1"], out["T2.1"]
     assert "nonlocal k" in out["T2.1"] and "does not parse" not in _all(data)
+
+
+def test_results_json_is_strict_utf8_whatever_the_file_names(source, tmp_path, sandbox_setup):
+    """Non-UTF-8 file names put lone surrogates ("\\udcff") into results.json (#26)."""
+    raw = {b"notes-\xff\xfe.txt": b"x", b"ops\xe9.py": toy.OPS.encode(), b"\xff.py": b"\xff"}
+    data, log = _grade(source, tmp_path, {"ops.py": toy.OPS, "more.py": toy.MORE},
+                       sandbox_setup, raw=raw)  # fmt: skip
+    assert data["score"] == FULL, log
+    blob = (tmp_path / "results" / "sub" / "results.json").read_bytes()
+    text = blob.decode("utf-8")  # strict: no lone surrogate can be encoded
+    assert "\\udc" not in text.lower() and "\udcff" not in text
+    assert json.loads(text) == data
 
 
 def _all(data) -> str:
