@@ -331,3 +331,92 @@ def test_setup_sh_installs_venv_support_only_when_ensurepip_is_missing(tmp_path,
     assert "pip install -q -r" in log and "useradd --system" in log
     assert "setpriv --reuid=tgsandbox" in log and "import numpy" in log
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
+
+
+GPU_TESTS = '''\
+import pytest
+
+
+@pytest.mark.task("T9.1")
+@pytest.mark.points(6)
+@pytest.mark.skipif(True, reason="needs a CUDA GPU and CuPy")
+def test_on_the_gpu(run):
+    """the GPU"""
+'''
+
+HELPER_TESTS = '''\
+import pytest
+
+from .helpers_extra import EXPECTED
+from . import probes_toy as probes
+
+
+@pytest.mark.task("T1.1")
+@pytest.mark.points(1)
+def test_square_again(run):
+    """square of 3"""
+    assert float(run(probes.call, name="square", x=3.0)) == EXPECTED
+'''
+
+FREE_POINTS = '''\
+import pytest
+
+from . import probes_toy as probes
+
+
+@pytest.mark.task("T1.1")
+@pytest.mark.points(4)
+def test_square_returns_something(run):
+    """square returns something"""
+    try:
+        run(probes.call, name="square", x=3.0)
+    except Exception:
+        pass
+'''
+
+
+def _zip_command(repo, out, *extra):
+    import argparse  # noqa: PLC0415
+
+    from tinygrad_edu.grading import gradescope  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser()
+    gradescope.add_arguments(parser)
+    return gradescope.run(parser.parse_args([str(repo), "--out", str(out), *extra]))
+
+
+@pytest.mark.slow
+def test_gradescope_zip_grades_what_it_built_and_prints_the_total(repo, tmp_path, capsys):
+    """The total to set in Gradescope is what the reference scores in the built zip: the
+    skipped GPU test is not in it; a test file named alone brings its probe module along."""
+    (repo / "tests" / "assignments" / "test_gpu.py").write_text(GPU_TESTS)
+    out = tmp_path / "a.zip"
+    assert _zip_command(repo, out) == 0, capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"set the assignment's total in Gradescope to {FULL} points" in said, said
+    assert "the starter code 1 (given code only)" in said and out.is_file()
+    # the issue's case: --tests naming only the test file left out probes_toy.py
+    one = tmp_path / "one.zip"
+    assert _zip_command(repo, one, "--tests", "tests/assignments/test_toy.py") == 0
+    said = capsys.readouterr().out
+    assert f"Gradescope to {FULL} points" in said, said
+    with zipfile.ZipFile(one) as zf:
+        assert "tests/assignments/probes_toy.py" in zf.namelist()
+
+
+@pytest.mark.slow
+def test_a_zip_that_cannot_grade_is_refused_naming_the_cause(repo, tmp_path, capsys):
+    folder = repo / "tests" / "assignments"
+    (folder / "helpers_extra.py").write_text("EXPECTED = 9.0\n")
+    (folder / "test_extra.py").write_text(HELPER_TESTS)
+    out = tmp_path / "extra.zip"
+    assert _zip_command(repo, out, "--tests", "tests/assignments/test_extra.py") == 1
+    said = capsys.readouterr().out
+    assert "tests.assignments.helpers_extra" in said and "not in the zip" in said, said
+    assert not out.exists(), "a zip that cannot grade must not be left behind"
+    (folder / "test_extra.py").unlink()
+    (folder / "test_free.py").write_text(FREE_POINTS)
+    assert _zip_command(repo, out) == 1
+    said = capsys.readouterr().out
+    assert "the starter code earns points of T1.1" in said, said
+    assert not out.exists()

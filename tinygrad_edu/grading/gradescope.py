@@ -164,6 +164,8 @@ def _test_files(repo: Path, tests) -> list[str]:
             files.update(str(Path(t) / rel) for rel in _walk(path, set()))
         else:
             files.add(str(Path(t)))
+            # a test file named alone still needs the probe modules next to it
+            files.update(str(p.relative_to(repo)) for p in path.parent.glob("probes*.py"))
         for parent in Path(t).parents:
             for name in ("__init__.py", "conftest.py"):
                 if (repo / parent / name).is_file():
@@ -329,6 +331,10 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--extras", default="", help='pip extras for the library, e.g. "[viz]"')
     parser.add_argument(
+        "--no-verify", action="store_true",
+        help="skip grading the reference and the starter code in the built zip",
+    )
+    parser.add_argument(
         "--budget", type=int, default=DEFAULT_BUDGET,
         help="seconds a run may take in all (default %(default)s; at most the assignment's "
         "Gradescope timeout: 10 minutes unless raised)",
@@ -346,6 +352,20 @@ def run(args) -> int:
     except (ValueError, FileNotFoundError, MarkerError, SpliceError) as e:
         print(e)
         return 1
+    if not getattr(args, "no_verify", False):
+        from .verify import VerifyError, verify_zip  # noqa: PLC0415
+
+        print(f"checking {args.out}: grading the reference and the starter code in it ...")
+        try:
+            found = verify_zip(args.out, args.repo)
+        except VerifyError as e:
+            Path(args.out).unlink(missing_ok=True)
+            print(f"{e}\n{args.out} was not kept.")
+            return 1
+        print(f"the reference scores {found.total:g} of {found.total:g} ({found.tests} tests), "
+              f"the starter code {found.given:g} (given code only)")  # fmt: skip
+        print(f"set the assignment's total in Gradescope to {found.total:g} points (tests "
+              "skipped here, such as GPU tests, are not scored there either)")  # fmt: skip
     print(f"wrote {args.out} ({len(manifest['files'])} files); students submit:")
     for f in manifest["submission_files"]:
         print(f"  {f}")
