@@ -422,7 +422,10 @@ def grade(source, submission, results, sandbox_python: str | None = None,
     results.parent.mkdir(parents=True, exist_ok=True)
     _lock_down([source, submission, results.parent])
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
-    mapping = map_submission(submission, manifest["submission_files"])
+    edition = source / "edition"
+    starter = {f: (edition / f).read_text(encoding="utf-8")
+               for f in manifest["submission_files"] if (edition / f).is_file()}  # fmt: skip
+    mapping = map_submission(submission, manifest["submission_files"], starter)
     config = sandbox_config(sandbox_python or sys.executable, user, mode, timeout=timeout)
     log(config.describe())
     root = Path(tempfile.mkdtemp(prefix="tgedu-grade-"))
