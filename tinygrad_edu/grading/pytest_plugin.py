@@ -243,7 +243,10 @@ def _failure_text(report) -> str:
     """The message of a failure: the exception's own text, not the whole traceback."""
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None and crash.message else report.longreprtext
-    return re.sub(r"^[\w.]*SubmissionError: ", "", text)  # its message speaks for itself
+    text = re.sub(r"^[\w.]*SubmissionError: ", "", text)  # its message speaks for itself
+    # pytest's advice for a terminal ("Use -v to get more diff") means nothing in Gradescope
+    text = re.sub(r"\n *(Use -v to get more diff|Use -vv to get more diff)[^\n]*", "", text)
+    return re.sub(r"\n *\.\.\.Full output truncated[^\n]*", "", text)
 
 
 class _Scoreboard:
