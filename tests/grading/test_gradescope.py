@@ -420,3 +420,17 @@ def test_a_zip_that_cannot_grade_is_refused_naming_the_cause(repo, tmp_path, cap
     said = capsys.readouterr().out
     assert "the starter code earns points of T1.1" in said, said
     assert not out.exists()
+
+
+def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
+    """--tests naming one assignment's suite: students submit that assignment's files only
+    (they used to get every assignment's empty stubs to submit too)."""
+    folder = repo / "tests" / "assignments"
+    only_ops = toy.TESTS.split("@pytest.mark.task(\"T2.1\")")[0]
+    (folder / "test_ops_only.py").write_text(only_ops)
+    manifest = build_autograder_zip(repo, tmp_path / "one.zip",
+                                    tests=["tests/assignments/test_ops_only.py"])  # fmt: skip
+    assert manifest["submission_files"] == ["toy/ops.py"]
+    assert set(manifest["regions"]) == {"T1.1", "T1.2"}
+    every = build_autograder_zip(repo, tmp_path / "all.zip")
+    assert every["submission_files"] == ["toy/more.py", "toy/ops.py"]

@@ -34,6 +34,7 @@ minutes unless its timeout is raised, and a run it stops has no ``results.json``
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -173,6 +174,20 @@ def _test_files(repo: Path, tests) -> list[str]:
     return sorted(f.replace("\\", "/") for f in files)
 
 
+_TASK_MARK = re.compile(r"mark\.task\(\s*[\"']([^\"']+)[\"'](?:\s*,\s*uses\s*=\s*([^)]*))?")
+
+
+def _graded_tasks(repo: Path, test_files) -> set[str]:
+    """The tasks the shipped test files grade (their ``task`` markers and what they use)."""
+    found = set()
+    for f in test_files:
+        if Path(f).name.startswith("test") and f.endswith(".py"):
+            for task, uses in _TASK_MARK.findall((repo / f).read_text(encoding="utf-8")):
+                found.add(task)
+                found.update(re.findall(r"[\"']([^\"']+)[\"']", uses or ""))
+    return found
+
+
 def _packages(repo: Path) -> list[str]:
     return sorted(
         p.name for p in repo.iterdir()
@@ -265,6 +280,12 @@ def build_autograder_zip(
     packages = _packages(repo)
     if submission_files is None:
         submission_files = _solution_files(repo, packages)
+        graded = _graded_tasks(repo, test_files)
+        if graded:  # a zip for some assignments only: students submit those files only
+            submission_files = [
+                f for f in submission_files
+                if graded & set(task_functions((repo / f).read_text(encoding="utf-8"), f))
+            ]  # fmt: skip
     submission_files = sorted(str(Path(f).as_posix()) for f in submission_files)
     if not submission_files:
         raise ValueError(
