@@ -420,6 +420,12 @@ def test_a_zip_that_cannot_grade_is_refused_naming_the_cause(repo, tmp_path, cap
     said = capsys.readouterr().out
     assert "the starter code earns points of T1.1" in said, said
     assert not out.exists()
+    # a module only this machine has: Gradescope's venv installs the pyproject's dependencies
+    (folder / "test_free.py").write_text("from tinygrad_edu.grading import numeric_gradient\n")
+    assert _zip_command(repo, out) == 1
+    said = capsys.readouterr().out
+    assert "the tests import tinygrad_edu (in tests/assignments/test_free.py)" in said, said
+    assert "does not install" in said and not out.exists()
 
 
 def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
