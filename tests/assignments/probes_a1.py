@@ -115,12 +115,19 @@ def vjp(op, inputs, g, needs=None, attrs=None):
 
 
 def _near(args, inputs) -> bool:
-    """Whether ``args`` are the rule's inputs, or the inputs moved a little (perturbed)."""
+    """Whether ``args`` are the rule's inputs, perturbed: each moved a little, or in one
+    element only (by any step)."""
     if len(args) != len(inputs):
         return False
     for a, x in zip(args, inputs):
-        a = np.asarray(a)
-        if a.shape != x.shape or not np.allclose(a, x, rtol=1e-3, atol=1e-3):
+        try:
+            a = np.asarray(a, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        if a.shape != x.shape:
+            return False
+        close = np.isclose(a, x, rtol=1e-3, atol=1e-3)
+        if close.size - np.count_nonzero(close) > 1:
             return False
     return True
 
