@@ -119,3 +119,51 @@ def test_a_roster_needs_an_email_or_id_column(tmp_path):
     (tmp_path / "r.csv").write_text("Name,Section\nAl,1\n")
     with pytest.raises(ValueError, match="no email or student id"):
         batch.read_roster(tmp_path / "r.csv")
+
+
+_KEYS = '''
+import ctypes as _ct
+import os as _os
+
+_LIBC = _ct.CDLL(None, use_errno=True)
+_LIBC.syscall.restype = _ct.c_long
+_ADD, _KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[_os.uname().machine]
+
+
+def _leave():
+    for ring in (-3, -4, -5):  # session, user, user-session keyrings
+        _LIBC.syscall(_ct.c_long(_ADD), b"user", b"tgedu-answer", b"x", _ct.c_size_t(1),
+                      _ct.c_long(ring))
+
+
+def _found():
+    for ring in (-3, -4, -5):
+        if _LIBC.syscall(_ct.c_long(_KEYCTL), _ct.c_long(10), _ct.c_long(ring), b"user",
+                         b"tgedu-answer", _ct.c_long(0)) >= 0:
+            return True
+    return False
+'''
+
+
+@pytest.mark.slow
+def test_a_key_one_submission_leaves_is_gone_for_the_next_in_its_slot(tmp_path, sandbox_setup):
+    """Keys left by one student were read by a later student in the same slot (#26)."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    repo = toy.make(tmp_path / "repo")
+    zip_path = tmp_path / "autograder.zip"
+    build_autograder_zip(repo, zip_path)
+    subs = tmp_path / "submissions"
+    leaver = toy.OPS.replace("    return x * x\n", "    _leave()\n    return x * x\n") + _KEYS
+    reader = toy.OPS.replace("return x * square(x)",
+                             "return x * square(x) if _found() else 0 * x") + _KEYS
+    for name, ops in (("a_leaver", leaver), ("b_reader", reader)):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "ops.py").write_text(ops)
+        (subs / name / "more.py").write_text(toy.MORE)
+    rows = grade_batch(subs, tmp_path / "g.csv", autograder=zip_path, jobs=1, timeout=5,
+                       sandbox_python=sandbox_setup.python, users=sandbox_setup.users[:1],
+                       mode="user", log=lambda line: None)  # fmt: skip
+    by = {r["name"]: r for r in rows}
+    assert by["a_leaver"]["tasks"]["T1.1"] == (2, 2)  # it ran, and scored its own square
+    assert by["b_reader"]["tasks"]["T1.2"][0] == 0, "the reader found the leaver's key"
