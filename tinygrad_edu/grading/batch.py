@@ -223,7 +223,8 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
     for name in filter(None, users):
         ensure_user(name)
     if not root:
-        log("grade-batch: not root, so submissions run as you, with resource limits only")
+        why = "--sandbox rlimits" if os.geteuid() == 0 else "not root"
+        log(f"grade-batch: {why}, so submissions run as you, with resource limits only")
     metadata = _metadata(submissions, entries)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="tgedu-batch-") as tmp:
