@@ -17,10 +17,17 @@ against central differences of the op's forward computation, so each rule scores
 independently of the engine.
 """
 
+import zlib
+
 import numpy as np
 import pytest
 
-from tinygrad_edu.grading import compare_gradients, numeric_gradient, random_projection
+from tinygrad_edu.grading import (
+    compare_gradients,
+    complex_step_gradient,
+    numeric_gradient,
+    random_projection,
+)
 from tinygrad_edu.ops import get_op
 
 from . import probes_a1 as probes
@@ -30,9 +37,36 @@ def _rng(seed=0):
     return np.random.default_rng(seed)
 
 
-def check_rule(run, opname, arrays, needs=None, **attrs):
+# numpy versions of the forward computations that take complex arrays (for the complex step)
+COMPLEX_FORWARD = {"exp": lambda x: np.exp(x), "log": lambda x: np.log(x)}
+# where the extra points of a rule are drawn: mixed magnitudes, where central differences lose
+# digits (exp near 30, log near 1e-4, sums of numbers a million apart)
+DOMAINS = {
+    "real": lambda rng, shape: rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 4, shape),
+    "exp": lambda rng, shape: rng.uniform(-30, 30, shape),
+    "positive": lambda rng, shape: 10.0 ** rng.uniform(-4, 3, shape),
+    "logits": lambda rng, shape: rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 1, shape),
+}
+EXTRA_POINTS = 4
+EXACT = 1e-12  # relative: what a derived rule reaches in float64, finite differences do not
+
+
+def check_rule(run, opname, arrays, needs=None, domain="real", fixed=(), **attrs):
     """Run ``opname``'s vjp (your code) on float64 arrays and compare it with central
-    differences of its forward computation (the output reduced with a random projection)."""
+    differences of its forward computation (the output reduced with a random projection);
+    then, at this point and at more random points (``domain``), require what only a derived
+    rule gives: agreement to about 1e-12 with the complex step, and no call of the forward
+    computation (finite differences call it on perturbed inputs). ``fixed``: indices of
+    inputs kept as given at the extra points (labels)."""
+    _check_rule_at(run, opname, arrays, needs, attrs, numeric=True)
+    rng = np.random.default_rng(zlib.crc32(f"{opname} {len(arrays)}".encode()))
+    for _ in range(EXTRA_POINTS):
+        point = [a if i in fixed else DOMAINS[domain](rng, np.shape(a))
+                 for i, a in enumerate(arrays)]  # fmt: skip
+        _check_rule_at(run, opname, point, needs, attrs, numeric=False)
+
+
+def _check_rule_at(run, opname, arrays, needs, attrs, numeric):
     op = get_op(opname)
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     out = op.forward(np, *arrays, **attrs)
@@ -46,7 +80,19 @@ def check_rule(run, opname, arrays, needs=None, **attrs):
         f"{got.get('type') or got['count']}"
     )
     assert len(got["grads"]) == len(arrays), f"{where}: one gradient per input"
-    numeric = numeric_gradient(lambda v: op.forward(np, *v, **attrs), arrays, projection=g)
+    calls = got.get("forward_calls")
+    assert calls == 0, (
+        f"{where} called {opname}'s forward computation on its inputs, or on inputs moved a "
+        f"little, {calls} times: a derivative rule is "
+        "derived by hand from the inputs and the output, not measured by finite differences"
+    )
+    forward = COMPLEX_FORWARD.get(opname, lambda *v: op.forward(np, *v, **attrs))
+    exact = complex_step_gradient(lambda v: forward(*v), arrays, projection=g)
+    numeric = (
+        numeric_gradient(lambda v: op.forward(np, *v, **attrs), arrays, projection=g)
+        if numeric
+        else exact
+    )
     for i, (gi, need) in enumerate(zip(got["grads"], needs)):
         if not need:
             assert gi is None, f"{where}: needs[{i}] is False, so gradient {i} must be None"
@@ -58,6 +104,9 @@ def check_rule(run, opname, arrays, needs=None, **attrs):
             f"{shapes[i]}; a gradient has its input's shape (sum broadcast axes with F.sum_to)"
         )
         compare_gradients([gi], [numeric[i]], names=[f"input {i}"], what=f"{where}: gradient")
+        scale = float(np.abs(exact[i]).max(initial=0.0))
+        compare_gradients([gi], [exact[i]], names=[f"input {i}"], atol=EXACT * scale,
+                          rtol=EXACT, what=f"{where}: gradient (exact to 1e-12)")  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -237,7 +286,8 @@ def test_rules_skip_inputs_that_need_no_gradient(run):
 @pytest.mark.parametrize("opname", ["exp", "log"])
 def test_exp_and_log_rules(run, opname):
     """{opname}.vjp"""
-    check_rule(run, opname, [_rng(5).uniform(0.2, 2.0, size=(3, 4))])
+    domain = {"exp": "exp", "log": "positive"}[opname]
+    check_rule(run, opname, [_rng(5).uniform(0.2, 2.0, size=(3, 4))], domain=domain)
 
 
 @pytest.mark.task("A1.5")
@@ -268,7 +318,7 @@ def test_softmax_cross_entropy_rule(run):
     rng = _rng(8)
     logits = rng.standard_normal((5, 4))
     labels = np.eye(4)[rng.integers(0, 4, size=5)]
-    check_rule(run, "softmax_cross_entropy", [logits, labels])
+    check_rule(run, "softmax_cross_entropy", [logits, labels], domain="logits", fixed=(1,))
 
 
 # --------------------------------------------------------------------------------------------

@@ -307,6 +307,60 @@ def renamed_file(repo, edition, out):
     return _write(out, files)
 
 
+DERIVATIVE_TASKS = ("A1.3", "A1.4", "A1.5", "A1.6", "A1.7")
+
+_FD_VJP = '''
+
+# --- no calculus: the same rule for every op, central differences of its forward computation
+_FD_ARGS = ("self", "F", "g", "inputs", "out", "shapes", "needs", "_FD_ARGS")
+
+
+def _fd_vjp(op, g, inputs, needs, attrs, h=1e-6):
+    import numpy as np
+
+    xs = [np.array(x, dtype=np.float64) for x in inputs]
+    g = np.asarray(g, dtype=np.float64)
+    grads = []
+    for k, x in enumerate(xs):
+        if not needs[k]:
+            grads.append(None)
+            continue
+        grad = np.zeros_like(x)
+        flat, gflat = x.reshape(-1), grad.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + h
+            plus = float(np.sum(g * op.forward(np, *xs, **attrs)))
+            flat[i] = old - h
+            minus = float(np.sum(g * op.forward(np, *xs, **attrs)))
+            flat[i] = old
+            gflat[i] = (plus - minus) / (2 * h)
+        grads.append(grad)
+    return grads
+'''
+
+
+def finite_difference(repo, edition, out):
+    """The reference, except that every derivative rule (A1.3 to A1.7) is one generic
+    finite-difference ``vjp``: no calculus at all. It must earn nothing on those tasks."""
+    files = _files(repo, solution_files(repo))
+    for f, text in files.items():
+        changed = False
+        for task in DERIVATIVE_TASKS:
+            while re.search(rf"^[ \t]*# BEGIN SOLUTION {re.escape(task)}\n", text, re.M):
+                start, _, indent = _region(text, task)
+                m = re.search(rf"^[ \t]*# BEGIN SOLUTION {re.escape(task)}\n", text, re.M)
+                body = (f"{indent}_kw = {{k: v for k, v in dict(locals()).items() "
+                        f"if k not in _FD_ARGS}}\n"
+                        f"{indent}return _fd_vjp(self, g, inputs, needs, _kw)\n")  # fmt: skip
+                close = text.index("\n", text.index("# END SOLUTION", start)) + 1
+                text = text[: m.start()] + body + text[close:]
+                changed = True
+        if changed:
+            files[f] = text + _FD_VJP
+    return _write(out, files)
+
+
 SUBMISSIONS = {
     "reference": reference,
     "edition": edition_untouched,
@@ -315,4 +369,5 @@ SUBMISSIONS = {
     "syntax_error": syntax_error,
     "whole_repository": whole_repository,
     "renamed_file": renamed_file,
+    "finite_difference": finite_difference,
 }

@@ -351,3 +351,19 @@ def test_tasks_are_graded_in_isolation(graded, half):
             f"{half}: {task} (uses {sorted(uses)}) scored {score} of {maximum}; solved: "
             f"{sorted(solved)}"
         )
+
+
+def test_a_generic_finite_difference_rule_earns_no_derivative_points(graded):
+    """One central-difference vjp for every op (no calculus) earned 13 of A1.3-A1.7's
+    points when the checks compared with central differences only; it now earns none, and
+    every other task keeps full marks."""
+    data = _results(graded, "finite_difference")
+    tasks = _by_task(data)
+    for task, (score, maximum) in tasks.items():
+        if task in attacks.DERIVATIVE_TASKS:
+            assert score == 0, f"{task}: {score} of {maximum} for finite differences"
+        else:
+            assert score == maximum, f"{task}: {score} of {maximum}"
+    assert set(attacks.DERIVATIVE_TASKS) <= set(tasks)
+    said = " ".join(t["output"] for t in data["tests"] if _task(t) in attacks.DERIVATIVE_TASKS)
+    assert "forward computation" in said and "1e-12" in said

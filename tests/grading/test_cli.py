@@ -21,6 +21,11 @@ def test_ok():
 @pytest.mark.points(2)
 def test_wrong():
     assert False
+
+
+@pytest.mark.points(1)
+def test_long_lists():
+    assert list(range(100)) == list(range(1, 101))
 '''
 
 
@@ -46,8 +51,20 @@ def test_grade_command(tmp_path):
          "--gradescope", "out/results.json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 1, done.stderr  # one test fails
+    assert done.returncode == 1, done.stderr  # two tests fail
     lines = done.stdout.splitlines()
-    assert ["A2.1", "2", "1", "1", "/", "3"] in [line.split() for line in lines]
+    assert ["A2.1", "3", "1", "1", "/", "4"] in [line.split() for line in lines]
+    assert "Warning" not in done.stdout + done.stderr  # no assertion-rewrite warnings (#26)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["score"] == 1 and sum(t["max_score"] for t in data["tests"]) == 3
+    assert data["score"] == 1 and sum(t["max_score"] for t in data["tests"]) == 4
+    long = next(t for t in data["tests"] if "long lists" in t["name"])
+    assert "At index 0 diff" in long["output"] and "-v" not in long["output"], long["output"]
+
+
+def test_a_full_disk_says_what_filled_it():
+    from tinygrad_edu.grading.probe import format_error  # noqa: PLC0415
+
+    text = format_error({"type": "OSError", "message": "[Errno 28] No space left on device"}, [])
+    assert "your code filled the space" in text
+    text = format_error({"type": "OSError", "message": "[Errno 27] File too large"}, [])
+    assert "larger than the grader allows" in text

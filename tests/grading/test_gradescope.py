@@ -86,13 +86,16 @@ def test_zip_contents(repo, tmp_path):
             build_autograder_zip(repo, again, budget=bad)
 
 
-def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
+def _grade(source, tmp_path, files: dict, setup, name="sub", raw=None, **extra):
     root = source.parent
     submission = tmp_path / "submissions" / name
     submission.mkdir(parents=True)
     for rel, text in files.items():
         (submission / rel).parent.mkdir(parents=True, exist_ok=True)
         (submission / rel).write_text(text)
+    for rel, data in (raw or {}).items():  # names that need not be UTF-8
+        with open(os.path.join(os.fsencode(submission), rel), "wb") as f:
+            f.write(data)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "AUTOGRADER"))}
     env.pop("PYTHONPATH", None)
     env.update(setup.env(0))
@@ -100,7 +103,7 @@ def _grade(source, tmp_path, files: dict, setup, name="sub", **extra):
                AUTOGRADER_RESULTS=str(tmp_path / "results" / name), AUTOGRADER_TIMEOUT="3")
     env.update(extra)
     done = subprocess.run([str(source / "run_autograder")], env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+                          text=True, errors="replace", timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "results" / name / "results.json").read_text())
     return data, done.stdout + done.stderr
@@ -154,6 +157,38 @@ def test_faults_cost_only_their_own_task(source, tmp_path, sandbox_setup):
     assert "return self.k * cube(x)+" in out["T2.1"]
     assert "does not parse" in out["T2.2"]
     assert "Not equal to tolerance" in out["T1.2"]
+
+
+def test_tabs_score_and_a_compile_error_names_its_line(source, tmp_path, sandbox_setup):
+    """A file indented with tabs loses nothing; one that parses but does not compile says
+    which line of the student's file (#26: "does not compile" had no line number)."""
+    ops = toy.OPS.replace("    ", "\t")
+    more = toy.MORE.replace("        return self.k * cube(x)\n",
+                            "        nonlocal k\n        return self.k * cube(x)\n")
+    data, log = _grade(source, tmp_path, {"toy/ops.py": ops, "toy/more.py": more},
+                       sandbox_setup)  # fmt: skip
+    scores = _scores(data)
+    assert scores == {"T1.0": 1, "T1.1": 2, "T1.2": 8, "T2.1": 0, "T2.2": 0}, log
+    out = {t["name"].split(" ", 1)[0]: t["output"] for t in data["tests"] if t["score"] == 0}
+    line = more.splitlines().index("        nonlocal k") + 1
+    assert f"your toy/more.py does not compile, line {line}" in out["T2.1"], out["T2.1"]
+    assert "nonlocal k" in out["T2.1"] and "does not parse" not in _all(data)
+
+
+def test_results_json_is_strict_utf8_whatever_the_file_names(source, tmp_path, sandbox_setup):
+    """Non-UTF-8 file names put lone surrogates ("\\udcff") into results.json (#26)."""
+    raw = {b"notes-\xff\xfe.txt": b"x", b"ops\xe9.py": toy.OPS.encode(), b"\xff.py": b"\xff"}
+    data, log = _grade(source, tmp_path, {"ops.py": toy.OPS, "more.py": toy.MORE},
+                       sandbox_setup, raw=raw)  # fmt: skip
+    assert data["score"] == FULL, log
+    blob = (tmp_path / "results" / "sub" / "results.json").read_bytes()
+    text = blob.decode("utf-8")  # strict: no lone surrogate can be encoded
+    assert "\\udc" not in text.lower() and "\udcff" not in text
+    assert json.loads(text) == data
+
+
+def _all(data) -> str:
+    return json.dumps(data)
 
 
 def test_missing_files_and_unused_uploads_are_reported(source, tmp_path, sandbox_setup):
@@ -296,3 +331,112 @@ def test_setup_sh_installs_venv_support_only_when_ensurepip_is_missing(tmp_path,
     assert "pip install -q -r" in log and "useradd --system" in log
     assert "setpriv --reuid=tgsandbox" in log and "import numpy" in log
     assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
+
+
+GPU_TESTS = '''\
+import pytest
+
+
+@pytest.mark.task("T9.1")
+@pytest.mark.points(6)
+@pytest.mark.skipif(True, reason="needs a CUDA GPU and CuPy")
+def test_on_the_gpu(run):
+    """the GPU"""
+'''
+
+HELPER_TESTS = '''\
+import pytest
+
+from .helpers_extra import EXPECTED
+from . import probes_toy as probes
+
+
+@pytest.mark.task("T1.1")
+@pytest.mark.points(1)
+def test_square_again(run):
+    """square of 3"""
+    assert float(run(probes.call, name="square", x=3.0)) == EXPECTED
+'''
+
+FREE_POINTS = '''\
+import pytest
+
+from . import probes_toy as probes
+
+
+@pytest.mark.task("T1.1")
+@pytest.mark.points(4)
+def test_square_returns_something(run):
+    """square returns something"""
+    try:
+        run(probes.call, name="square", x=3.0)
+    except Exception:
+        pass
+'''
+
+
+def _zip_command(repo, out, *extra):
+    import argparse  # noqa: PLC0415
+
+    from tinygrad_edu.grading import gradescope  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser()
+    gradescope.add_arguments(parser)
+    return gradescope.run(parser.parse_args([str(repo), "--out", str(out), *extra]))
+
+
+@pytest.mark.slow
+def test_gradescope_zip_grades_what_it_built_and_prints_the_total(repo, tmp_path, capsys):
+    """The total to set in Gradescope is what the reference scores in the built zip: the
+    skipped GPU test is not in it; a test file named alone brings its probe module along."""
+    (repo / "tests" / "assignments" / "test_gpu.py").write_text(GPU_TESTS)
+    out = tmp_path / "a.zip"
+    assert _zip_command(repo, out) == 0, capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert f"set the assignment's total in Gradescope to {FULL} points" in said, said
+    assert "the starter code 1 (given code only)" in said and out.is_file()
+    # the issue's case: --tests naming only the test file left out probes_toy.py
+    one = tmp_path / "one.zip"
+    assert _zip_command(repo, one, "--tests", "tests/assignments/test_toy.py") == 0
+    said = capsys.readouterr().out
+    assert f"Gradescope to {FULL} points" in said, said
+    with zipfile.ZipFile(one) as zf:
+        assert "tests/assignments/probes_toy.py" in zf.namelist()
+
+
+@pytest.mark.slow
+def test_a_zip_that_cannot_grade_is_refused_naming_the_cause(repo, tmp_path, capsys):
+    folder = repo / "tests" / "assignments"
+    (folder / "helpers_extra.py").write_text("EXPECTED = 9.0\n")
+    (folder / "test_extra.py").write_text(HELPER_TESTS)
+    out = tmp_path / "extra.zip"
+    assert _zip_command(repo, out, "--tests", "tests/assignments/test_extra.py") == 1
+    said = capsys.readouterr().out
+    assert "tests.assignments.helpers_extra" in said and "not in the zip" in said, said
+    assert not out.exists(), "a zip that cannot grade must not be left behind"
+    (folder / "test_extra.py").unlink()
+    (folder / "test_free.py").write_text(FREE_POINTS)
+    assert _zip_command(repo, out) == 1
+    said = capsys.readouterr().out
+    assert "the starter code earns points of T1.1" in said, said
+    assert not out.exists()
+    # a module only this machine has: Gradescope's venv installs the pyproject's dependencies
+    (folder / "test_free.py").write_text("from tinygrad_edu.grading import numeric_gradient\n")
+    assert _zip_command(repo, out) == 1
+    said = capsys.readouterr().out
+    assert "the tests import tinygrad_edu (in tests/assignments/test_free.py)" in said, said
+    assert "does not install" in said and not out.exists()
+
+
+def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
+    """--tests naming one assignment's suite: students submit that assignment's files only
+    (they used to get every assignment's empty stubs to submit too)."""
+    folder = repo / "tests" / "assignments"
+    only_ops = toy.TESTS.split("@pytest.mark.task(\"T2.1\")")[0]
+    (folder / "test_ops_only.py").write_text(only_ops)
+    manifest = build_autograder_zip(repo, tmp_path / "one.zip",
+                                    tests=["tests/assignments/test_ops_only.py"])  # fmt: skip
+    assert manifest["submission_files"] == ["toy/ops.py"]
+    assert set(manifest["regions"]) == {"T1.1", "T1.2"}
+    every = build_autograder_zip(repo, tmp_path / "all.zip")
+    assert every["submission_files"] == ["toy/more.py", "toy/ops.py"]

@@ -152,3 +152,24 @@ def test_every_region_of_the_library_is_one_task_in_one_function():
             others = [t for t in tasks - {task} if f'"{t}: write your solution' in out]
             assert not others, (path, task, others)
             ast.parse(out)
+
+
+def test_a_file_indented_with_tabs_keeps_its_tabs_when_reference_code_goes_in():
+    """A correct file indented with tabs lost 9 points: the reference's space-indented
+    methods went in with one space per tab, and the result did not parse (#26)."""
+    mine = REFERENCE.replace("    ", "\t")
+    for task in ("T1", "T2"):
+        out = splice(REFERENCE, mine, keep={task})
+        tree = ast.parse(out.text)  # no TabError, no IndentationError
+        box = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Box")
+        assert [f.name for f in box.body if isinstance(f, ast.FunctionDef)][:3] == [
+            "__init__", "area", "area"]  # fmt: skip
+        came = {line.strip() for line, (kind, _) in zip(out.text.splitlines(), out.origin)
+                if kind == "reference" and line.strip()}  # fmt: skip
+        assert came, "the other task's function comes from the reference"
+        for line in out.text.splitlines():
+            if line.strip() in came and line.strip().startswith("def ") and line[0].isspace():
+                assert line.startswith("\t") and not line.startswith("\t ")  # a method
+    ns: dict = {}
+    exec(compile(splice(REFERENCE, mine, keep={"T1"}).text, "box.py", "exec"), ns)  # noqa: S102
+    assert ns["Box"](3).area == 9

@@ -93,3 +93,26 @@ def test_a_linked_folder_is_not_followed(tmp_path):
 def test_utf8_with_or_without_bom(tmp_path, bom):
     (tmp_path / "engine.py").write_bytes(bom + "y = 'é'\n".encode())
     assert map_submission(tmp_path, MANIFEST).texts["pkg/eager/engine.py"] == "y = 'é'\n"
+
+
+def test_a_renamed_file_beats_an_unchanged_starter_copy(tmp_path):
+    """A whole repository with sgd.py saved as 'sgd (1).py' next to a build/lib starter copy
+    graded the starter copy (#26): the file that differs from the starter code wins."""
+    starter = "def step():\n    raise NotImplementedError\n"
+    mine = "def step():\n    return 1\n"
+    files = {
+        "repo/pkg/eager/engine.py": "x = 1\n",
+        "repo/pkg/optim/sgd (1).py": mine,
+        "repo/build/lib/pkg/optim/sgd.py": starter,
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    manifest = ["pkg/eager/engine.py", "pkg/optim/sgd.py"]
+    plain = map_submission(tmp_path, manifest)
+    assert plain.used["pkg/optim/sgd.py"] == "repo/build/lib/pkg/optim/sgd.py"  # no starter given
+    m = map_submission(tmp_path, manifest, starter={"pkg/optim/sgd.py": starter})
+    assert m.used["pkg/optim/sgd.py"] == "repo/pkg/optim/sgd (1).py"
+    assert m.texts["pkg/optim/sgd.py"] == mine
+    note = next(n for n in m.notes if "sgd (1).py" in n and "starter code unchanged" in n)
+    assert "build/lib/pkg/optim/sgd.py" in note

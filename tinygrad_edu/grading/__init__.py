@@ -14,6 +14,7 @@ from .gradcheck import (
     check_symbolic_gradgrad,
     check_symbolic_gradients,
     compare_gradients,
+    complex_step_gradient,
     numeric_gradient,
     random_projection,
     symbolic_gradcheck,
@@ -21,6 +22,7 @@ from .gradcheck import (
 
 __all__ = [
     "numeric_gradient",
+    "complex_step_gradient",
     "random_projection",
     "compare_gradients",
     "check_symbolic_gradients",

@@ -52,7 +52,7 @@ from .sandbox import (
     sandbox_config,
     sweep,
 )
-from .splice import MissingFunction, SubmittedSyntaxError, splice
+from .splice import CombineError, MissingFunction, SubmittedSyntaxError, splice
 from .submission import Mapping, map_submission
 
 __all__ = ["Workspace", "Grader", "grade", "main", "MAX_TIMEOUTS"]
@@ -65,7 +65,8 @@ for src, dst, dfile in json.load(sys.stdin):
     try:
         py_compile.compile(src, cfile=dst, dfile=dfile, doraise=True)
     except py_compile.PyCompileError as e:
-        errors[src] = str(e.msg).strip().splitlines()[-1]
+        errors[src] = [str(e.msg).strip().splitlines()[-1],
+                       getattr(e.exc_value, "lineno", None)]
 json.dump(errors, sys.stdout)
 """
 
@@ -152,6 +153,9 @@ class Workspace:
                 except MissingFunction as e:
                     self.problems[key] = f"{e} (your code for {e.task} was not graded)"
                     break
+                except CombineError as e:
+                    self.problems[key] = _not_your_fault(file, e, self.file_tasks[file] & set(key))
+                    break
                 src = kdir / "src" / file
                 src.parent.mkdir(parents=True, exist_ok=True)
                 src.write_text(sp.text, encoding="utf-8")
@@ -166,10 +170,18 @@ class Workspace:
         )  # fmt: skip
         if done.returncode != 0:
             raise SandboxError(f"compiling the working copies failed:\n{done.stderr[-2000:]}")
-        for src, msg in json.loads(done.stdout or "{}").items():
+        for src, (msg, lineno) in json.loads(done.stdout or "{}").items():
             if src in sources:
                 key, file = sources[src]
-                self.problems.setdefault(key, f"your {file} does not compile: {msg}")
+                sp, submitted = self.spliced[key][file]
+                origin = sp.origin[lineno - 1] if lineno and 0 < lineno <= len(sp.origin) else None
+                if origin is not None and origin[0] == "submitted":
+                    line = submitted.splitlines()[origin[1] - 1].strip()[:200]
+                    self.problems.setdefault(
+                        key, f"your {file} does not compile, line {origin[1]}: {msg}\n    {line}"
+                    )
+                else:  # a line the grader put in: its fault, not the student's
+                    self.problems.setdefault(key, _not_your_fault(file, msg, set(key)))
             else:
                 raise SandboxError(f"the reference file {src} does not compile: {msg}")
 
@@ -227,6 +239,14 @@ def _syntax_message(e: SubmittedSyntaxError, tasks) -> str:
         text += f"\n    {e.line.strip()[:200]}"
     tasks = ", ".join(sorted(tasks))
     return text + f"\nThe tasks whose code lives in this file ({tasks}) score 0 until it parses."
+
+
+def _not_your_fault(file: str, error, tasks) -> str:
+    return (
+        f"The autograder could not combine your {file} with the course's code to grade "
+        f"{', '.join(sorted(tasks))}: a fault in the autograder, not in your file (it parses). "
+        f"Your instructor can see the details ({error})."
+    )
 
 
 class Grader:
@@ -402,7 +422,10 @@ def grade(source, submission, results, sandbox_python: str | None = None,
     results.parent.mkdir(parents=True, exist_ok=True)
     _lock_down([source, submission, results.parent])
     manifest = json.loads((source / "manifest.json").read_text(encoding="utf-8"))
-    mapping = map_submission(submission, manifest["submission_files"])
+    edition = source / "edition"
+    starter = {f: (edition / f).read_text(encoding="utf-8")
+               for f in manifest["submission_files"] if (edition / f).is_file()}  # fmt: skip
+    mapping = map_submission(submission, manifest["submission_files"], starter)
     config = sandbox_config(sandbox_python or sys.executable, user, mode, timeout=timeout)
     log(config.describe())
     root = Path(tempfile.mkdtemp(prefix="tgedu-grade-"))

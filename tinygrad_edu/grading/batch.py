@@ -93,9 +93,95 @@ def _number(x):
     return int(x) if float(x) == int(x) else round(float(x), 4)
 
 
+METADATA = "submission_metadata.json"
+
+
+def _people(metadata) -> list[dict]:
+    """Name, email and student id of each submitter in Gradescope's submission metadata
+    (``{"users": [{"name", "email", "sid"}, ...]}``, the autograder's file, or an export's
+    ``{":submitters": [...]}``); nothing for anything else."""
+    if not isinstance(metadata, dict):
+        return []
+    users = metadata.get("users", metadata.get(":submitters", metadata.get("submitters", [])))
+    out = []
+    for u in users if isinstance(users, list) else []:
+        if isinstance(u, dict):
+            get = lambda k, u=u: str(u.get(k, u.get(":" + k, "")) or "")  # noqa: E731
+            out.append({"name": get("name"), "email": get("email"),
+                        "sid": get("sid") or get("student_id")})  # fmt: skip
+    return out
+
+
+def _metadata(submissions: Path, entries) -> dict:
+    """Entry name -> its submitters: from ``submission_metadata.json`` inside the entry (as
+    Gradescope gives each submission), or from one at the top of the folder mapping entry
+    names to metadata (an export). Read by the grader only: never copied for the sandbox."""
+    out = {}
+    top = submissions / METADATA
+    table = {}
+    if top.is_file():
+        try:
+            table = json.loads(top.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise ValueError(f"grade-batch: {top} is not JSON ({e})") from None
+    for entry in entries:
+        name = entry.stem if entry.suffix == ".zip" else entry.name
+        people = _people(table.get(name)) if isinstance(table, dict) else []
+        inner = entry / METADATA
+        if not people and entry.is_dir() and inner.is_file():
+            try:
+                people = _people(json.loads(inner.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                people = []
+        out[name] = people
+    return out
+
+
+def read_roster(path) -> list[dict]:
+    """A roster CSV: one student a row, with columns for some of name, email and student id
+    (``sid``, ``student_id``, ``id``; any case). Returns dicts with those three keys."""
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for row in rows:
+        low = {str(k).strip().lower(): (v or "").strip() for k, v in row.items() if k}
+        first_last = " ".join(x for x in (low.get("first name"), low.get("last name")) if x)
+        out.append({
+            "name": low.get("name") or low.get("full name") or first_last,
+            "email": low.get("email") or low.get("e-mail") or "",
+            "sid": low.get("sid") or low.get("student_id") or low.get("student id")
+            or low.get("id") or "",
+        })  # fmt: skip
+    if rows and not any(r["email"] or r["sid"] for r in out):
+        raise ValueError(f"grade-batch: the roster {path} has no email or student id column")
+    return out
+
+
+def _join(rows: list[dict], metadata: dict, roster) -> list[dict]:
+    """Name the rows' students (metadata first, the roster fills in), and add a row for each
+    roster student with no submission."""
+    by_email = {r["email"].lower(): r for r in roster or () if r["email"]}
+    by_sid = {r["sid"]: r for r in roster or () if r["sid"]}
+    seen = set()
+    for row in rows:
+        people = metadata.get(row["name"], [])
+        found = []
+        for p in people or [{"name": "", "email": "", "sid": ""}]:
+            match = by_email.get(p["email"].lower()) or by_sid.get(p["sid"]) or {}
+            found.append({k: p[k] or match.get(k, "") for k in ("name", "email", "sid")})
+            if match:
+                seen.add(id(match))
+        row["people"] = found
+    for student in roster or ():
+        if id(student) not in seen:
+            rows.append({"name": "", "people": [student], "score": 0, "max_score": 0,
+                         "tasks": {}, "seconds": 0.0, "status": "no submission"})  # fmt: skip
+    return rows
+
+
 def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: float = 30.0,
                 results=None, sandbox_python: str | None = None, user: str = DEFAULT_USER,
-                mode: str = "auto", users=None, log=print) -> list[dict]:  # fmt: skip
+                mode: str = "auto", users=None, log=print, roster=None) -> list[dict]:  # fmt: skip
     """Grade every submission in the folder ``submissions``; write ``out_csv``.
 
     Args:
@@ -112,6 +198,7 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
         user: the first sandbox user's name (the others get 1, 2, ... appended).
         mode: the sandbox mode (``auto``, ``user`` or ``rlimits``).
         users: the sandbox users, one per slot (instead of ``user``'s names).
+        roster: a roster CSV (:func:`read_roster`) to join on email or student id.
 
     Returns:
         One dict per submission: ``name``, ``score``, ``max_score``, ``tasks``, ``seconds``,
@@ -136,7 +223,9 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
     for name in filter(None, users):
         ensure_user(name)
     if not root:
-        log("grade-batch: not root, so submissions run as you, with resource limits only")
+        why = "--sandbox rlimits" if os.geteuid() == 0 else "not root"
+        log(f"grade-batch: {why}, so submissions run as you, with resource limits only")
+    metadata = _metadata(submissions, entries)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="tgedu-batch-") as tmp:
         work = Path(tmp)
@@ -164,7 +253,12 @@ def grade_batch(submissions, out_csv, autograder=None, jobs: int = 2, timeout: f
             t.start()
         for t in threads:
             t.join()
+    total = max((r["max_score"] for r in rows if r["status"] == "ok"), default=0)
     rows.sort(key=lambda r: r["name"])
+    rows = _join(rows, metadata, read_roster(roster) if roster else None)
+    for r in rows:  # one that could not be graded, or is missing, is out of the course's total
+        if r["max_score"] == 0:
+            r["max_score"] = total
     _write_csv(out_csv, rows)
     return rows
 
@@ -185,7 +279,8 @@ def _grade_one(entry: Path, source: Path, work: Path, results: Path, slot: int, 
         if entry.suffix == ".zip":
             unpack_zip(entry, submission)
         else:
-            shutil.copytree(entry, submission, symlinks=True)
+            shutil.copytree(entry, submission, symlinks=True,
+                            ignore=shutil.ignore_patterns(METADATA))  # fmt: skip
     except (zipfile.BadZipFile, ValueError, OSError, shutil.Error) as e:
         status = f"unreadable submission: {e}"
     data = None
@@ -230,11 +325,14 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
             maxima[t] = max(maxima.get(t, 0), m)
     with open(path, "w", newline="", encoding="utf-8") as f:
         out = csv.writer(f)
-        out.writerow(["submission", "score", "max_score", *tasks, "seconds", "status"])
-        out.writerow(["(max)", _number(sum(maxima.values())), _number(sum(maxima.values())),
-                      *(maxima[t] for t in tasks), "", ""])  # fmt: skip
+        out.writerow(["submission", "name", "email", "sid", "score", "max_score", *tasks,
+                      "seconds", "status"])  # fmt: skip
+        best = _number(sum(maxima.values()))
+        out.writerow(["(max)", "", "", "", best, best, *(maxima[t] for t in tasks), "", ""])
         for r in rows:
-            out.writerow([r["name"], r["score"], r["max_score"],
+            people = r.get("people") or [{"name": "", "email": "", "sid": ""}]
+            who = ["; ".join(p[k] for p in people if p[k]) for k in ("name", "email", "sid")]
+            out.writerow([r["name"], *who, r["score"], r["max_score"],
                           *(r["tasks"].get(t, (0, 0))[0] for t in tasks),
                           f"{r['seconds']:.1f}", r["status"]])  # fmt: skip
 
@@ -249,15 +347,25 @@ def add_arguments(parser) -> None:
     parser.add_argument("--sandbox-python", help="the interpreter of the sandboxed children")
     parser.add_argument("--sandbox-user", default=DEFAULT_USER, help="the first sandbox user")
     parser.add_argument("--sandbox", default="auto", choices=["auto", "user", "rlimits"])
+    parser.add_argument("--roster", help="a roster CSV (name, email, sid) to join the rows with")
 
 
 def run(args) -> int:
     try:
         rows = grade_batch(args.submissions, args.out, args.autograder, args.jobs,
                            args.timeout, args.results, args.sandbox_python,
-                           args.sandbox_user, args.sandbox)  # fmt: skip
+                           args.sandbox_user, args.sandbox,
+                           roster=getattr(args, "roster", None))  # fmt: skip
     except (ValueError, OSError, zipfile.BadZipFile) as e:
         print(e)
         return 1
-    print(f"wrote {args.out}: {len(rows)} submissions")
-    return 0 if all(r["status"] == "ok" for r in rows) else 1
+    graded = [r for r in rows if r["status"] != "no submission"]
+    failed = [r for r in graded if r["status"] != "ok"]
+    print(f"wrote {args.out}: {len(graded)} submissions graded to the end, "
+          f"{len(graded) - len(failed)} fully")  # fmt: skip
+    for r in failed:
+        print(f"  not graded fully: {r['name']}: {r['status']}")
+    missing = len(rows) - len(graded)
+    if missing:
+        print(f"  {missing} student(s) on the roster have no submission")
+    return 0  # the batch ran to the end: the failures are in the report

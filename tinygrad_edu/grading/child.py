@@ -3,15 +3,17 @@
 :mod:`tinygrad_edu.grading.sandbox` starts it, as the sandbox user, with
 ``python -I -B child.py WORKDIR REQUEST_FD RESPONSE_FD LIMITS``. Before anything else it
 lowers its own resource limits (code it runs later cannot raise them again), offers itself
-first to the out-of-memory killer and closes every file it does not need. Then, for each
+first to the out-of-memory killer and closes every file it does not need; it joins a fresh
+session keyring, empties its user's keyrings and forbids itself the system calls that reach
+kernel state outliving it (:mod:`seccomp`, :mod:`kernel_state`). Then, for each
 request: import the probe module from WORKDIR (the first import runs the submitted code),
 call the probe with the request's arguments, and answer with the result, or with the
 exception's type, message and frames (file, line, function; the grader fills in the source
 lines from files it trusts).
 
 A message is an 8-byte little-endian length and :mod:`wire` bytes. This file is copied next to
-``wire.py`` and run on its own: it imports nothing from the package, which in the sandbox is
-the code under test.
+``wire.py``, ``seccomp.py`` and ``kernel_state.py`` and run on its own: it imports nothing
+from the package, which in the sandbox is the code under test.
 """
 
 from __future__ import annotations
@@ -109,7 +111,15 @@ def main(argv: list[str]) -> int:
     _confine(limits, (req, resp))
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
-    import wire  # noqa: PLC0415 - only after the limits are in place
+    import kernel_state  # noqa: PLC0415 - only after the limits are in place
+    import seccomp  # noqa: PLC0415
+    import wire  # noqa: PLC0415
+
+    kernel_state.reset_keyrings()  # before the filter takes keyctl away
+    try:
+        seccomp.install()
+    except OSError as e:  # an unknown architecture: the keyrings were still cleared above
+        print(f"tgedu child: no seccomp filter ({e})", file=sys.stderr)
 
     sys.path.remove(here)
     sys.path.insert(0, workdir)

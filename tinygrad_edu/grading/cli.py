@@ -28,6 +28,9 @@ def pytest_args(args) -> list[str]:
     # The entry point may or may not be installed (or autoloading may be off): block it by
     # name and load the module explicitly, so the plugin is there exactly once.
     argv = ["-p", "no:tinygrad_edu_grading", "-p", PLUGIN, "-p", "no:cacheprovider"]
+    # the plugin and the library are imported before pytest could rewrite their asserts (they
+    # assert nothing a test relies on): its three warnings on every run say nothing useful
+    argv += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
     argv.append("-v" if args.verbose else "-q")
     if args.gradescope:
         argv += ["--gradescope", args.gradescope]

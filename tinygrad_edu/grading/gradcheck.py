@@ -23,6 +23,7 @@ import numpy as np
 __all__ = [
     "random_projection",
     "numeric_gradient",
+    "complex_step_gradient",
     "compare_gradients",
     "check_symbolic_gradients",
     "symbolic_gradcheck",
@@ -74,6 +75,40 @@ def numeric_gradient(
             minus = _as_scalar(f(point), projection)
             flat[i] = old
             gflat[i] = (plus - minus) / (2 * eps)
+        grads.append(grad)
+    return grads
+
+
+def complex_step_gradient(
+    f: Callable[[list[np.ndarray]], object],
+    arrays: Sequence[np.ndarray],
+    projection: np.ndarray | None = None,
+    step: float = 1e-100,
+) -> list[np.ndarray]:
+    r"""Gradients of ``f`` by the complex step, exact to the last few digits in float64.
+
+    $\partial f/\partial x_i = \operatorname{Im} f(x + i h e_i) / h$ for a real-analytic
+    ``f`` evaluated in complex arithmetic: nothing is subtracted, so no digit is lost at any
+    magnitude (central differences lose about half of them). ``f`` must accept complex
+    arrays (numpy's ``exp``, ``log``, ``+``, ``*``, ``@``, ``sum``, ``max`` of real parts
+    do).
+
+    >>> complex_step_gradient(lambda xs: np.exp(xs[0]).sum(), [np.array([0.0, 30.0])])
+    [array([1.00000000e+00, 1.06864746e+13])]
+    """
+    point = [np.array(a, dtype=np.complex128) for a in arrays]
+    grads = []
+    for x in point:
+        grad = np.zeros(x.shape, dtype=np.float64)
+        flat, gflat = x.reshape(-1), grad.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + 1j * step
+            value = np.asarray(f(point))
+            if projection is not None:
+                value = value * projection
+            gflat[i] = float(np.sum(value).imag) / step
+            flat[i] = old
         grads.append(grad)
     return grads
 

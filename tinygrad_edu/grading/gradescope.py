@@ -34,6 +34,7 @@ minutes unless its timeout is raised, and a run it stops has no ``results.json``
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -138,8 +139,9 @@ markers =
 _NOT_LIBRARY = ("tests", "notebooks", "docs", "benchmarks")
 # the grader's own modules, shipped as the package ``tgedu_grader`` (standard library, numpy
 # and pytest only: they must not need the course's library)
-GRADER_MODULES = ("autograder", "child", "gitignore", "probe", "pytest_plugin", "sandbox",
-                  "splice", "student", "submission", "wire")  # fmt: skip
+GRADER_MODULES = ("autograder", "child", "gitignore", "kernel_state", "notebook", "probe",
+                  "pytest_plugin", "sandbox", "seccomp", "splice", "student", "submission",
+                  "wire")  # fmt: skip
 _GRADER_INIT = '''"""The autograder's grader: tinygrad_edu.grading's sandboxed grading modules."""
 '''
 _EXECUTABLE = 0o100755 << 16
@@ -164,11 +166,27 @@ def _test_files(repo: Path, tests) -> list[str]:
             files.update(str(Path(t) / rel) for rel in _walk(path, set()))
         else:
             files.add(str(Path(t)))
+            # a test file named alone still needs the probe modules next to it
+            files.update(str(p.relative_to(repo)) for p in path.parent.glob("probes*.py"))
         for parent in Path(t).parents:
             for name in ("__init__.py", "conftest.py"):
                 if (repo / parent / name).is_file():
                     files.add(str(parent / name))
     return sorted(f.replace("\\", "/") for f in files)
+
+
+_TASK_MARK = re.compile(r"mark\.task\(\s*[\"']([^\"']+)[\"'](?:\s*,\s*uses\s*=\s*([^)]*))?")
+
+
+def _graded_tasks(repo: Path, test_files) -> set[str]:
+    """The tasks the shipped test files grade (their ``task`` markers and what they use)."""
+    found = set()
+    for f in test_files:
+        if Path(f).name.startswith("test") and f.endswith(".py"):
+            for task, uses in _TASK_MARK.findall((repo / f).read_text(encoding="utf-8")):
+                found.add(task)
+                found.update(re.findall(r"[\"']([^\"']+)[\"']", uses or ""))
+    return found
 
 
 def _packages(repo: Path) -> list[str]:
@@ -263,6 +281,12 @@ def build_autograder_zip(
     packages = _packages(repo)
     if submission_files is None:
         submission_files = _solution_files(repo, packages)
+        graded = _graded_tasks(repo, test_files)
+        if graded:  # a zip for some assignments only: students submit those files only
+            submission_files = [
+                f for f in submission_files
+                if graded & set(task_functions((repo / f).read_text(encoding="utf-8"), f))
+            ]  # fmt: skip
     submission_files = sorted(str(Path(f).as_posix()) for f in submission_files)
     if not submission_files:
         raise ValueError(
@@ -329,6 +353,10 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--extras", default="", help='pip extras for the library, e.g. "[viz]"')
     parser.add_argument(
+        "--no-verify", action="store_true",
+        help="skip grading the reference and the starter code in the built zip",
+    )
+    parser.add_argument(
         "--budget", type=int, default=DEFAULT_BUDGET,
         help="seconds a run may take in all (default %(default)s; at most the assignment's "
         "Gradescope timeout: 10 minutes unless raised)",
@@ -346,6 +374,20 @@ def run(args) -> int:
     except (ValueError, FileNotFoundError, MarkerError, SpliceError) as e:
         print(e)
         return 1
+    if not getattr(args, "no_verify", False):
+        from .verify import VerifyError, verify_zip  # noqa: PLC0415
+
+        print(f"checking {args.out}: grading the reference and the starter code in it ...")
+        try:
+            found = verify_zip(args.out, args.repo)
+        except VerifyError as e:
+            Path(args.out).unlink(missing_ok=True)
+            print(f"{e}\n{args.out} was not kept.")
+            return 1
+        print(f"the reference scores {found.total:g} of {found.total:g} ({found.tests} tests), "
+              f"the starter code {found.given:g} (given code only)")  # fmt: skip
+        print(f"set the assignment's total in Gradescope to {found.total:g} points (tests "
+              "skipped here, such as GPU tests, are not scored there either)")  # fmt: skip
     print(f"wrote {args.out} ({len(manifest['files'])} files); students submit:")
     for f in manifest["submission_files"]:
         print(f"  {f}")

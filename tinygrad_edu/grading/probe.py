@@ -20,6 +20,7 @@ becomes a :class:`SubmissionError`: the test fails with a message for the studen
 
 from __future__ import annotations
 
+import re
 import traceback
 from pathlib import Path
 
@@ -53,6 +54,17 @@ def probe_name(probe) -> tuple[str, str]:
     return module, name
 
 
+_HINTS = [
+    (r"\[Errno 28\]|No space left on device",
+     "the disk is full: your code filled the space the grader gives it by writing files; "
+     "your code should not need to write any"),
+    (r"\[Errno 27\]|File too large",
+     "your code wrote a file larger than the grader allows; it should not need to write any"),
+    (r"\[Errno 24\]|Too many open files",
+     "your code opened more files than the grader allows; close what you open"),
+]
+
+
 def format_error(error: dict, frames: list[str], output: str = "") -> str:
     """The student's message for an exception raised by the code under test.
 
@@ -67,6 +79,9 @@ def format_error(error: dict, frames: list[str], output: str = "") -> str:
     text = f"your code raised {error.get('type', 'an exception')}"
     if message:
         text += f": {message}"
+    for pattern, hint in _HINTS:
+        if re.search(pattern, message):
+            text += f"\n({hint})"
     if frames:
         text += "\nTraceback (most recent call last):\n" + "\n".join(frames[-_FRAME_LIMIT:])
     if output:

@@ -243,7 +243,10 @@ def _failure_text(report) -> str:
     """The message of a failure: the exception's own text, not the whole traceback."""
     crash = getattr(report.longrepr, "reprcrash", None)
     text = crash.message if crash is not None and crash.message else report.longreprtext
-    return re.sub(r"^[\w.]*SubmissionError: ", "", text)  # its message speaks for itself
+    text = re.sub(r"^[\w.]*SubmissionError: ", "", text)  # its message speaks for itself
+    # pytest's advice for a terminal ("Use -v to get more diff") means nothing in Gradescope
+    text = re.sub(r"\n *(Use -v to get more diff|Use -vv to get more diff)[^\n]*", "", text)
+    return re.sub(r"\n *\.\.\.Full output truncated[^\n]*", "", text)
 
 
 class _Scoreboard:
@@ -396,13 +399,38 @@ def results_json(records, collect_errors=(), execution_time=0.0, header: str = "
     }
 
 
+def strict_text(value):
+    """``value`` with every string made valid Unicode: a lone surrogate (``\\udcff`` from a
+    file name that is not UTF-8, decoded with ``surrogateescape``) becomes the bytes it
+    stands for, decoded with U+FFFD for what is not UTF-8. Strict JSON readers (Gradescope's)
+    reject lone surrogates, even escaped."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            raw = value.encode("utf-8", "surrogateescape" if _escapes_only(value) else "replace")
+            return raw.decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {strict_text(k): strict_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_text(v) for v in value]
+    return value
+
+
+def _escapes_only(text: str) -> bool:
+    """Whether every surrogate in ``text`` is a ``surrogateescape`` byte (U+DC80..U+DCFF)."""
+    return all(not 0xD800 <= ord(c) <= 0xDFFF or 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
 def write_results(path, records, collect_errors=(), execution_time=0.0, header="") -> None:
-    """Write :func:`results_json` to ``path`` (creating its folder; replaced atomically)."""
+    """Write :func:`results_json` to ``path`` (creating its folder; replaced atomically), as
+    strict UTF-8 JSON (:func:`strict_text`)."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    data = results_json(records, collect_errors, execution_time, header)
+    data = strict_text(results_json(records, collect_errors, execution_time, header))
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
+        json.dump(data, f, indent=2, ensure_ascii=False)
         f.write("\n")
     os.replace(tmp, path)

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import wire
+from . import kernel_state, wire
 
 __all__ = [
     "Limits",
@@ -126,6 +126,7 @@ class SandboxConfig:
     writable: tuple = _WRITABLE
     uid: int | None = None
     gid: int | None = None
+    unshare: tuple = ()  # options of ``unshare`` for each child (kernel_state.namespaces)
 
     @property
     def mode(self) -> str:
@@ -134,13 +135,17 @@ class SandboxConfig:
     def describe(self) -> str:
         if self.user:
             who = f"as user {self.user} (uid {self.uid}), network {self.network}"
+            who += ", IPC " + ("isolated" if "--ipc" in self.unshare else "shared")
         else:
             who = (
                 "as the grader's own user: limits and timeouts only, no file isolation "
                 "(run as root to drop privileges)"
             )
         lim = ", ".join(f"{k}={v}" for k, v in self.limits.as_dict().items() if v is not None)
-        return f"sandbox: {self.python} {who}; limits {lim}; {self.timeout:g} s per call"
+        return (
+            f"sandbox: {self.python} {who}; limits {lim}; {self.timeout:g} s per call; "
+            "keyrings and message queues blocked (seccomp)"
+        )
 
 
 def ensure_user(name: str = DEFAULT_USER) -> tuple[int, int]:
@@ -164,24 +169,6 @@ def ensure_user(name: str = DEFAULT_USER) -> tuple[int, int]:
         raise SandboxError(f"could not create the sandbox user {name!r}: {done.stderr.strip()}")
     entry = pwd.getpwnam(name)
     return entry.pw_uid, entry.pw_gid
-
-
-_NETNS: dict[str, bool] = {}
-
-
-def _network_isolation_works() -> bool:
-    """Whether ``unshare --net`` works here (root with CAP_SYS_ADMIN; Docker's default
-    capabilities lack it)."""
-    if "ok" not in _NETNS:
-        unshare = shutil.which("unshare")
-        ok = False
-        if unshare and os.geteuid() == 0:
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                done = subprocess.run([unshare, "--net", "--", "true"], capture_output=True,
-                                      timeout=20)  # fmt: skip
-                ok = done.returncode == 0
-        _NETNS["ok"] = ok
-    return _NETNS["ok"]
 
 
 def sandbox_config(python: str, user: str | None = DEFAULT_USER, mode: str = "auto",
@@ -211,8 +198,9 @@ def sandbox_config(python: str, user: str | None = DEFAULT_USER, mode: str = "au
         limits = Limits(**{**limits.as_dict(), "processes": None})
         return SandboxConfig(python, None, limits, timeout, "shared", writable)
     uid, gid = ensure_user(user)
-    network = "isolated" if _network_isolation_works() else "shared"
-    return SandboxConfig(python, user, limits, timeout, network, writable, uid, gid)
+    flags = tuple(kernel_state.namespaces())
+    network = "isolated" if "--net" in flags else "shared"
+    return SandboxConfig(python, user, limits, timeout, network, writable, uid, gid, flags)
 
 
 def writable_folders() -> tuple[str, ...]:
@@ -235,9 +223,10 @@ def writable_folders() -> tuple[str, ...]:
 
 
 def runtime_files() -> dict[str, bytes]:
-    """The files the child runs (``child.py`` and ``wire.py``), by name."""
+    """The files the child runs (``child.py`` and the modules it imports), by name."""
     here = Path(__file__).resolve().parent
-    return {name: (here / name).read_bytes() for name in ("child.py", "wire.py")}
+    names = ("child.py", "wire.py", "seccomp.py", "kernel_state.py")
+    return {name: (here / name).read_bytes() for name in names}
 
 
 def _env(scratch: Path) -> dict:
@@ -280,7 +269,7 @@ class Sandbox:
             return argv, {}
         setpriv = shutil.which("setpriv")
         if setpriv:
-            prefix = [shutil.which("unshare"), "--net", "--"] if c.network == "isolated" else []
+            prefix = [shutil.which("unshare"), *c.unshare, "--"] if c.unshare else []
             prefix += [setpriv, f"--reuid={c.uid}", f"--regid={c.gid}", "--clear-groups",
                        "--no-new-privs", "--inh-caps=-all", "--"]  # fmt: skip
             return prefix + argv, {}

@@ -46,6 +46,7 @@ __all__ = [
     "SpliceError",
     "SubmittedSyntaxError",
     "MissingFunction",
+    "CombineError",
     "Spliced",
     "task_functions",
     "function_span",
@@ -65,6 +66,11 @@ class SubmittedSyntaxError(Exception):
     def __init__(self, filename: str, lineno: int | None, msg: str, line: str = ""):
         super().__init__(f"{filename}, line {lineno}: {msg}")
         self.filename, self.lineno, self.msg, self.line = filename, lineno, msg, line
+
+
+class CombineError(Exception):
+    """The submitted file parses, but combined with the reference's functions it does not:
+    the grader's edit failed, not the student's file."""
 
 
 class MissingFunction(Exception):
@@ -179,15 +185,21 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def _reindent(lines: list[str], old: int, new: int) -> list[str]:
+def _prefix(line: str) -> str:
+    return line[: _indent(line)]
+
+
+def _reindent(lines: list[str], old: str, new: str) -> list[str]:
+    """Move ``lines`` from the indentation ``old`` (the donor's ``def`` line's leading
+    whitespace, tabs or spaces) to ``new`` (the base's): the prefix is swapped, the rest of
+    each line's indentation kept, so a function copied into a tab-indented class is indented
+    as consistently as Python requires (a tab, then the function's own spaces)."""
     if old == new:
         return lines
     out = []
     for line in lines:
-        body = line.lstrip(" \t")
-        indent = _indent(line)
-        if body.strip() and indent >= old:
-            out.append(" " * (indent - old + new) + body)
+        if line.strip() and line.startswith(old):
+            out.append(new + line[len(old) :])
         else:
             out.append(line)  # blank lines, and string continuations left of the def
     return out
@@ -203,6 +215,7 @@ def splice(reference: str, submitted: str, keep, filename: str = "<string>") -> 
 
     Raises:
         SubmittedSyntaxError: the submitted file does not parse.
+        CombineError: it parses, but the combined file does not (the grader's fault).
         MissingFunction: the submission lacks a function of a kept task.
     """
     ref_tasks = task_functions(reference, filename)
@@ -241,15 +254,13 @@ def splice(reference: str, submitted: str, keep, filename: str = "<string>") -> 
         base, base_kind, donor, donor_kind = ref_lines, "reference", sub_lines, "submitted"
         moves = [(ref_spans[q], sub_spans[q]) for _, q in kept]
     lines = [(line, (base_kind, n)) for n, line in enumerate(base, 1)]
-    for (b0, b1, bcol), (d0, d1, dcol) in sorted(moves, key=lambda m: -m[0][0]):
-        new = _reindent([ln for ln in donor[d0 - 1 : d1]], dcol, bcol)
+    for (b0, b1, _), (d0, d1, _) in sorted(moves, key=lambda m: -m[0][0]):
+        new = _reindent(donor[d0 - 1 : d1], _prefix(donor[d0 - 1]), _prefix(base[b0 - 1]))
         new = [ln if ln.endswith("\n") else ln + "\n" for ln in new]
         lines[b0 - 1 : b1] = [(ln, (donor_kind, d0 + k)) for k, ln in enumerate(new)]
     text = "".join(line for line, _ in lines)
     try:
         _parse(text, filename)
-    except SyntaxError as e:  # the submission's indentation style defeated the splice
-        raise SubmittedSyntaxError(
-            filename, None, f"could not combine your file with the starter code ({e.msg})"
-        ) from None
+    except SyntaxError as e:  # the submission's style defeated the splice: the grader's fault
+        raise CombineError(f"{filename}, line {e.lineno} of the combined file: {e.msg}") from None
     return Spliced(text, tuple(origin for _, origin in lines))

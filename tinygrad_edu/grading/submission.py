@@ -33,9 +33,12 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .notebook import notebook_source
+
 __all__ = ["Mapping", "map_paths", "map_submission", "normalize_name", "MAX_FILE_BYTES"]
 
 MAX_FILE_BYTES = 1 << 20
+MAX_NOTEBOOK_BYTES = 16 << 20  # a notebook's outputs (plots) weigh more than its code
 _SKIP_DIRS = {"__MACOSX", "__pycache__", ".git", ".venv", "venv", "node_modules"}
 _RENAMED = [
     re.compile(r"^(?P<stem>.+?)\s*\(\d+\)(?P<ext>\.[^.]+)$"),  # graph (1).py, graph(2).py
@@ -177,38 +180,99 @@ def _uploaded(root: Path, notes: list) -> list[str]:
     return found
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OSError("not a regular file")
-        return f.read(MAX_FILE_BYTES + 1)
+        return f.read(limit + 1)
 
 
-def map_submission(root, manifest) -> Mapping:
-    """Map the files under ``root`` onto the ``manifest`` paths and read the ones used."""
+def _text(root: Path, src: str, notes: list | None) -> str | None:
+    """The text of an uploaded file, or None (with a note when ``notes`` is given)."""
+
+    def say(line):
+        if notes is not None:
+            notes.append(line)
+
+    limit = MAX_NOTEBOOK_BYTES if src.endswith(".ipynb") else MAX_FILE_BYTES
+    try:
+        data = _read(root / src, limit)
+    except OSError as e:
+        say(f"Problem: {src} could not be read ({e.strerror or e}).")
+        return None
+    if len(data) > limit:
+        say(f"Problem: {src} is larger than {limit // 1024} KiB; it was not used.")
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+        return notebook_source(text) if src.endswith(".ipynb") else text
+    except UnicodeDecodeError as e:
+        say(f"Problem: {src} is not UTF-8 text (byte {e.start}); it was not used.")
+        return None
+
+
+def _same(a: str, b: str) -> bool:
+    return a.replace("\r\n", "\n").strip() == b.replace("\r\n", "\n").strip()
+
+
+def _candidates(uploaded, target: str) -> list[str]:
+    """Every upload that could be ``target``: by path, path ending or (renamed) file name."""
+    mp = _parts(target)
+    out = []
+    for up in uploaded:
+        parts = _parts(up)
+        if (parts[-len(mp) :] == mp or (len(parts) < len(mp) and mp[-len(parts) :] == parts)
+                or mp[-1] in (parts[-1], normalize_name(parts[-1]))):  # fmt: skip
+            out.append(up)
+    return out
+
+
+def map_submission(root, manifest, starter: dict | None = None) -> Mapping:
+    """Map the files under ``root`` onto the ``manifest`` paths and read the ones used.
+
+    ``starter``: manifest path -> the starter code. When the file the rules pick is the
+    starter code unchanged (a ``build/lib`` copy) and exactly one other upload that could be
+    that file differs from it (``sgd (1).py``, renamed by a browser), that one is used, and
+    the student is told why."""
     root = Path(root)
     mapping = Mapping()
     uploaded = _uploaded(root, mapping.notes) if root.is_dir() else []
     used = map_paths(uploaded, manifest, mapping.notes)
+    for target in manifest:  # a notebook assignment's module, submitted as its notebook
+        if target not in used and target.endswith(".py"):
+            name = _parts(target)[-1][:-3] + ".ipynb"
+            books = [u for u in uploaded if normalize_name(_parts(u)[-1]) == name]
+            if len(books) == 1:
+                used[target] = books[0]
+                mapping.notes.append(f"Note: used the notebook {books[0]} as {target}: its "
+                                     "code cells, in order.")  # fmt: skip
+                ignored = [n for n in mapping.notes if n.startswith("Ignored ")]
+                for n in ignored:  # it is used after all
+                    mapping.notes.remove(n)
+                    rest = [u for u in uploaded if u not in set(used.values())]
+                    if rest:
+                        sample = ", ".join(rest[:8]) + (", ..." if len(rest) > 8 else "")
+                        mapping.notes.append(f"Ignored {len(rest)} file(s) that are not among "
+                                             f"the files graded: {sample}")  # fmt: skip
     for target, src in used.items():
-        try:
-            data = _read(root / src)
-        except OSError as e:
-            mapping.notes.append(f"Problem: {src} could not be read ({e.strerror or e}).")
+        text = _text(root, src, mapping.notes)
+        if text is None:
             continue
-        if len(data) > MAX_FILE_BYTES:
-            mapping.notes.append(
-                f"Problem: {src} is larger than {MAX_FILE_BYTES // 1024} KiB; it was not used."
-            )
-            continue
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as e:
-            mapping.notes.append(
-                f"Problem: {src} is not UTF-8 text (byte {e.start}); it was not used."
-            )
-            continue
+        if starter and target in starter and _same(text, starter[target]):
+            changed = []
+            for other in _candidates(uploaded, target):
+                if other != src:
+                    alt = _text(root, other, None)
+                    if alt is not None and not _same(alt, starter[target]):
+                        changed.append((other, alt))
+            if len(changed) == 1:
+                mapping.notes.append(
+                    f"Note: used {changed[0][0]} for {target}, not {src}: {src} is the "
+                    "starter code unchanged, and this file is the only other upload that "
+                    "could be it."
+                )
+                src, text = changed[0]
         mapping.used[target], mapping.texts[target] = src, text
     mapping.missing = [m for m in manifest if m not in mapping.used]
     if mapping.missing:

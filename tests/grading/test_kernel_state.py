@@ -1,0 +1,289 @@
+"""Kernel state as a channel between sandboxed children (issue #26).
+
+Every child of a submission runs as the same sandbox user, and so does every submission a
+``grade-batch`` slot grades. For each kind of kernel object a user can leave behind
+(:data:`tinygrad_edu.grading.kernel_state.OBJECTS`), one child tries to leave one holding a
+token, and later children look for it: one for another task of the same submission (same
+working copy) and one for the next submission in the same slot (another working copy). None
+may find it. Before the seccomp filter and the fresh keyrings, the keyring case found the
+token (a key in the user keyring outlives its process).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tinygrad_edu.grading import kernel_state, seccomp
+from tinygrad_edu.grading.sandbox import Sandbox, runtime_files, sandbox_config
+
+PROBES = r'''
+import ctypes, os, signal, socket, time
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.syscall.restype = ctypes.c_long
+NAME = b"tgedu-leak"
+KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+RINGS = (-3, -4, -5)  # session, user, user session
+IPC_KEY = 0x7E57AB1E
+CGROUPS = "/sys/fs/cgroup"
+
+
+def _errno():
+    return os.strerror(ctypes.get_errno())
+
+
+def _daemon(body):
+    """Run body() in a process that leaves the child's process group and session."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            try:
+                body()
+            finally:
+                os._exit(0)
+        os._exit(0)
+    os.wait()
+
+
+def leave(kind, token):
+    data = token.encode()
+    if kind == "keyrings":
+        out = []
+        for ring in RINGS:
+            r = LIBC.syscall(ctypes.c_long(KEYCTL[0]), b"user", NAME, data,
+                             ctypes.c_size_t(len(data)), ctypes.c_long(ring))
+            out.append(r if r >= 0 else _errno())
+        return out
+    if kind == "sysv":
+        LIBC.shmat.restype = ctypes.c_void_p
+        shmid = LIBC.shmget(IPC_KEY, 4096, 0o1000 | 0o666)  # IPC_CREAT
+        if shmid < 0:
+            return _errno()
+        ctypes.memmove(LIBC.shmat(shmid, None, 0), data, len(data))
+        return shmid
+    if kind == "mqueue":
+        LIBC.mq_open.restype = ctypes.c_int
+        q = LIBC.mq_open(b"/tgedu-leak", os.O_CREAT | os.O_RDWR, 0o666, None)
+        return q if q >= 0 else _errno()
+    if kind == "files":
+        for folder in ("/dev/shm", "/tmp", "/var/tmp"):
+            with open(os.path.join(folder, "tgedu-leak"), "w") as f:
+                f.write(token)
+        return "written"
+    if kind == "abstract socket":
+        def serve():
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(b"\0tgedu-leak")
+            s.listen()
+            while True:
+                c, _ = s.accept()
+                c.sendall(data)
+                c.close()
+        _daemon(serve)
+        time.sleep(0.3)
+        return "serving"
+    if kind == "signals":
+        def pester():
+            while True:
+                os.kill(-1, signal.SIGUSR1)  # every process this user may signal
+                time.sleep(0.01)
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)  # this child is pestered too
+        _daemon(pester)
+        return "pestering"
+    if kind == "timers":
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.setitimer(signal.ITIMER_REAL, 1000.0)
+        signal.alarm(1000)
+        return "armed"
+    if kind == "inotify":
+        def watch():
+            fd = LIBC.inotify_init()
+            LIBC.inotify_add_watch(fd, b"/tmp", 0xFFF)
+            time.sleep(600)
+        _daemon(watch)
+        time.sleep(0.3)
+        return "watching"
+    if kind == "cgroups":
+        out = []
+        for sub in ("", "unified", "memory", "pids"):
+            try:
+                os.mkdir(os.path.join(CGROUPS, sub, "tgedu-leak"))
+                out.append("made")
+            except OSError as e:
+                out.append(type(e).__name__)
+        return out
+    raise ValueError(kind)
+
+
+def _mine():
+    """Other live processes of this user (not this one), by pid."""
+    me, out = os.getpid(), []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != me:
+            try:
+                if os.stat("/proc/" + pid).st_uid == os.getuid():
+                    if "State:\tZ" not in open(f"/proc/{pid}/status").read():
+                        out.append(int(pid))
+            except OSError:
+                pass
+    return out
+
+
+def find(kind):
+    """The token an earlier child left, or None."""
+    if kind == "keyrings":
+        buf = ctypes.create_string_buffer(256)
+        for ring in RINGS:
+            key = LIBC.syscall(ctypes.c_long(KEYCTL[1]), ctypes.c_long(10), ctypes.c_long(ring),
+                               b"user", NAME, ctypes.c_long(0))  # KEYCTL_SEARCH
+            if key >= 0:
+                n = LIBC.syscall(ctypes.c_long(KEYCTL[1]), ctypes.c_long(11), ctypes.c_long(key),
+                                 buf, ctypes.c_long(256))  # KEYCTL_READ
+                return buf.raw[:n].decode() if n > 0 else "a key"
+        with open("/proc/keys") as f:
+            return "listed" if "tgedu-leak" in f.read() else None
+    if kind == "sysv":
+        LIBC.shmat.restype = ctypes.c_void_p
+        shmid = LIBC.shmget(IPC_KEY, 0, 0)
+        if shmid < 0:
+            return None
+        return ctypes.string_at(LIBC.shmat(shmid, None, 0), 32).rstrip(b"\0").decode()
+    if kind == "mqueue":
+        LIBC.mq_open.restype = ctypes.c_int
+        return "opened" if LIBC.mq_open(b"/tgedu-leak", os.O_RDONLY) >= 0 else None
+    if kind == "files":
+        for folder in ("/dev/shm", "/tmp", "/var/tmp"):
+            try:
+                return open(os.path.join(folder, "tgedu-leak")).read()
+            except OSError:
+                pass
+        return None
+    if kind == "abstract socket":
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(b"\0tgedu-leak")
+            return s.recv(64).decode()
+        except OSError:
+            return None
+    if kind == "signals":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        time.sleep(0.5)
+        return "signalled" if signal.SIGUSR1 in signal.sigpending() else None
+    if kind == "timers":
+        left = signal.getitimer(signal.ITIMER_REAL)[0] + signal.alarm(0)
+        return f"{left} s left" if left else None
+    if kind == "inotify":
+        for pid in _mine():
+            try:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    if "inotify" in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                        return f"pid {pid} watches"
+            except OSError:
+                pass
+        return None
+    if kind == "cgroups":
+        for sub in ("", "unified", "memory", "pids"):
+            if os.path.isdir(os.path.join(CGROUPS, sub, "tgedu-leak")):
+                return "a cgroup"
+        return None
+    raise ValueError(kind)
+
+
+def processes():
+    return _mine()
+'''
+
+KINDS = ["keyrings", "sysv", "mqueue", "files", "abstract socket", "signals", "timers",
+         "inotify", "cgroups"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def copies(sandbox_setup):
+    """Two working copies (two submissions) with the probes, and a runtime folder."""
+    root = Path(tempfile.mkdtemp(prefix="tgedu-kernel-test-"))
+    for name in ("work-a", "work-b"):
+        (root / name / "probes").mkdir(parents=True)
+        (root / name / "probes" / "__init__.py").write_text("")
+        (root / name / "probes" / "k.py").write_text(PROBES)
+    (root / "runtime").mkdir()
+    for name, data in runtime_files().items():
+        (root / "runtime" / name).write_bytes(data)
+    for folder, _dirs, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _sandbox(sandbox_setup, root: Path, work: str) -> Sandbox:
+    user = sandbox_setup.users[0] if sandbox_setup.privileged else None
+    config = sandbox_config(sandbox_setup.python, user, "user" if user else "rlimits",
+                            timeout=20)  # fmt: skip
+    return Sandbox(config, root / work, root / "runtime", root / "scratch")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_object_one_child_leaves_is_gone_for_the_next(copies, sandbox_setup, kind):
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    token = f"secret-{kind}-{os.getpid()}"
+    with _sandbox(sandbox_setup, copies, "work-a") as first:
+        left = first.call("probes.k", "leave", {"kind": kind, "token": token})
+    with _sandbox(sandbox_setup, copies, "work-a") as another_task:
+        assert another_task.call("probes.k", "find", {"kind": kind}) is None, left
+        assert another_task.call("probes.k", "processes", {}) == []
+    with _sandbox(sandbox_setup, copies, "work-b") as next_submission:
+        assert next_submission.call("probes.k", "find", {"kind": kind}) is None, left
+    if kind in ("keyrings", "mqueue"):  # blocked outright, not only cleared
+        assert "Operation not permitted" in str(left) and not [x for x in left if x != str(x)]
+    if kind == "cgroups":
+        assert "made" not in left
+
+
+def test_the_grader_keeps_no_key_a_child_could_reach(copies, sandbox_setup):
+    """The grader's own session keyring (which children used to inherit) stays unreadable."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    import ctypes  # noqa: PLC0415
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    add_key, keyctl = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+    secret = b"the grader's own"
+    key = libc.syscall(ctypes.c_long(add_key), b"user", b"tgedu-leak", secret,
+                       ctypes.c_size_t(len(secret)), ctypes.c_long(-3))  # its session keyring
+    if key < 0:
+        pytest.skip(f"no keyrings here: {os.strerror(ctypes.get_errno())}")
+    try:
+        with _sandbox(sandbox_setup, copies, "work-a") as child:
+            assert child.call("probes.k", "find", {"kind": "keyrings"}) is None
+    finally:
+        libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(21), ctypes.c_long(key))  # invalidate
+
+
+def test_the_filter_program_denies_the_keyring_and_queue_calls():
+    for machine, (arch, numbers) in seccomp.SYSCALLS.items():
+        prog = seccomp.program(machine)
+        assert prog[1] == (0x15, 1, 0, arch)  # another ABI's call is denied
+        deny = len(prog) - 1
+        assert prog[deny] == (0x06, 0, 0, 0x00050000 | 1) and prog[deny - 1][3] == 0x7FFF0000
+        jumps = {k: nr for k, (code, _jt, _jf, nr) in enumerate(prog) if code == 0x15 and k > 1}
+        assert sorted(jumps.values()) == sorted(numbers[n] for n in seccomp.DENIED)
+        for k, (_code, jt, _jf, _nr) in enumerate(prog):
+            if k in jumps:
+                assert k + 1 + jt == deny  # each denied number lands on the EPERM return
+    with pytest.raises(OSError, match="no seccomp syscall table"):
+        seccomp.program("sparc")
+
+
+def test_every_kind_of_object_says_how_it_is_closed():
+    for kind in ("keyrings", "System V IPC", "POSIX message queues", "abstract Unix sockets",
+                 "pending signals", "cgroups", "inotify and fanotify watches", "processes"):
+        assert kind in kernel_state.OBJECTS
+    assert any(k.startswith("timers") for k in kernel_state.OBJECTS)

@@ -1,0 +1,113 @@
+"""Kernel state a sandbox user can leave behind, and how each kind is closed between children.
+
+A sandboxed child runs as the sandbox user; every child of a submission (one per set of
+tasks), and every submission a ``grade-batch`` slot grades, runs as the same user. Whatever
+the kernel keeps for that user beyond the life of one process is a channel from one child to
+the next: a child that holds another task's reference code could hand it to the child that
+grades that task, or one student's code to the next student's. :data:`OBJECTS` lists every
+kind, and how it is closed; ``tests/grading/test_kernel_state.py`` has one child leave each
+kind and a later child look for it.
+
+This file is also copied next to ``child.py`` and imported there before any submitted code:
+it imports nothing from the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import platform
+import shutil
+import subprocess
+
+__all__ = ["OBJECTS", "reset_keyrings", "namespaces"]
+
+# kind -> how it is closed (the instructor guide's threat model repeats this table)
+OBJECTS = {
+    "keyrings": "blocked: add_key, keyctl and request_key fail with EPERM (seccomp); and each "
+    "child, before it imports anything, joins a fresh session keyring and clears the user's "
+    "keyrings (user, user-session, persistent)",
+    "System V IPC": "a private IPC namespace per child where the kernel allows it (it dies with "
+    "the child); and the sweep removes every segment, queue and semaphore set of the user",
+    "POSIX message queues": "blocked: mq_open fails with EPERM (seccomp); a private IPC "
+    "namespace where the kernel allows it",
+    "POSIX shared memory and semaphores": "files in /dev/shm: the sweep deletes them",
+    "files in world-writable folders": "the sweep deletes what the user owns in /tmp, /var/tmp, "
+    "/dev/shm and every world-writable folder found below the system's top folders",
+    "processes": "the sweep kills every process of the user after each child; a process "
+    "started with setsid or double-forked is found by its uid",
+    "pending signals": "belong to a process: they die with it (the sweep), and a child "
+    "cannot signal processes of other users (the grader's)",
+    "timers (alarm, setitimer, POSIX timers, timerfd)": "belong to a process: die with it",
+    "inotify and fanotify watches": "belong to an open file: die with the process (fanotify "
+    "needs CAP_SYS_ADMIN, which the child never has)",
+    "abstract Unix sockets": "belong to an open socket: die with the process; in a private "
+    "network namespace where the kernel allows it",
+    "network ports": "die with the process; a private network namespace where allowed",
+    "cgroups": "the user cannot create or write any (cgroupfs is root's); the child's "
+    "no_new_privs keeps it from gaining that through a setuid program",
+    "file locks and leases, memfd, eventfd, pidfd": "belong to open files: die with the process",
+    "at and cron jobs": "need the setuid/setgid crontab or at, which no_new_privs makes "
+    "powerless (and the user has no home or shell)",
+}
+
+_KEYCTL = {"x86_64": 250, "aarch64": 219}
+_JOIN_SESSION_KEYRING, _CLEAR, _GET_PERSISTENT = 1, 7, 22
+_SESSION, _USER, _USER_SESSION = -3, -4, -5
+
+
+def reset_keyrings() -> list[str]:
+    """Give this process a fresh session keyring and empty its user's keyrings.
+
+    Run by each child as the sandbox user, before the seccomp filter takes ``keyctl`` away:
+    whatever an earlier process of the user stored (the filter blocks that, but a process
+    started before the filter existed, or another program run as the user, could) is gone.
+    Returns the steps that failed (a kernel or container without keyrings: nothing to
+    clear)."""
+    number = _KEYCTL.get(platform.machine())
+    if number is None:
+        return ["keyctl: unknown architecture"]
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = libc.syscall
+    keyctl.restype = ctypes.c_long
+    failed = []
+
+    def call(name, *args):
+        r = keyctl(ctypes.c_long(number), *(ctypes.c_long(a) for a in args))
+        if r < 0:
+            failed.append(f"{name}: {os.strerror(ctypes.get_errno())}")
+        return r
+
+    call("join session keyring", _JOIN_SESSION_KEYRING, 0)
+    call("clear user keyring", _CLEAR, _USER)
+    call("clear user session keyring", _CLEAR, _USER_SESSION)
+    persistent = keyctl(ctypes.c_long(number), ctypes.c_long(_GET_PERSISTENT), ctypes.c_long(-1),
+                        ctypes.c_long(_SESSION))  # fmt: skip
+    if persistent > 0:  # kernels without persistent keyrings say EOPNOTSUPP: nothing to clear
+        call("clear persistent keyring", _CLEAR, persistent)
+    return failed
+
+
+_UNSHARE: dict[str, bool] = {}
+
+
+def namespaces() -> list[str]:
+    """The ``unshare`` options that work here for a child: ``--net`` (network ports, abstract
+    Unix sockets) and ``--ipc`` (System V IPC, POSIX message queues). Root with
+    CAP_SYS_ADMIN only (Docker's default capabilities lack it)."""
+    unshare = shutil.which("unshare")
+    if not unshare or os.geteuid() != 0:
+        return []
+    out = []
+    for flag in ("--net", "--ipc"):
+        if flag not in _UNSHARE:
+            ok = False
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                done = subprocess.run([unshare, flag, "--", "true"], capture_output=True,
+                                      timeout=20)  # fmt: skip
+                ok = done.returncode == 0
+            _UNSHARE[flag] = ok
+        if _UNSHARE[flag]:
+            out.append(flag)
+    return out
