@@ -65,7 +65,7 @@ __all__ = [
     "lesson_modules",
 ]
 
-LESSONS = tuple(f"lesson{n:02d}" for n in (*range(14), 15))
+LESSONS = tuple(f"lesson{n:02d}" for n in range(16))
 
 
 def lesson_modules() -> list:
