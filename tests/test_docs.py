@@ -256,7 +256,7 @@ def test_site_has_every_page(site):
     # the op page quotes the real derivative rule of `mul`, read from the source at build time
     ops = (site / "concepts/ops/index.html").read_text(encoding="utf-8")
     ops_text = re.sub(r"<[^>]+>", "", ops)
-    assert "class Mul" in ops_text and "def vjp" in ops_text and "SOLUTION" not in ops_text
+    assert "class Div" in ops_text and "def vjp" in ops_text and "SOLUTION" not in ops_text
     for stem in LESSONS:
         assert (site / "lessons" / stem / "index.html").is_file(), f"lesson {stem} not in site"
 
@@ -297,6 +297,34 @@ def test_search_index_is_clean(site):
     text = " ".join(d["text"] for d in lessons)
     assert "Copied!" not in text and not re.search(r"In \[\d+\]:", text)
     assert "BEGIN SOLUTION" not in text
+
+
+def _solution_snippets() -> dict[str, str]:
+    from tinygrad_edu.lessons.notebooks import solution_snippets
+
+    return solution_snippets(sorted(ROOT.glob("tinygrad_edu/**/*.py")) +
+                          sorted(ROOT.glob("notebooks/[0-9]*.py")))  # fmt: skip
+
+
+def _page_text(raw: str) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", raw)))
+
+
+def test_no_solution_line_anywhere_in_the_site(site):
+    """No line of a graded or lesson solution is on any page, in any file of the site or in
+    its search index (the op page once quoted A1.3's `Mul.vjp`)."""
+    lines = _solution_snippets()
+    assert len(lines) > 100
+    texts = {}
+    for path in site.rglob("*"):
+        if path.suffix in (".html", ".json", ".js", ".txt", ".xml", ".ipynb", ".md"):
+            raw = path.read_text(encoding="utf-8", errors="replace")
+            texts[str(path.relative_to(site))] = _page_text(raw) + " " + re.sub(r"\s+", " ", raw)
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    texts["search index"] = _page_text(" ".join(d["text"] for d in index["docs"]))
+    found = [f"{where}: {line!r} (from {origin})" for line, origin in lines.items()
+             for where, text in texts.items() if line in text]  # fmt: skip
+    assert not found, "\n".join(found[:20])
 
 
 def test_lesson_pages_link_to_the_previous_and_next(site):

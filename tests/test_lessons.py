@@ -14,6 +14,7 @@ import pytest
 
 import tinygrad_edu as tg
 from tinygrad_edu import lessons
+from tinygrad_edu.grading.student import solution_regions
 from tinygrad_edu.lessons import check, check_gradient, check_true, lint_notebook
 from tinygrad_edu.lessons.exercise import Exercise, Verdict
 
@@ -212,6 +213,24 @@ def test_every_exercise_records_at_least_two_wrong_answers():
         assert len(ex.wrong) >= 2, f"{ex.name} records fewer than two wrong answers"
 
 
+def _solution_fragments(number: str) -> set[str]:
+    """Each code line of the lesson's solutions, as a hint could quote it: whitespace
+    collapsed, without a leading ``return`` or a trailing ``:`` (``st.Update(p, p - lr * g)``
+    is the line ``return [st.Update(p, p - lr * g)]`` of 6.2's solution)."""
+    lesson = int(number.split(".")[0])
+    (path,) = NOTEBOOKS.glob(f"{lesson:02d}_*.py")
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    fragments = set()
+    for begin, end, _ in solution_regions(text, path.name):
+        for line in lines[begin : end - 1]:
+            line = re.sub(r"\s+", " ", line).strip().rstrip(":")
+            line = re.sub(r"^return ", "", line).strip("[]() ")
+            if len(line) >= 12 and not line.startswith("#"):
+                fragments.add(line)
+    return fragments
+
+
 @pytest.mark.parametrize(("ex", "wrong"), WRONG)
 def test_a_wrong_answer_fails_with_its_hint(ex, wrong, capsys):
     result = ex.check(wrong.answer, strict=False)
@@ -220,6 +239,71 @@ def test_a_wrong_answer_fails_with_its_hint(ex, wrong, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"❌ FAIL  {ex.name}") and "Traceback" not in out
     assert f"Hint: {result.hint}" in out
+    # a hint names the mistake; it never hands over a line of the solution
+    hint = re.sub(r"\s+", " ", result.hint)
+    given = [f for f in _solution_fragments(ex.number) if f in hint]
+    assert not given, f"{ex.name}: the hint quotes the solution: {given}"
+
+
+# the near misses the issue found accepted, each a recorded wrong answer now
+@pytest.mark.parametrize(("number", "what"), [
+    ("1.1", "eps ignored (a fixed step)"),
+    ("4.2", "the condition on Σ |y| instead of Σ y²"),
+    ("9.2", "an array of ones taken for 1"),
+    ("9.2", "the node itself for no change"),
+    ("10.1", "'cuda:0' for the simulated device"),
+    ("10.1", "AccumulateGrad (x) on sim:0"),
+    ("10.2", "the finish of the last task listed"),
+    ("13.1", "the indices of the max subtracted"),
+    ("13.1", "an unshifted numerator"),
+])  # fmt: skip
+def test_the_near_misses_found_are_recorded(number, what):
+    (ex,) = [e for _, e in EXERCISES if e.number == number]
+    assert what in [w.what for w in ex.wrong]
+
+
+def test_an_endless_loop_is_stopped_and_named(monkeypatch):
+    from tinygrad_edu import symbolic as S
+    from tinygrad_edu.lessons import lesson09
+
+    def grow_static(v):  # the body never doubles: the loop's condition stays true
+        steps, y = S.while_loop(lambda k, u: (u * u).sum() < 100.0,
+                                lambda k, u: (k + 1, u * 1.0), (0, v))  # fmt: skip
+        (grad,) = S.gradients(y.sum(), [v])
+        return steps, y, grad
+
+    monkeypatch.setattr(lesson09.grow_static, "seconds", 3.0)
+    result = lesson09.grow_static.check(grow_static, strict=False)
+    assert result.status == lessons.FAIL
+    assert result.message == "your function ran past 3 s and was stopped"
+    assert "condition ever false" in result.hint
+
+
+def test_runaway_memory_is_stopped_and_named():
+    from tinygrad_edu.lessons import lesson01
+
+    def central_difference(f, x, eps=1e-6):
+        kept = []
+        while True:  # keeps every intermediate value
+            kept.append(np.ones(1 << 20))
+
+    result = lesson01.central_difference.check(central_difference, strict=False)
+    assert result.status == lessons.FAIL
+    assert "more memory than a check allows" in result.message and "grow" in result.hint
+    # the notebook's process is untouched: the next check runs as usual
+    assert lesson01.central_difference.check(
+        lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / (2 * eps), strict=False)
+
+
+def test_what_the_learner_prints_in_a_check_is_shown(capsys):
+    from tinygrad_edu.lessons import lesson01
+
+    def central_difference(f, x, eps=1e-6):
+        print("debugging", eps)
+        return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+    assert lesson01.central_difference.check(central_difference, strict=False)
+    assert "debugging 0.1" in capsys.readouterr().out
 
 
 def test_a_wrong_answer_raises_in_strict_mode():
