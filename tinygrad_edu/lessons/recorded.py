@@ -77,14 +77,18 @@ def unlock_message(error: BaseException) -> str | None:
 
 
 def _where(error: BaseException) -> str:
-    """``gradients`` in ``tinygrad_edu/symbolic/gradients.py``: where the stub raised."""
+    """```gradients`` in tinygrad_edu/symbolic/gradients.py``: the function whose stub raised
+    (the innermost frame: the stub's ``raise`` is the function's whole body)."""
+    while error.__cause__ or error.__context__:  # the stub's own error, where it is chained
+        if stub_task(error.__cause__ or error.__context__) is None:
+            break
+        error = error.__cause__ or error.__context__
     frames = traceback.extract_tb(error.__traceback__)
-    for frame in reversed(frames):
-        parts = Path(frame.filename).parts
-        if "tinygrad_edu" in parts:
-            rel = "/".join(parts[len(parts) - parts[::-1].index("tinygrad_edu") - 1 :])
-            return f"`{frame.name}` in {rel}"
-    return f"`{frames[-1].name}`" if frames else "a library function"
+    if not frames:
+        return "a library function"
+    parts = Path(frames[-1].filename).parts
+    top = len(parts) - 1 - parts[::-1].index("tinygrad_edu") if "tinygrad_edu" in parts else -1
+    return f"`{frames[-1].name}` in {'/'.join(parts[top:])}"
 
 
 def cell_key(source: str | list) -> str:
