@@ -670,3 +670,41 @@ def test_a_student_reaches_lesson_0_with_one_command(plain_edition):
     assert opens and opens[-1].split("jupyter lab ")[1].startswith("notebooks/00_setup.ipynb")
     assert (plain_edition / "notebooks" / "00_setup.ipynb").is_file()
     assert ("--allow-root" in opens[-1]) == (os.getuid() == 0)
+
+
+def test_block_order_is_no_copy_of_the_graded_topological_sort(monkeypatch):
+    """symbolic.control_flow.block_order once held A1.1's solution line for line, callable
+    in the student edition; it now asks topo_sort (the student's own A1.1 there)."""
+    from tinygrad_edu import symbolic as S
+    from tinygrad_edu.symbolic import control_flow, graph
+
+    v = S.Variable("v", shape=(2,), dtype="float64")
+    steps, y = S.while_loop(lambda k, u: (u * u).sum() < 100.0, lambda k, u: (k + 1, u * 2),
+                            (0, v))  # fmt: skip
+    loop = next(n for n in graph.topo_sort([y]) if "body_block" in n.attrs)
+    block = loop.attrs["body_block"]
+    block.orders.clear()
+    want = control_flow.block_order(block)
+    assert want and not set(want) & (set(block.params) | set(block.captures))
+    block.orders.clear()
+
+    def stub(nodes):
+        raise NotImplementedError("A1.1: write your solution here")
+
+    monkeypatch.setattr(graph, "topo_sort", stub)
+    with pytest.raises(NotImplementedError, match="A1.1"):
+        control_flow.block_order(block)
+    for name in ("_order_ok", "_reference_conv"):
+        assert not any(hasattr(m, name) for m in lessons.lesson_modules()), name
+
+
+def test_lesson_3_counts_come_from_the_engine_not_a_copy(monkeypatch):
+    from tinygrad_edu.eager import engine
+    from tinygrad_edu.lessons import lesson03
+
+    def stub(root, want_parents):
+        raise NotImplementedError("A2.1: write your solution here")
+
+    monkeypatch.setattr(engine, "_count_dependencies", stub)
+    with pytest.raises(NotImplementedError, match="A2.1"):
+        lesson03._reference_count(tg.tensor([1.0], requires_grad=True).sum().grad_fn)

@@ -42,6 +42,7 @@ __all__ = [
     "record_lessons",
     "recorded_notebook",
     "activate",
+    "blocked",
     "Unlocker",
 ]
 
@@ -225,6 +226,16 @@ class Unlocker:
 
 
 _active: Unlocker | None = None
+
+
+def blocked() -> bool:
+    """Whether a failing check in the running cell is explained by an unwritten assignment:
+    a cell above was stopped by one, and this cell has a recording (its check then shows as
+    recorded instead of a FAIL the student did not cause)."""
+    unlocker = _active
+    if unlocker is None or not unlocker.pending:
+        return False
+    return cell_key(getattr(unlocker, "_source", "")) in unlocker.recordings
 
 
 def activate(folder=None) -> Unlocker | None:
