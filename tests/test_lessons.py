@@ -539,6 +539,7 @@ _CELLS = [
     "x = tg.tensor([1.0, 2.0], requires_grad=True)",
     "(x * x).sum().backward()\ng = x.grad * 2\nprint('live', g)",
     "print('after', g.numpy())",
+    "try:\n    x.sum().backward()\nexcept RuntimeError as e:\n    print('caught', e)",
     "print('unrelated', undefined_name)",
 ]
 
@@ -567,11 +568,13 @@ def test_the_edition_kernel_shows_recorded_outputs_and_runs_on(plain_edition):
     recordings = {cell_key(_CELLS[1]): [{"output_type": "stream", "name": "stdout",
                                         "text": "live tensor([4., 8.])\n"}],
                   cell_key(_CELLS[2]): [{"output_type": "stream", "name": "stdout",
-                                        "text": "after [4. 8.]\n"}]}  # fmt: skip
+                                        "text": "after [4. 8.]\n"}],
+                  cell_key(_CELLS[3]): [{"output_type": "stream", "name": "stdout",
+                                        "text": "caught a demonstrated error\n"}]}  # fmt: skip
     (folder / RECORDED_DIR).mkdir(exist_ok=True)
     (folder / RECORDED_DIR / "99_demo.json").write_text(json.dumps({"cells": recordings}))
     nb = {"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": [],
-                     "execution_count": None} for c in _CELLS[:3]],
+                     "execution_count": None} for c in _CELLS[:4]],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}  # fmt: skip
     done = execute_notebook(nb, folder, root=plain_edition, timeout=120)
     texts = ["\n".join(_output_text(o) for o in c["outputs"]) for c in done["cells"]]
@@ -579,7 +582,10 @@ def test_the_edition_kernel_shows_recorded_outputs_and_runs_on(plain_edition):
         "tinygrad_edu/eager/engine.py)" in texts[1]  # fmt: skip
     assert "live tensor([4., 8.])" in texts[1] and "Traceback" not in texts[1]
     assert "it needs A2.1" in texts[2] and "after [4. 8.]" in texts[2]
-    nb["cells"].append({"cell_type": "code", "source": _CELLS[3], "metadata": {},
+    # a cell whose own `except RuntimeError` catches the stub (NotImplementedError is one)
+    assert "caught its error" in texts[3] and "caught a demonstrated error" in texts[3]
+    assert "write your solution here" not in "\n".join(texts)
+    nb["cells"].append({"cell_type": "code", "source": _CELLS[4], "metadata": {},
                         "outputs": [], "execution_count": None})  # fmt: skip
     with pytest.raises(CellExecutionError, match="undefined_name"):
         execute_notebook(nb, folder, root=plain_edition, timeout=120)
@@ -708,3 +714,50 @@ def test_lesson_3_counts_come_from_the_engine_not_a_copy(monkeypatch):
     monkeypatch.setattr(engine, "_count_dependencies", stub)
     with pytest.raises(NotImplementedError, match="A2.1"):
         lesson03._reference_count(tg.tensor([1.0], requires_grad=True).sum().grad_fn)
+
+
+# A submission made only of calls into the student edition's own given code, for the tasks
+# where given code once solved them (block_order held A1.1's walk, lesson 3's check A2.1's
+# counts): it must earn nothing.
+_GIVEN_CODE_SUBMISSION = {
+    ("tinygrad_edu/symbolic/graph.py", "A1.1"): (
+        "    from types import SimpleNamespace\n"
+        "    from .control_flow import block_order\n"
+        "    block = SimpleNamespace(params=(), captures=(), orders={}, outputs=tuple(nodes))\n"
+        "    return list(block_order(block))\n"),
+    ("tinygrad_edu/eager/engine.py", "A2.1"): (
+        "    from ..lessons.lesson03 import _reference_count\n"
+        "    deps = {n: c for n, c in _reference_count(root).items() if n is not root}\n"),
+}
+
+
+@pytest.mark.slow
+def test_a_submission_of_given_code_earns_nothing(plain_edition, tmp_path):
+    import subprocess
+    import sys
+
+    root = tmp_path / "submission"
+    import shutil
+
+    shutil.copytree(plain_edition, root)
+    for (rel, task), body in _GIVEN_CODE_SUBMISSION.items():
+        path = root / rel
+        text = path.read_text(encoding="utf-8")
+        stub = f'    raise NotImplementedError("{task}: write your solution here")\n'
+        assert text.count(stub) == 1, f"{rel}: the {task} stub moved"
+        path.write_text(text.replace(stub, body), encoding="utf-8")
+    results = tmp_path / "results.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    env.update(PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:tinygrad_edu_grading", "-p",
+           "tinygrad_edu.grading.pytest_plugin", "-p", "no:cacheprovider", "-q",
+           "--gradescope", str(results), "tests/assignments/test_a1_symbolic.py",
+           "tests/assignments/test_a2_eager.py"]  # fmt: skip
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert results.is_file(), done.stdout[-3000:] + done.stderr[-2000:]
+    tests = json.loads(results.read_text(encoding="utf-8"))["tests"]
+    tasks = {task for _, task in _GIVEN_CODE_SUBMISSION}
+    mine = [t for t in tests if t["name"].split(" ", 1)[0] in tasks]
+    assert {t["name"].split(" ", 1)[0] for t in mine} == tasks
+    earned = [(t["name"], t["score"]) for t in mine if t["score"] > 0]
+    assert not earned, f"given code earns points: {earned}"

@@ -77,8 +77,9 @@ def _grade_grow(fn) -> Verdict:
         flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in
                                (steps, y, grad)])  # fmt: skip
         verdict = diagnose(flat, np.concatenate([[k], want_y, want_g]), mistakes,
-                           "body: (k + 1, u * 2); condition: sum(u * u) < 100; then the "
-                           "gradient of y.sum() with respect to v", atol=1e-9,
+                           "count by hand how often the body "
+                           "runs from this v before sum(u * u) reaches 100, and compare y and "
+                           "the gradient of y.sum() with 2 to that power", atol=1e-9,
                            what=f"steps, y, d sum(y)/dv from v = {start}: ")  # fmt: skip
         if not verdict.ok:
             return verdict

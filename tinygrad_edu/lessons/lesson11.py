@@ -73,8 +73,9 @@ def _grade_size(fn) -> Verdict:
     ]  # fmt: skip
     what = "sizes for (n, k, stride, padding, dilation) = " + ", ".join(map(str, _CONFIGS[:3])) \
         + ", ...: "  # fmt: skip
-    return diagnose(np.array(got), _sizes(_reference_size), mistakes, "(n + 2p - d(k-1) - 1) "
-                    "// s + 1", what=what)  # fmt: skip
+    return diagnose(np.array(got), _sizes(_reference_size), mistakes, "change one of stride, "
+                    "padding and dilation at a time: which one does your size get wrong? (with "
+                    "none, a k-wide kernel fits n - k + 1 times)", what=what)  # fmt: skip
 
 
 conv_output_size = Exercise(
@@ -146,9 +147,9 @@ def _grade_conv(fn) -> Verdict:
          "first, then the kernel row i, then the column j (cols[c, i, j, n, p, q])"),
     ]  # fmt: skip
     mistakes = [(np.ravel(value), hint) for value, hint in mistakes]  # short messages: 1-D
-    return diagnose(np.ravel(got), np.ravel(want), mistakes, "cols[c, i, j] = "
-                    "x[:, c, i:i+OH, j:j+OW]; "
-                    "y = w.reshape(O, -1) @ cols.reshape(C*kh*kw, -1)",
+    return diagnose(np.ravel(got), np.ravel(want), mistakes, "compute one output "
+                    "element by hand, the sum over its window, and find where yours took "
+                    "its values from",
                     what="x (2, 3, 6, 5), w (4, 3, 3, 2): ")  # fmt: skip
 
 
@@ -218,8 +219,9 @@ def _grade_running(fn) -> Verdict:
         (np.concatenate(_swapped(mean0, var0, x)), "momentum is the weight of the *new* batch: "
          "(1 - m)·running + m·batch, with m = 0.1"),
     ]  # fmt: skip
-    return diagnose(np.concatenate(flat), want, mistakes, "new = (1 - m)·running + m·batch "
-                    "statistic, per channel", atol=1e-9,
+    return diagnose(np.concatenate(flat), want, mistakes, "follow one channel "
+                    "through one update by hand: which weight do the old running value and "
+                    "the batch's statistic get?", atol=1e-9,
                     what="running mean and variance of 3 channels: ")  # fmt: skip
 
 

@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -90,6 +91,27 @@ def _where(error: BaseException) -> str:
     parts = Path(frames[-1].filename).parts
     top = len(parts) - 1 - parts[::-1].index("tinygrad_edu") if "tinygrad_edu" in parts else -1
     return f"`{frames[-1].name}` in {'/'.join(parts[top:])}"
+
+
+def _stub_frame(error: BaseException) -> tuple[str, str]:
+    frames = traceback.extract_tb(error.__traceback__)
+    return (frames[-1].filename, frames[-1].name) if frames else ("", "")
+
+
+def _still_stub(path: str, name: str) -> bool:
+    """Whether the function ``name`` in the file ``path`` is still an unwritten stub."""
+    import ast  # noqa: PLC0415
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            if "write your solution here" in (ast.get_source_segment(text, node) or ""):
+                return True
+    return False
 
 
 def cell_key(source: str | list) -> str:
@@ -179,6 +201,8 @@ class Unlocker:
     def __init__(self, shell, recordings: dict):
         self.shell, self.recordings = shell, recordings
         self.pending: dict[str, str] = {}  # task -> where, for cells that could not run
+        self.stubs: dict[str, tuple[str, str]] = {}  # task -> (file, function) of its stub
+        self.caught: dict[str, BaseException] = {}  # stubs' errors the cell caught itself
         self.locked = False  # the current cell was shown from its recording
 
     def explain(self, error: BaseException, source: str) -> str | None:
@@ -189,6 +213,7 @@ class Unlocker:
             return None  # the lesson's own exercise: its check cell says NOT SOLVED YET
         if task is not None:
             self.pending[task] = _where(error)
+            self.stubs[task] = _stub_frame(error)
             head = (f"This cell needs assignment {task} ({self.pending[task]}), which is not "
                     "written yet.")  # fmt: skip
         elif self.pending and outputs is not None:
@@ -202,30 +227,79 @@ class Unlocker:
         return (head + " Below is what this cell showed when your edition was made; once "
                 "you have written it, run the cell again to see it live.")
 
+    def _replace(self, notice_text: str, source: str) -> None:
+        """Show the notice and the cell's recording in place of what it printed live."""
+        from IPython.display import clear_output  # noqa: PLC0415
+
+        from .checks import notice  # noqa: PLC0415
+
+        self.locked = True
+        if cell_key(source) in self.recordings:
+            clear_output()  # what the cell printed before it stopped: the recording replaces it
+        notice(notice_text)
+        _show_outputs(self.recordings.get(cell_key(source), []))
+
     def handle(self, shell, etype, value, tb, tb_offset=None):
         """IPython's custom exception handler (``set_custom_exc``)."""
         source = getattr(self, "_source", "")
         notice_text = self.explain(value, source)
         if notice_text is None:
             return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-        from .checks import notice  # noqa: PLC0415
-
-        self.locked = True
-        notice(notice_text)
-        _show_outputs(self.recordings.get(cell_key(source), []))
+        self._replace(notice_text, source)
         return None
 
     def pre_run_cell(self, info=None) -> None:
         self._source = getattr(info, "raw_cell", "") or ""
         self.locked = False
+        for task in [t for t, (path, name) in self.stubs.items() if not _still_stub(path, name)]:
+            self.pending.pop(task, None)  # written since: cells that need it run live
+            self.stubs.pop(task)
 
     def post_run_cell(self, result=None) -> None:
+        source = getattr(self, "_source", "")
+        caught, self.caught = self.caught, {}
+        if caught and not self.locked and cell_key(source) in self.recordings:
+            # the cell's own `except` (NotImplementedError is a RuntimeError) caught a stub's
+            # error in place of the one it demonstrates: show what it showed when recorded
+            for task, error in caught.items():
+                self.pending[task], self.stubs[task] = _where(error), _stub_frame(error)
+            task, error = next(iter(caught.items()))
+            self._replace(f"This cell needs assignment {task} ({_where(error)}), which is not "
+                          "written yet (the cell caught its error in place of the one it "
+                          "shows). Below is what this cell showed when your edition was made; "
+                          "once you have written it, run the cell again to see it live.",
+                          source)  # fmt: skip
         if self.locked and result is not None:
             result.error_in_exec = None  # the cell is explained: Run All goes on
         self.locked = False
 
 
 _active: Unlocker | None = None
+
+
+def _caught() -> None:
+    """Called first in every ``except`` block of a lesson cell (see :class:`_WatchExcept`):
+    notes an unwritten assignment's error that the cell's own handler caught."""
+    error = sys.exc_info()[1]
+    task = stub_task(error)
+    if _active is not None and task is not None and _is_assignment(task):
+        _active.caught.setdefault(task, error)
+
+
+class _WatchExcept(ast.NodeTransformer):
+    """An IPython AST transformer: each ``except`` body of a cell first calls :func:`_caught`
+    (on the same line, so tracebacks keep their line numbers)."""
+
+    def visit_ExceptHandler(self, node):
+        self.generic_visit(node)
+        call = ast.parse(f"__import__({__name__!r}, fromlist=['_caught'])._caught()").body[0]
+        first = node.body[0]
+        for part in ast.walk(call):
+            if "lineno" in part._attributes:
+                part.lineno = part.end_lineno = first.lineno
+                part.col_offset = part.end_col_offset = first.col_offset
+        node.body.insert(0, call)
+        return node
 
 
 def blocked() -> bool:
@@ -260,6 +334,7 @@ def activate(folder=None) -> Unlocker | None:
         return None
     _active = Unlocker(shell, load_recordings(folder))
     shell.set_custom_exc((Exception,), _active.handle)
+    shell.ast_transformers.append(_WatchExcept())
     shell.events.register("pre_run_cell", _active.pre_run_cell)
     shell.events.register("post_run_cell", _active.post_run_cell)
     return _active
