@@ -223,7 +223,7 @@ def _grade_finish(fn) -> Verdict:
                            what=f"{title}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
-    return Verdict(True, "the finishing time of two schedules over a CPU and a GPU")
+    return Verdict(True, "the finishing time of three schedules over a CPU and a GPU")
 
 
 finish_time = Exercise(
