@@ -162,3 +162,41 @@ def on_page_content(html, page, config, files):
         raise ValueError(f"{page.file.src_uri}: the published lesson shows a solution marker")
     # copy buttons and the hidden copy of the source: not what a search should find
     return _SEARCH_NOISE.sub(lambda m: m.group(0) + " data-search-exclude", html)
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_LOCAL_LINK = re.compile(r'href="#([^"]*)"')
+
+
+def _heading_for(anchor: str, ids: list[str]) -> str | None:
+    """The id a table-of-contents anchor meant: mkdocs-jupyter's contents leave the code out
+    of a heading's slug (``5`` for "5. `retain_graph`", whose id is ``5-retain_graph``); the
+    one id that has the anchor's words, in order, starting with the same one."""
+    words = anchor.split("-")
+    found = []
+    for candidate in ids:
+        parts = candidate.split("-")
+        if not parts or parts[0] != words[0]:
+            continue
+        it = iter(parts)
+        if all(any(w == p for p in it) for w in words):
+            found.append(candidate)
+    return found[0] if len(found) == 1 else None
+
+
+def on_post_page(output, page, config):
+    """Lesson pages: point each table-of-contents link whose heading holds code at that
+    heading's real id."""
+    if not page.file.src_uri.startswith("lessons/") or not page.file.src_uri.endswith(".ipynb"):
+        return output
+    ids = _ID.findall(output)
+    known = set(ids)
+
+    def fix(match):
+        anchor = match.group(1)
+        if not anchor or anchor in known:
+            return match.group(0)
+        target = _heading_for(anchor, ids)
+        return f'href="#{target}"' if target else match.group(0)
+
+    return _LOCAL_LINK.sub(fix, output)

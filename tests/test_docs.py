@@ -356,6 +356,16 @@ def test_the_student_editions_own_site_builds(tmp_path):
     assert not found, "\n".join(found[:20])
 
 
+@pytest.mark.parametrize("stem", LESSONS)
+def test_every_link_inside_a_lesson_page_has_its_target(site, stem):
+    """A table-of-contents entry for a heading holding code ("5. `retain_graph`") once
+    pointed at an id without the code's words (``#5``)."""
+    page = (site / "lessons" / stem / "index.html").read_text(encoding="utf-8")
+    ids = set(re.findall(r'\bid="([^"]+)"', page))
+    broken = sorted({a for a in re.findall(r'href="#([^"]*)"', page) if a and a not in ids})
+    assert not broken, f"{stem}: links to missing ids {broken}"
+
+
 def test_lesson_pages_link_to_the_previous_and_next(site):
     page = (site / "lessons" / "03_ops_as_nodes" / "index.html").read_text(encoding="utf-8")
     nav = re.search(r'<nav class="md-footer__inner[^"]*"[^>]*>(.*?)</nav>', page, re.S)
