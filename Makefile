@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 EXTRAS ?= dev,viz,notebooks,docs,compare,onnx
 PYTEST_ARGS ?= -n 2
 
-.PHONY: venv graphviz chromium test demo lint format bench docs lessons-html clean
+.PHONY: venv graphviz chromium test demo lint format bench docs lessons-html lessons clean
 
 venv: $(STAMP)
 
@@ -61,6 +61,12 @@ docs: venv
 # site publishes it, with KaTeX inlined: the maths renders offline, nothing loads from a CDN.
 lessons-html: venv
 	$(BIN)/python docs/lesson_html.py
+
+# A student's one command (in the student edition): the venv, Graphviz, then JupyterLab on
+# lesson 0. Jupyter refuses to run as root without --allow-root (a container, a VM).
+JUPYTER_ARGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
+lessons: venv graphviz
+	$(BIN)/jupyter lab notebooks/00_setup.ipynb $(JUPYTER_ARGS)
 
 demo: venv graphviz
 	$(BIN)/tinygrad-edu demo

@@ -12,7 +12,10 @@
 * Every subpackage of ``tinygrad_edu`` listed in ``API_MODULES`` that exists gets a generated
   page ``api/<name>.md`` holding one mkdocstrings directive (``::: tinygrad_edu.<name>``).
 * ``<!-- op-source: FILE CLASS -->`` in a page becomes the source of that class, read from
-  the file when the site is built (so the page always quotes the code as it is).
+  the file when the site is built and stripped as the student edition is (a graded
+  solution in it shows as its ``raise NotImplementedError`` stub).
+* In a student edition (``notebooks/.recorded`` exists) lesson pages show the outputs
+  recorded when the edition was made.
 * The nav entries ``Lessons`` and ``API reference`` are filled with those pages (after any
   pages listed in ``mkdocs.yml`` itself), in file-name order.
 """
@@ -44,14 +47,28 @@ _published: dict[str, Path] = {}
 
 
 def _published_lesson(path: Path) -> Path:
-    """The executed student edition of a lesson (made once per build, cached across builds)."""
+    """The executed student edition of a lesson (made once per build, cached across builds).
+
+    In a student edition (``notebooks/.recorded`` exists; its library's graded functions are
+    stubs, so the lessons cannot run) the page shows the outputs recorded when the edition
+    was made."""
     if path.name not in _published:
+        import json  # noqa: PLC0415
         import sys  # noqa: PLC0415
 
         sys.path.insert(0, str(ROOT))  # the library the lessons teach, from this checkout
+        from tinygrad_edu.lessons import recorded  # noqa: PLC0415
         from tinygrad_edu.lessons.notebooks import executed_student_edition  # noqa: PLC0415
 
-        _published[path.name] = executed_student_edition(path, LESSON_CACHE)
+        recordings = NOTEBOOKS / recorded.RECORDED_DIR
+        if recordings.is_dir():
+            nb = recorded.recorded_notebook(path, recorded.load_recordings(recordings))
+            out = LESSON_CACHE / f"{path.stem}-recorded.ipynb"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", "utf-8")
+            _published[path.name] = out
+        else:
+            _published[path.name] = executed_student_edition(path, LESSON_CACHE)
     return _published[path.name]
 
 
@@ -114,14 +131,19 @@ _OP_SOURCE = re.compile(r"<!-- op-source: (\S+) (\w+) -->")
 
 
 def _class_source(match) -> str:
+    import sys  # noqa: PLC0415
+
+    sys.path.insert(0, str(ROOT))
+    from tinygrad_edu.grading.student import strip_solutions  # noqa: PLC0415
+
     path, name = ROOT / match.group(1), match.group(2)
-    text = path.read_text(encoding="utf-8")
+    # the student edition's text: a graded solution inside the class becomes its stub, as
+    # `tinygrad-edu make-student` writes it (the site is for students)
+    text = strip_solutions(path.read_text(encoding="utf-8"), str(path), check=False)
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             lines = text.splitlines()[start - 1 : node.end_lineno]
-            # assignment markers (# BEGIN SOLUTION ... / # END SOLUTION) are not part of the rule
-            lines = [ln for ln in lines if not re.match(r"\s*# (BEGIN|END) SOLUTION", ln)]
             return "```python\n" + "\n".join(lines) + "\n```"
     raise ValueError(f"op-source: no class {name} in {match.group(1)}")
 
@@ -141,3 +163,41 @@ def on_page_content(html, page, config, files):
         raise ValueError(f"{page.file.src_uri}: the published lesson shows a solution marker")
     # copy buttons and the hidden copy of the source: not what a search should find
     return _SEARCH_NOISE.sub(lambda m: m.group(0) + " data-search-exclude", html)
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_LOCAL_LINK = re.compile(r'href="#([^"]*)"')
+
+
+def _heading_for(anchor: str, ids: list[str]) -> str | None:
+    """The id a table-of-contents anchor meant: mkdocs-jupyter's contents leave the code out
+    of a heading's slug (``5`` for "5. `retain_graph`", whose id is ``5-retain_graph``); the
+    one id that has the anchor's words, in order, starting with the same one."""
+    words = anchor.split("-")
+    found = []
+    for candidate in ids:
+        parts = candidate.split("-")
+        if not parts or parts[0] != words[0]:
+            continue
+        it = iter(parts)
+        if all(any(w == p for p in it) for w in words):
+            found.append(candidate)
+    return found[0] if len(found) == 1 else None
+
+
+def on_post_page(output, page, config):
+    """Lesson pages: point each table-of-contents link whose heading holds code at that
+    heading's real id."""
+    if not page.file.src_uri.startswith("lessons/") or not page.file.src_uri.endswith(".ipynb"):
+        return output
+    ids = _ID.findall(output)
+    known = set(ids)
+
+    def fix(match):
+        anchor = match.group(1)
+        if not anchor or anchor in known:
+            return match.group(0)
+        target = _heading_for(anchor, ids)
+        return f'href="#{target}"' if target else match.group(0)
+
+    return _LOCAL_LINK.sub(fix, output)

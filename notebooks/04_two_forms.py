@@ -211,8 +211,8 @@ except (TypeError, AttributeError) as err:
 # Write `halve_until_small(x)` with the eager engine: starting from $y = x$, while
 # $\sum y^2 \ge 1$, replace $y$ by $y / 2$ (a tensor op); return $y$. For $x$ far from the
 # boundary this is $y = x / 2^n$ with $n$ depending on $x$, so
-# $\partial (\sum y)/\partial x_i = 2^{-n}$. The check compares with that formula for three
-# inputs (three halvings, none, two).
+# $\partial (\sum y)/\partial x_i = 2^{-n}$. The check compares with that formula for five
+# inputs, some chosen so that a loop on another size of $y$ stops at a different $n$.
 
 # %%
 def halve_until_small(x):

@@ -302,23 +302,22 @@ viz.draw_both(overwrite, forms=("eager", "torch"), a=np.arange(5.0)) \
 #
 # The graph is plain Python objects in both libraries: `grad_fn`, its `next_functions`
 # (pairs `(node, input_nr)`, `None` for an input that needs no gradient) and, on an
-# `AccumulateGrad` node, `.variable`, the leaf. This walk prints it for both:
+# `AccumulateGrad` node, `.variable`, the leaf. This walk prints it for both, as a tree
+# (recursive, and a node reached along two paths is printed twice: fine for small graphs;
+# lesson 12 walks deep graphs properly):
 
 # %%
-def walk(t):
-    """Each node of t's graph once, depth first, with how deep it is (an explicit stack)."""
-    lines, seen, stack = [], set(), [(t.grad_fn, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        lines.append("  " * depth + type(node).__name__)
-        stack.extend((n, depth + 1) for n, _ in reversed(node.next_functions))
+def walk(node, depth=0):
+    """The graph below ``node`` as an indented tree of node types."""
+    if node is None:
+        return []
+    lines = ["  " * depth + type(node).__name__]
+    for child, _ in node.next_functions:
+        lines += walk(child, depth + 1)
     return lines
 
 
-graphs = {torch.__name__: walk(overwrite(torch.arange(5.0, requires_grad=True)))
+graphs = {torch.__name__: walk(overwrite(torch.arange(5.0, requires_grad=True)).grad_fn)
           for torch in LIBRARIES}  # fmt: skip
 for name, lines in graphs.items():
     print(f"{name}:\n" + "\n".join(lines))
@@ -348,11 +347,11 @@ print("shape:", repr(x.shape), " dtype:", repr(x.dtype), " float32 is np.float32
 model = ex.make_mlp(tg)
 print("state_dict() values:", sorted({type(v).__name__ for v in model.state_dict().values()}))
 loss = tg.nn.functional.cross_entropy(model(tg.tensor(points)), tg.tensor(labels))
-print("our MLP's nodes:     ", sorted(set(n.strip() for n in walk(loss))))
+print("our MLP's nodes:     ", sorted(set(n.strip() for n in walk(loss.grad_fn))))
 if real_torch is not None:
     their_loss = real_torch.nn.functional.cross_entropy(ex.make_mlp(real_torch)(
         real_torch.tensor(points)), real_torch.tensor(labels))  # fmt: skip
-    print("PyTorch's MLP nodes: ", sorted(set(n.strip() for n in walk(their_loss))))
+    print("PyTorch's MLP nodes: ", sorted(set(n.strip() for n in walk(their_loss.grad_fn))))
     check("the same loss from the same weights", loss.item(), their_loss.item(), rtol=1e-5)
 common = ["norm", "einsum", "topk", "sort", "flip", "roll", "cumprod", "lerp", "baddbmm"]
 missing = [name for name in common

@@ -296,7 +296,9 @@ def _walk(src: Path, skip: set[Path], gitignore: bool = True):
                 yield (root / name).relative_to(src)
 
 
-def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
+def make_student_edition(
+    src, dst, force: bool = False, record: bool = False
+) -> dict[str, list[str]]:
     """Write a student edition of the repository ``src`` to ``dst``.
 
     Every file is copied except version control, virtual environments, caches and build
@@ -309,9 +311,13 @@ def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
         src: the instructor's repository.
         dst: the edition's folder (must not exist or be empty, unless ``force``).
         force: replace an existing ``dst``.
+        record: also run each lesson (``notebooks/NN_name.ipynb``) once against this full
+            library and store what its cells show in the edition's ``notebooks/.recorded/``,
+            so that the edition's lessons run to their end before any assignment is written
+            (:mod:`tinygrad_edu.lessons.recorded`; slow the first time, then cached).
 
     Returns:
-        ``{"stripped": [...], "copied": [...]}``: relative paths, sorted.
+        ``{"stripped": [...], "copied": [...], "recorded": [...]}``: relative paths, sorted.
 
     Raises:
         MarkerError: listing every file and line with a marker problem.
@@ -357,6 +363,12 @@ def make_student_edition(src, dst, force: bool = False) -> dict[str, list[str]]:
             target.write_text(new, encoding="utf-8", newline="")
             shutil.copymode(src / rel, target)
             report["stripped"].append(str(rel))
+    report["recorded"] = []
+    if record and (src / "notebooks").is_dir():
+        from ..lessons.recorded import record_lessons  # noqa: PLC0415
+
+        written = record_lessons(src / "notebooks", dst / "notebooks")
+        report["recorded"] = sorted(str(p.relative_to(dst)) for p in written)
     return report
 
 
@@ -364,20 +376,27 @@ def add_arguments(parser) -> None:
     parser.add_argument("dir", help="the instructor's repository")
     parser.add_argument("--out", help="where to write the edition (default: DIR-student)")
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--no-record", action="store_true",
+        help="do not run the lessons to record their outputs (the edition's lessons then stop "
+        "at the first cell that needs an unwritten assignment)",
+    )  # fmt: skip
 
 
 def run(args) -> int:
     src = Path(args.dir)
     out = Path(args.out) if args.out else src.resolve().with_name(src.resolve().name + "-student")
     try:
-        report = make_student_edition(src, out, force=args.force)
+        record = not getattr(args, "no_record", False)
+        report = make_student_edition(src, out, force=args.force, record=record)
     except (MarkerError, FileExistsError, FileNotFoundError, ValueError) as e:
         print(e)
         return 1
     for rel in report["stripped"]:
         print(f"stripped  {rel}")
+    recorded = f", {len(report['recorded'])} lessons recorded" if report["recorded"] else ""
     print(
         f"student edition written to {out}: {len(report['stripped'])} files stripped, "
-        f"{len(report['copied'])} copied"
+        f"{len(report['copied'])} copied{recorded}"
     )
     return 0

@@ -10,6 +10,9 @@
       from tinygrad_edu.lessons import lesson01 as ex
       ex.central_difference.check(central_difference)
 
+* :mod:`~tinygrad_edu.lessons.recorded`: in the student edition, a cell stopped by an
+  unwritten assignment says which one unlocks it and shows its recorded output (activated on
+  import, in a Jupyter kernel, only where the edition's recordings exist).
 * :mod:`~tinygrad_edu.lessons.notebooks`: the exercise convention (``lint_notebook``) and the
   ``.py`` / ``.ipynb`` pairs (``pair_problems``).
 """
@@ -35,6 +38,7 @@ from .checks import (
 )
 from .exercise import Exercise, Verdict, Wrong
 from .notebooks import SOLUTION_BEGIN, SOLUTION_END, lint_notebook, pair_problems
+from .recorded import activate as _activate_recordings
 
 __all__ = [
     "PASS",
@@ -73,3 +77,6 @@ def lesson_modules() -> list:
     import importlib  # noqa: PLC0415
 
     return [importlib.import_module(f"{__name__}.{name}") for name in LESSONS]
+
+
+_activate_recordings()  # a no-op outside a student edition's Jupyter kernel

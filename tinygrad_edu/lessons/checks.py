@@ -168,6 +168,11 @@ class CheckResult:
 
 
 def _report(name: str, status: str, message: str, hint: str = "", strict_flag=None):
+    if status == FAIL:
+        from .recorded import blocked  # noqa: PLC0415
+
+        if blocked():  # the student edition: a value a locked cell above would have made
+            raise LookupError(f"{name}: a cell above could not run")
     result = CheckResult(name, status, message, hint)
     _results[name] = result  # a re-run replaces the earlier result (the tally counts it once)
     _show(result.text, _box(_LOOK[status], name, message, hint))

@@ -37,7 +37,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .bounded import SECONDS, run_bounded
 from .checks import FAIL, PASS, UNSOLVED, CheckResult, _report, _results, compare, notice
+from .recorded import unlock_message
 
 __all__ = ["Exercise", "Verdict", "Wrong", "COMMON_HINTS", "grade_steps", "diagnose"]
 
@@ -93,6 +95,7 @@ class Exercise:
         wrong: common wrong answers (at least two), each with the hint it must produce.
         hints: ``(exception type name, text in its message, hint)`` for anticipated errors.
         fallback: what teaching cells use while the exercise is not solved (see :meth:`use`).
+        seconds: how long the answer may run in a check (see :meth:`check`).
     """
 
     def __init__(
@@ -103,8 +106,9 @@ class Exercise:
         wrong: Sequence[Wrong] = (),
         hints: Sequence[tuple[str, str, str]] = (),
         fallback: Any = None,
+        seconds: float = SECONDS,
     ):
-        self.number, self.title, self.grade = number, title, grade
+        self.number, self.title, self.grade, self.seconds = number, title, grade, seconds
         self.wrong, self.hints, self.fallback = tuple(wrong), tuple(hints), fallback
 
     @property
@@ -122,29 +126,54 @@ class Exercise:
                 return hint
         return "read the error above, fix the code in the exercise cell and run both cells again"
 
-    def check(self, answer, strict: bool | None = None) -> CheckResult:
-        """Grade ``answer``, show PASS / FAIL / NOT SOLVED YET with a hint, and record it.
-
-        The learner's code runs inside this call: whatever it raises is turned into a result.
-        """
+    def _evaluate(self, answer) -> tuple[str, str, str]:
+        """Grade ``answer``: ``(status, message, hint)``; whatever it raises becomes a hint."""
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a wrong answer
                 verdict = self.grade(answer)
         except NotImplementedError as error:
+            needs = unlock_message(error)
+            if needs is not None:  # the library's own stub: the student edition, early on
+                message = f"this check needs {needs}, which is not written yet"
+                return UNSOLVED, message, f"write {needs.split(' (')[0]} first, then run " \
+                    "this cell again"  # fmt: skip
             where, _ = _innermost(error)
             message = f"{where} still raises NotImplementedError"
             hint = "write your code in the exercise cell (between the comment lines), run it, " \
                 "then run this cell again"  # fmt: skip
-            return _report(self.name, UNSOLVED, message, hint, strict)
+            return UNSOLVED, message, hint
+        except MemoryError:
+            raise  # the bound's own message says what happened
         except Exception as error:  # the learner's code failed: a hint, never a traceback
             where, line = _innermost(error)
             message = f"{type(error).__name__} in {where} (line {line}): {error}"
-            return _report(self.name, FAIL, message, self._hint_for(error), strict)
+            return FAIL, message, self._hint_for(error)
         ok, message, hint = verdict
         if not ok and not hint:
             hint = "compare what you got with what was expected, line by line"
-        return _report(self.name, PASS if ok else FAIL, message, "" if ok else hint, strict)
+        return (PASS if ok else FAIL), message, ("" if ok else hint)
+
+    def check(self, answer, strict: bool | None = None) -> CheckResult:
+        """Grade ``answer``, show PASS / FAIL / NOT SOLVED YET with a hint, and record it.
+
+        The learner's code runs inside this call, in a child process bounded in time
+        (``seconds``) and memory (:func:`~tinygrad_edu.lessons.bounded.run_bounded`): whatever
+        it raises, an endless loop or a runaway allocation is turned into a result.
+        """
+        how, value, printed = run_bounded(lambda: self._evaluate(answer), self.seconds)
+        if printed:
+            print(printed, end="" if printed.endswith("\n") else "\n")
+        if how == "ok":
+            status, message, hint = value
+        elif how == "raised":  # SystemExit, KeyboardInterrupt ... from the learner's code
+            status, message = FAIL, f"{type(value).__name__}: {value}"
+            hint = "the function stopped the check itself (exit(), sys.exit() ...): return " \
+                "a value instead"  # fmt: skip
+        else:  # timeout, memory, crashed
+            message, _, hint = value.partition(": ")
+            status = FAIL
+        return _report(self.name, status, message, hint, strict)
 
     @property
     def solved(self) -> bool:

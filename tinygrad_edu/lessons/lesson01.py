@@ -28,19 +28,22 @@ def _grade_central_difference(fn) -> Verdict:
         return x**3
 
     xs = np.linspace(-2.0, 2.0, 5)
-    # at x = 2 with eps = 1e-3 the mistakes differ clearly: forward 12.006, /eps 24, *eps 6e-6
-    eps, x0 = 1e-3, 2.0
+    # at x = 2 with eps = 0.1 the central difference of x^3 is 12 + eps^2 = 12.01 exactly, and
+    # every mistake differs clearly: forward 12.61, /eps 24.02, *eps 0.0601, eps ignored 12.0
+    eps, x0 = 0.1, 2.0
     mistakes = [
         ((cube(x0 + eps) - cube(x0)) / eps,
-         "that is the forward difference; step both ways, to x + eps and x - eps"),
+         "that is the forward difference: it steps one way only, so its error is of order eps"),
         ((cube(x0 + eps) - cube(x0 - eps)) / eps,
-         "the two points are 2 * eps apart: divide by (2 * eps)"),
+         "twice the right value: how far apart are the two points you step to?"),
         ((cube(x0 + eps) - cube(x0 - eps)) / 2 * eps,
-         "operator precedence: '/ 2 * eps' multiplies by eps; write '/ (2 * eps)'"),
+         "operator precedence: '/ 2 * eps' divides by 2 and then multiplies by eps"),
+        (12.0, "that is the exact derivative, not the central difference with the eps you are "
+         "given (0.1 here): use the eps argument, not a step of your own"),
     ]  # fmt: skip
-    verdict = diagnose(fn(cube, x0, eps), 12.0, mistakes,
-                       "(f(x + eps) - f(x - eps)) / (2 * eps), with the eps you are given",
-                       atol=2e-6, what="x^3 at 2 with eps=1e-3: ")  # fmt: skip
+    verdict = diagnose(fn(cube, x0, eps), 12.01, mistakes,
+                       "compare with the formula in the lesson, term by term, at eps=0.1",
+                       atol=1e-9, what="x^3 at 2 with eps=0.1: ")  # fmt: skip
     if not verdict.ok:
         return verdict
     got = fn(np.sin, xs.copy())
@@ -49,7 +52,7 @@ def _grade_central_difference(fn) -> Verdict:
                        what="sin at 5 points (an array): ")  # fmt: skip
     if not verdict.ok:
         return verdict
-    return Verdict(True, "12.0 for x^3 at 2 (eps=1e-3), cos(x) for sin on an array of 5 points")
+    return Verdict(True, "12.01 for x^3 at 2 (eps=0.1), cos(x) for sin on an array of 5 points")
 
 
 central_difference = Exercise(
@@ -58,7 +61,9 @@ central_difference = Exercise(
         Wrong("the forward difference", lambda f, x, eps=1e-6: (f(x + eps) - f(x)) / eps,
               "forward difference"),
         Wrong("divided by eps", lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / eps,
-              "2 * eps apart"),
+              "twice the right value"),
+        Wrong("eps ignored (a fixed step)",
+              lambda f, x, eps=1e-6: (f(x + 1e-6) - f(x - 1e-6)) / 2e-6, "use the eps argument"),
         Wrong("'/ 2 * eps' (precedence)",
               lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 * eps, "precedence"),
     ],

@@ -136,8 +136,8 @@ def _grade_second(fn) -> Verdict:
     node = fn(y, s)
     if isinstance(node, (list, tuple)):
         return Verdict(False, f"returned a {type(node).__name__}",
-                       "gradients() returns a list, one node per variable: unpack it, "
-                       "(dy,) = gradients(y, [x]), and return the node")  # fmt: skip
+                       "gradients() returns a list, one node per variable you asked "
+                       "for: unpack the one node from it and return that node")  # fmt: skip
     bad = _not_a_node(node)
     if bad:
         return bad
@@ -149,7 +149,8 @@ def _grade_second(fn) -> Verdict:
         ((xs**3 + 3 * xs**2) * np.exp(xs) * 2, "differentiate the first derivative, not y twice"),
     ]  # fmt: skip
     return diagnose(got, (xs**3 + 6 * xs**2 + 6 * xs) * np.exp(xs), mistakes,
-                    "(dy,) = gradients(y, [x]); then the gradient of dy", atol=1e-9,
+                    "check the derivative at one point by hand: d/dx (x³eˣ) = (x³ + 3x²)eˣ, "
+                    "and the second differentiates that", atol=1e-9,
                     what="d²/dx² x³eˣ at 5 points: ")  # fmt: skip
 
 
@@ -167,7 +168,7 @@ second_derivative = Exercise(
     "2.3", "a second derivative", _grade_second,
     wrong=[
         Wrong("only one gradients() call", _first_only, "first derivative"),
-        Wrong("the list gradients() returns", _as_list, "unpack it"),
+        Wrong("the list gradients() returns", _as_list, "unpack the one node"),
     ],
 )  # fmt: skip
 

@@ -82,16 +82,12 @@ def run_order(loss) -> list:
 
 # -- 3.1 count the dependencies ---------------------------------------------------------------
 def _reference_count(root) -> dict:
-    counts, stack = {root: 1}, [root]
-    while stack:
-        for nxt, _ in stack.pop().next_functions:
-            if nxt is None:
-                continue
-            if nxt not in counts:
-                counts[nxt] = 0
-                stack.append(nxt)
-            counts[nxt] += 1
-    return counts
+    """The engine's own dependency counts (assignment A2.1's function; in the student edition
+    the student's own), with the root counted once, as the exercise asks."""
+    from ..eager.engine import _count_dependencies  # noqa: PLC0415
+
+    deps, _ = _count_dependencies(root, False)
+    return {root: 1, **{n: c for n, c in deps.items() if n is not root}}
 
 
 def _grade_counts(fn) -> Verdict:

@@ -75,8 +75,12 @@ model = Exercise(
 def _grade_halve(fn) -> Verdict:
     import tinygrad_edu as tg  # noqa: PLC0415
 
-    for x_val, halvings in [(np.array([3.0, -4.0]), 3), (np.array([0.3, 0.4]), 0),
-                            (np.array([0.5, 2.0, -1.0]), 2)]:  # fmt: skip
+    # [0.6, 0.6] and [0.9, 0.9, 0.9] tell the sum of squares from the sum of |y| (or of y):
+    # Σy² = 0.72 < 1 <= Σ|y| = 1.2, and 2.43 -> 0.61 (one halving) while 2.7 -> 1.35 -> 0.68
+    cases = [(np.array([3.0, -4.0]), 3), (np.array([0.3, 0.4]), 0),
+             (np.array([0.5, 2.0, -1.0]), 2), (np.array([0.6, 0.6]), 0),
+             (np.array([0.9, 0.9, 0.9]), 1)]  # fmt: skip
+    for x_val, halvings in cases:
         x = tg.tensor(x_val, requires_grad=True)
         y = fn(x)
         if not isinstance(y, tg.Tensor) or (y is not x and y.grad_fn is None):
@@ -86,17 +90,30 @@ def _grade_halve(fn) -> Verdict:
         mistakes = [
             (np.full(x_val.shape, 2.0 ** -(halvings > 0)), "repeat while the condition holds: a "
              "while loop, not an if"),
+            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: np.abs(y).sum())),
+             "your loop stops at the sum of |y| (or of y), not at the sum of squares Σ y²"),
+            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: y.sum())),
+             "your loop stops at the sum of |y| (or of y), not at the sum of squares Σ y²"),
         ]  # fmt: skip
         verdict = diagnose(
             got,
             np.full(x_val.shape, 2.0**-halvings),
             mistakes,
-            "the condition is on the sum of squares, Σ y² ≥ 1: while (y * y).sum().item() >= 1",
+            f"{halvings} halvings were expected here: count by hand how often Σ y² ≥ 1 holds "
+            "before y is small",
             what=f"d(Σy)/dx at x = {x_val}: ",
         )
         if not verdict.ok:
             return verdict
-    return Verdict(True, "the gradient is 2^-n with the right n for three inputs")
+    return Verdict(True, f"the gradient is 2^-n with the right n for {len(cases)} inputs")
+
+
+def _count(x_val, size) -> int:
+    """How many halvings a loop on ``size(y) >= 1`` makes (the near misses of 4.2)."""
+    y, n = np.array(x_val, dtype=np.float64), 0
+    while size(y) >= 1.0 and n < 60:
+        y, n = y / 2, n + 1
+    return n
 
 
 def _halve(condition, loop=True):
@@ -125,6 +142,8 @@ halve_until_small = Exercise(
     wrong=[
         Wrong("the condition on Σ y instead of Σ y²", _halve(lambda y: y.sum().item() >= 1.0),
               "sum of squares"),
+        Wrong("the condition on Σ |y| instead of Σ y²",
+              _halve(lambda y: y.abs().sum().item() >= 1.0), "sum of squares"),
         Wrong("if instead of while", _halve(lambda y: (y * y).sum().item() >= 1.0, loop=False),
               "not an if"),
         Wrong("halving through numpy", _halve_via_numpy, "cuts the graph"),
@@ -149,7 +168,7 @@ def _grade_forms(fn) -> Verdict:
         return Verdict(
             False,
             f"returned a {type(answers).__name__}",
-            'return a dict such as {"beam_search": "eager", ...}',
+            'return a dict: each situation\'s name -> "eager" or "symbolic"',
         )
     for key, (form, reason) in _FORMS.items():
         got = answers.get(key)

@@ -47,8 +47,9 @@ def _grade_momentum(fn) -> Verdict:
             (mine - lr * ((1 - mu) * _f_grad(mine) + (0 if velocity is None else mu * velocity)),
              "no (1 - mu) factor: b_t = mu * b_(t-1) + g_t"),
         ]  # fmt: skip
-        verdict = diagnose(new_p, param.numpy(), mistakes, "b starts as g; then "
-                           "b = mu * b + g and p = p - lr * b", atol=1e-6, rtol=1e-6,
+        verdict = diagnose(new_p, param.numpy(), mistakes, "work out b and p for "
+                           "the first two steps by hand with the lesson's momentum formula "
+                           "and compare them with yours", atol=1e-6, rtol=1e-6,
                            what=f"p after step {step}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -127,17 +128,20 @@ def _grade_updates(fn) -> Verdict:
         )
     start = _train(lambda sc, p, g, lr: [st.Update(p, p)], steps=1)
     mistakes = [
-        (_train(lambda sc, p, g, lr: [st.Update(p, p + lr * g)]), "step against the gradient: "
-         "p - lr * g"),
-        (_train(lambda sc, p, g, lr: [st.Update(p, p - g)]), "scale the gradient by the "
-         "learning rate lr"),
-        (start, "the update must change p: its new value is p - lr * g"),
+        (_train(lambda sc, p, g, lr: [st.Update(p, p + lr * g)]), "the loss went up: step "
+         "against the gradient, not along it (the sign)"),
+        (_train(lambda sc, p, g, lr: [st.Update(p, p - g)]), "the steps are too large: scale "
+         "the gradient by the learning rate lr"),
+        (start, "W and b never changed: the new value you give p must differ from p"),
+        (_train(lambda sc, p, g, lr: [st.Update(p, p - lr * lr * g)]), "the steps are too "
+         "small: the learning rate is applied once"),
     ]  # fmt: skip
     return diagnose(
         got,
         _train(None),
         mistakes,
-        "one update: st.Update(p, p - lr * g)",
+        "W and b differ from plain gradient descent's after 5 steps: which term of the SGD "
+        "rule (lesson 6's formula) did your update change?",
         atol=1e-6,
         rtol=1e-5,
         what="W and b after 5 steps: ",
@@ -160,6 +164,7 @@ sgd_update_nodes = Exercise(
         Wrong("without the learning rate", _update(scaled=False), "learning rate"),
         Wrong("a bare node instead of a list of updates", lambda scope, p, g, lr: p - lr * g,
               "list of updates"),
+        Wrong("p kept as it is", _update(scaled=False, sign=0.0), "never changed"),
     ],
 )  # fmt: skip
 

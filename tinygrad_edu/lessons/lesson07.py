@@ -12,9 +12,9 @@ from .exercise import Exercise, Verdict, Wrong, diagnose
 
 __all__ = ["EXERCISES", "portable_softmax"]
 
-_NAMESPACE_HINT = ("use the array's own namespace, xp = backend.namespace_of(a), and xp.max / "
-                   "xp.exp / xp.sum: np.* turns a CuPy or strict array into a numpy array (or "
-                   "fails)")  # fmt: skip
+_NAMESPACE_HINT = ("np.* turns a CuPy or strict array into a numpy array (or fails): do the "
+                   "maths with the array's own namespace, which the backend finds for any "
+                   "array (lesson 7, section on namespaces)")  # fmt: skip
 
 
 def _reference(values):
@@ -98,7 +98,7 @@ def _wrong_axis(a):
 portable_softmax = Exercise(
     "7.1", "a portable softmax", _grade_softmax,
     wrong=[
-        Wrong("np instead of xp", _with_numpy, "namespace_of"),
+        Wrong("np instead of xp", _with_numpy, "array's own namespace"),
         Wrong("no maximum subtracted", _no_max, "subtract the row's maximum"),
         Wrong("summed over the wrong axis", _wrong_axis, "last axis"),
     ],

@@ -77,8 +77,9 @@ def _grade_grow(fn) -> Verdict:
         flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in
                                (steps, y, grad)])  # fmt: skip
         verdict = diagnose(flat, np.concatenate([[k], want_y, want_g]), mistakes,
-                           "body: (k + 1, u * 2); condition: sum(u * u) < 100; then the "
-                           "gradient of y.sum() with respect to v", atol=1e-9,
+                           "count by hand how often the body "
+                           "runs from this v before sum(u * u) reaches 100, and compare y and "
+                           "the gradient of y.sum() with 2 to that power", atol=1e-9,
                            what=f"steps, y, d sum(y)/dv from v = {start}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -155,10 +156,30 @@ def _any_constant(node):
     return None
 
 
+def _ones_array(node):
+    """An array of ones taken for the number 1 (x * ones((2, 3)) is not x: its shape grows)."""
+    S = _sym()
+    if node.op.name != "mul":
+        return None
+    a, b = node.inputs
+    for one, other in ((b, a), (a, b)):
+        if one.op is S.CONSTANT and np.all(np.asarray(one.attrs["value"]) == 1):
+            return other
+    return None
+
+
+def _self_for_no_change(node):
+    """Returns the node itself (not None) when there is nothing to rewrite."""
+    out = _reference_mul_by_one(node)
+    return node if out is None else out
+
+
 def _rule_graph():
     S = _sym()
     x = S.Variable("x", shape=(3,), dtype="float64")
-    outputs = [((x * 1) + (1 * x.exp())) * 2, (x * 1.0).tanh() * x + 3 * (1.0 * x)]
+    ones = S.constant(np.ones((2, 3)), name="ones")
+    outputs = [((x * 1) + (1 * x.exp())) * 2, (x * 1.0).tanh() * x + 3 * (1.0 * x),
+               x * ones]  # fmt: skip
     return x, outputs
 
 
@@ -170,7 +191,10 @@ def _rewritten(rule):
     x, outputs = _rule_graph()
     new = rewrite(outputs, rule)
     values = S.Executor(new).run({x: np.array([0.5, -1.0, 2.0])})
-    values = [np.broadcast_to(v, (3,)) for v in values]  # a constant left behind is a scalar
+    # a constant left behind is a scalar: broadcast it as the graph would; a value whose shape
+    # changed (x * ones((2, 3)) rewritten to x) has fewer elements
+    values = [np.ravel(np.broadcast_to(v, np.broadcast_shapes(np.shape(v), (3,))))
+              for v in values]  # fmt: skip
     return np.concatenate([[node_count(new)], *values])
 
 
@@ -178,8 +202,12 @@ def _grade_rule(rule) -> Verdict:
     S = _sym()
     bad = []
 
+    itself = []
+
     def guarded(node):
         out = rule(node)
+        if out is node:
+            itself.append(node)
         if out is not None and not isinstance(out, S.Node):
             bad.append(out)
             return None
@@ -191,18 +219,26 @@ def _grade_rule(rule) -> Verdict:
     if bad:
         return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
                        "return a node (the replacement) or None (keep the node)")  # fmt: skip
+    if itself:
+        return Verdict(False, f"the rule returned the node it was given ({itself[0].name})",
+                       "to keep a node, return None: a node returned is a replacement, and "
+                       "a pass that replaces a node by itself never knows it is done")  # fmt: skip
     if [(n, n.inputs) for n in S.topo_sort(outputs)] != before:
         return Verdict(False, "the original graph changed", "build or return nodes; never "
                        "change a node's inputs (a pass is a pure function)")  # fmt: skip
     mistakes = [
         (_rewritten(_right_only), "1 * x as well: the constant may be either input"),
         (_rewritten(_returns_the_one), "return the other input (x), not the constant 1"),
-        (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (check "
-         "node.attrs['value'] == 1)"),
+        (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
+         "the constant's value, not only at its op)"),
+        (_rewritten(_ones_array), "a constant array of ones is not the number 1: x * ones((2, "
+         "3)) has shape (2, 3), so replacing it by x changes the result's shape; only a "
+         "0-d constant is the number"),
     ]  # fmt: skip
     return diagnose(got, _rewritten(_reference_mul_by_one), mistakes,
-                    "for a mul node whose input is the constant 1, return the other input; "
-                    "otherwise return None", what="node count, then the values: ")  # fmt: skip
+                    "compare the node count and the values with the original graph's: which "
+                    "mul did your rule keep or remove that it should not?",
+                    what="node count, then the values: ")  # fmt: skip
 
 
 mul_by_one = Exercise(
@@ -211,6 +247,8 @@ mul_by_one = Exercise(
         Wrong("only x * 1", _right_only, "1 * x as well"),
         Wrong("returns the constant", _returns_the_one, "the other input"),
         Wrong("any constant goes", _any_constant, "only the constant 1"),
+        Wrong("an array of ones taken for 1", _ones_array, "array of ones"),
+        Wrong("the node itself for no change", _self_for_no_change, "return None"),
     ],
     hints=[("KeyError", "value", "only constants have node.attrs['value']: check "
             "node.op is CONSTANT (or node.op.name == 'constant') first")],

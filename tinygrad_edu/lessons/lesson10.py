@@ -80,14 +80,23 @@ def _grade_lanes(fn) -> Verdict:
     if not wrong:
         return Verdict(True, f"all {len(want)} nodes on the right queue")
     message = "wrong queue for " + ", ".join(f"{k} (not {got[k]!r})" for k in wrong)
+    devices = sorted(set(want.values()))
+    unknown = [k for k in wrong if got[k] not in devices]
+    if unknown:
+        k = unknown[0]
+        return Verdict(False, message, f"{k}: {got[k]!r} is not a device of this graph; its "
+                       f"tensors live on {' and '.join(map(repr, devices))} (x on 'cpu', w on "
+                       "'sim:0'), and each queue belongs to one of them")  # fmt: skip
+    leaves = [k for k in wrong if k.startswith("AccumulateGrad")]
     if all(got[k] == "cpu" for k in want):
         hint = ("only the CPU queue belongs to the calling thread; a node whose gradient lives "
                 "on sim:0 goes to sim:0's queue, worked by its own thread")
+    elif leaves:
+        hint = (f"a leaf's AccumulateGrad runs on the leaf's own device: {leaves[0]} adds into "
+                f"a leaf that lives on {want[leaves[0]]!r}")
     elif any(k.startswith("ToCopyBackward") for k in wrong):
         hint = ("a ToCopyBackward node receives the gradient of the copy, so it runs where the "
                 "copy lives (the device .to() copied *to*), and sends the gradient back")
-    elif any(k.startswith("AccumulateGrad") for k in wrong):
-        hint = "a leaf's AccumulateGrad runs on the leaf's own device: w lives on sim:0"
     else:
         hint = "a node runs on the queue of the device its forward output lives on"
     return Verdict(False, message, hint)
@@ -107,12 +116,23 @@ def _leaf_on_cpu():
     return {k: "cpu" if k.startswith("AccumulateGrad") else v for k, v in _right_lanes().items()}
 
 
+def _leaf_x_on_sim():
+    return {k: "sim:0" if k.startswith("AccumulateGrad") else v for k, v in
+            _right_lanes().items()}  # fmt: skip
+
+
+def _cuda_for_sim():
+    return {k: "cuda:0" if v == "sim:0" else v for k, v in _right_lanes().items()}
+
+
 lanes = Exercise(
     "10.1", "which queue runs each node", _grade_lanes,
     wrong=[
         Wrong("everything on the caller's queue", _all_cpu, "only the CPU queue"),
         Wrong("each copy on the device it copies from", _copies_swapped, "ToCopyBackward"),
-        Wrong("AccumulateGrad (w) on the CPU", _leaf_on_cpu, "leaf's own device"),
+        Wrong("AccumulateGrad (w) on the CPU", _leaf_on_cpu, "lives on 'sim:0'"),
+        Wrong("AccumulateGrad (x) on sim:0", _leaf_x_on_sim, "lives on 'cpu'"),
+        Wrong("'cuda:0' for the simulated device", _cuda_for_sim, "not a device of this graph"),
     ],
 )  # fmt: skip
 
@@ -149,6 +169,14 @@ def _critical_path(tasks) -> float:
     return max(done.values())
 
 
+def _last_in_list(tasks) -> float:
+    done, free = {}, {}
+    for t in tasks:
+        start = max([free.get(t["device"], 0.0)] + [done[a] for a in t["after"]])
+        done[t["name"]] = free[t["device"]] = start + t["cost"]
+    return done[tasks[-1]["name"]]
+
+
 def _task(name, device, cost, *after):
     return {"name": name, "device": device, "cost": cost, "after": list(after)}
 
@@ -167,7 +195,13 @@ def _schedules():
         _task("b1", "cuda", 2.0, "root"), _task("c1", "cuda", 2.0, "root"),
         _task("a2", "cpu", 1.0, "a1"), _task("d", "cuda", 1.0, "b1", "a2"),
     ]  # fmt: skip
-    return [("a GPU model with CPU work", model), ("three branches", branches)]
+    # the last task listed is not the last to finish: a long GPU branch ends after it
+    uneven = [
+        _task("root", "cpu", 0.5), _task("long", "cuda", 5.0, "root"),
+        _task("short", "cpu", 1.0, "root"),
+    ]  # fmt: skip
+    return [("a GPU model with CPU work", model), ("three branches", branches),
+            ("a long GPU branch", uneven)]  # fmt: skip
 
 
 def _grade_finish(fn) -> Verdict:
@@ -180,13 +214,16 @@ def _grade_finish(fn) -> Verdict:
              "device can sit idle until the gradients it needs arrive"),
             (_critical_path(tasks), "one device runs one task at a time: a task also waits "
              "until its device is free"),
+            (_last_in_list(tasks), "that is when the last task in the list finishes; the "
+             "backward ends when the last of all its tasks ends, whichever that is"),
         ]  # fmt: skip
         verdict = diagnose(got, _reference_finish_time(tasks), mistakes,
-                           "start = max(when its device is free, when each task in 'after' "
-                           "finished); finish = start + cost", what=f"{title}: ")  # fmt: skip
+                           "draw the timeline of this schedule by hand, one row per device, "
+                           "and compare each task's start with yours",
+                           what=f"{title}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
-    return Verdict(True, "the finishing time of two schedules over a CPU and a GPU")
+    return Verdict(True, "the finishing time of three schedules over a CPU and a GPU")
 
 
 finish_time = Exercise(
@@ -195,6 +232,7 @@ finish_time = Exercise(
         Wrong("one thread for everything", _one_thread, "one thread"),
         Wrong("the busiest device's total", _busiest_device, "waits for the tasks"),
         Wrong("the longest chain, devices shared freely", _critical_path, "one task at a time"),
+        Wrong("the finish of the last task listed", _last_in_list, "last of all its tasks"),
     ],
     hints=[("KeyError", "", "keep the finishing time of every task by name (a dict), and the "
             "time each device becomes free (another dict, starting at 0)")],
@@ -250,9 +288,9 @@ def _grade_checkpoint(fn) -> Verdict:
         (plain.grad.numpy(), "the gradient must go through g, the gradient arriving at the "
          "output: pass grad_outputs=g to tg.grad (or y.backward(g))"),
     ]  # fmt: skip
-    verdict = diagnose(x.grad.numpy(), xs.grad.numpy(), mistakes, "in backward: recompute "
-                       "y = block(xd) under tg.enable_grad(), then return tg.grad(y, xd, "
-                       "grad_outputs=g)[0]", atol=1e-9, what="x.grad: ")  # fmt: skip
+    verdict = diagnose(x.grad.numpy(), xs.grad.numpy(), mistakes, "your backward "
+                       "gives another gradient: does it differentiate block itself, at the "
+                       "saved x, weighted by g?", atol=1e-9, what="x.grad: ")  # fmt: skip
     if not verdict.ok:
         return verdict
     if max(calls.depths) < 1:
@@ -301,17 +339,19 @@ _reference_checkpoint.__name__ = "checkpoint"
 checkpoint = Exercise(
     "10.3", "a checkpoint: backward inside backward", _grade_checkpoint,
     wrong=[
-        Wrong("recomputed without enable_grad", _checkpoint(grad_mode=False), "enable_grad"),
+        Wrong("recomputed without enable_grad", _checkpoint(grad_mode=False),
+              "grad mode is off"),
         Wrong("g ignored", _checkpoint(use_g=False), "grad_outputs=g"),
         Wrong("recomputed from the saved x as it is", _checkpoint(detach=False),
-              "requires_grad_()"),
+              "cut from the graph"),
         Wrong("the derivative by hand", _checkpoint(by_hand=True), "reentrant"),
         Wrong("block(x) without a Function", lambda x: block(x), "Checkpoint.forward"),
     ],
     hints=[("RuntimeError", "does not require grad",
-            "the recomputation recorded no graph: recompute from a tensor that requires grad, "
-            "xd = x.detach().requires_grad_(), and inside backward (where grad mode is off, as "
-            "in PyTorch) under `with tg.enable_grad():`"),
+            "the recomputation recorded no graph: inside backward grad mode is off (as in "
+            "PyTorch), and the saved x is cut from the graph; recompute from a fresh tensor "
+            "that requires grad, with grad mode turned back on (see the lesson's section on "
+            "grad modes)"),
            ("RuntimeError", "created implicitly", "y is not a scalar: differentiate it with "
             "the gradient arriving at the output, tg.grad(y, xd, grad_outputs=g)")],
     fallback=_reference_checkpoint,

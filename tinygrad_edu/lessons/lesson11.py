@@ -73,8 +73,9 @@ def _grade_size(fn) -> Verdict:
     ]  # fmt: skip
     what = "sizes for (n, k, stride, padding, dilation) = " + ", ".join(map(str, _CONFIGS[:3])) \
         + ", ...: "  # fmt: skip
-    return diagnose(np.array(got), _sizes(_reference_size), mistakes, "(n + 2p - d(k-1) - 1) "
-                    "// s + 1", what=what)  # fmt: skip
+    return diagnose(np.array(got), _sizes(_reference_size), mistakes, "change one of stride, "
+                    "padding and dilation at a time: which one does your size get wrong? (with "
+                    "none, a k-wide kernel fits n - k + 1 times)", what=what)  # fmt: skip
 
 
 conv_output_size = Exercise(
@@ -90,29 +91,22 @@ conv_output_size = Exercise(
 
 
 # -- 11.2 conv2d as im2col and one product ----------------------------------------------------
-def _reference_conv(x, w):
-    """conv2d (stride 1, no padding) as im2col and one matrix product."""
-    N, C, H, W = x.shape
-    O, _, kh, kw = w.shape
-    OH, OW = H - kh + 1, W - kw + 1
-    cols = np.empty((C, kh, kw, N, OH, OW), dtype=x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            cols[:, i, j] = x[:, :, i : i + OH, j : j + OW].transpose(1, 0, 2, 3)
-    y = w.reshape(O, C * kh * kw) @ cols.reshape(C * kh * kw, N * OH * OW)
-    return y.reshape(O, N, OH, OW).transpose(1, 0, 2, 3)
+def _conv(x, w):
+    """conv2d (stride 1, no padding) by the library's own op: what the wrong answers below
+    start from (the lesson ships no im2col of its own)."""
+    import tinygrad_edu as tg  # noqa: PLC0415
+    from tinygrad_edu.nn import functional as F  # noqa: PLC0415
 
-
-_reference_conv.__name__ = "conv2d_im2col"
+    return F.conv2d(tg.tensor(x, dtype="float64"), tg.tensor(w, dtype="float64")).numpy()
 
 
 def _flipped(x, w):
-    return _reference_conv(x, w[:, :, ::-1, ::-1])
+    return _conv(x, np.ascontiguousarray(w[:, :, ::-1, ::-1]))
 
 
 def _not_transposed(x, w):
     N, O = x.shape[0], w.shape[0]
-    y = _reference_conv(x, w).transpose(1, 0, 2, 3)  # (O, N, OH, OW), as the product gives it
+    y = _conv(x, w).transpose(1, 0, 2, 3)  # (O, N, OH, OW), as the product gives it
     return np.ascontiguousarray(y).reshape(N, O, *y.shape[2:])
 
 
@@ -153,9 +147,9 @@ def _grade_conv(fn) -> Verdict:
          "first, then the kernel row i, then the column j (cols[c, i, j, n, p, q])"),
     ]  # fmt: skip
     mistakes = [(np.ravel(value), hint) for value, hint in mistakes]  # short messages: 1-D
-    return diagnose(np.ravel(got), np.ravel(want), mistakes, "cols[c, i, j] = "
-                    "x[:, c, i:i+OH, j:j+OW]; "
-                    "y = w.reshape(O, -1) @ cols.reshape(C*kh*kw, -1)",
+    return diagnose(np.ravel(got), np.ravel(want), mistakes, "compute one output "
+                    "element by hand, the sum over its window, and find where yours took "
+                    "its values from",
                     what="x (2, 3, 6, 5), w (4, 3, 3, 2): ")  # fmt: skip
 
 
@@ -225,8 +219,9 @@ def _grade_running(fn) -> Verdict:
         (np.concatenate(_swapped(mean0, var0, x)), "momentum is the weight of the *new* batch: "
          "(1 - m)·running + m·batch, with m = 0.1"),
     ]  # fmt: skip
-    return diagnose(np.concatenate(flat), want, mistakes, "new = (1 - m)·running + m·batch "
-                    "statistic, per channel", atol=1e-9,
+    return diagnose(np.concatenate(flat), want, mistakes, "follow one channel "
+                    "through one update by hand: which weight do the old running value and "
+                    "the batch's statistic get?", atol=1e-9,
                     what="running mean and variance of 3 channels: ")  # fmt: skip
 
 

@@ -53,6 +53,28 @@ def _softmax_numpy(a: np.ndarray, dim: int) -> np.ndarray:
     return e / e.sum(axis=dim, keepdims=True)
 
 
+def _softmax_mistake(got: np.ndarray, a: np.ndarray, dim: int) -> str:
+    """What a softmax that gives ``got`` on ``a`` along ``dim`` got wrong."""
+    shift = a.max(axis=dim, keepdims=True)
+    unshifted = np.exp(a) / np.exp(a - shift).sum(axis=dim, keepdims=True)
+    if np.allclose(got, unshifted, atol=1e-9):
+        return ("the numerator and the denominator must be shifted alike: exp(x - max) / "
+                "sum(exp(x - max)); your numerator is exp(x) unshifted")
+    e = np.exp(a - shift)
+    try:
+        loose = e / np.expand_dims(e.sum(axis=dim), 0)
+    except ValueError:
+        loose = None
+    if loose is not None and loose.shape == got.shape and np.allclose(got, loose, atol=1e-9):
+        return ("the sums line up with the wrong axis: without keepdim=True the sum along dim "
+                "loses that dimension, and broadcasting pairs it with another")
+    sums = got.sum(axis=dim)
+    if not np.allclose(sums, 1.0, atol=1e-9):
+        return (f"each slice along dim must sum to 1, yours sum to {np.round(sums.ravel()[:3], 4)}"
+                " ...: are you dividing by the sum along the same dim?")
+    return "each slice sums to 1, but the values differ: is each value exp of its own score?"
+
+
 def _softmax_cases():
     rng = np.random.default_rng(13)
     return [("a 3×3 matrix along dim=1", rng.normal(size=(3, 3)), 1),
@@ -81,14 +103,14 @@ def _grade_softmax(fn) -> Verdict:
                                "max and on the sum")  # fmt: skip
             if not np.all(np.isfinite(got)):
                 return Verdict(False, f"{who}, {title}: got {got.ravel()[:3]} ...", "exp(1000) "
-                               "overflows to inf, and inf/inf is nan: subtract the largest "
-                               "value along dim first (softmax does not change)")  # fmt: skip
+                               "overflows to inf, and inf/inf is nan: what you subtract must "
+                               "be the largest value along dim (the values: max(dim) returns "
+                               "(values, indices), and [1] or .indices are the positions of "
+                               "the maxima)")  # fmt: skip
             if not np.allclose(got, want, atol=1e-9):
                 return Verdict(False, f"{who}, {title}: expected {np.round(want.ravel()[:3], 4)}"
-                               f" ..., got {np.round(got.ravel()[:3], 4)} ...", "each slice "
-                               "along dim must sum to 1: divide by e.sum(dim=dim, keepdim=True) "
-                               "(without keepdim the sums line up with the wrong "
-                               "axis)")  # fmt: skip
+                               f" ..., got {np.round(got.ravel()[:3], 4)} ...",
+                               _softmax_mistake(got, a, dim))  # fmt: skip
             if out.grad_fn is None:
                 return Verdict(False, f"{who}, {title}: the result has no grad_fn",
                                "stay with the library's tensors (no .numpy(), no "
@@ -116,6 +138,16 @@ def _no_shift(x, dim):
     return e / e.sum(dim=dim, keepdim=True)
 
 
+def _max_indices(x, dim):
+    e = (x - x.max(dim=dim, keepdim=True)[1]).exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def _unshifted_numerator(x, dim):
+    shifted = (x - x.max(dim=dim, keepdim=True).values).exp()
+    return x.exp() / shifted.sum(dim=dim, keepdim=True)
+
+
 def _no_keepdim(x, dim):
     e = (x - x.max(dim=dim, keepdim=True).values).exp()
     return e / e.sum(dim=dim)
@@ -135,7 +167,9 @@ softmax = Exercise(
     "13.1", "a softmax in PyTorch's spelling", _grade_softmax,
     wrong=[
         Wrong("max(dim) used as a tensor", _no_values, ".values"),
-        Wrong("no shift by the max", _no_shift, "subtract the largest value"),
+        Wrong("no shift by the max", _no_shift, "largest value along dim"),
+        Wrong("the indices of the max subtracted", _max_indices, "positions of the maxima"),
+        Wrong("an unshifted numerator", _unshifted_numerator, "shifted alike"),
         Wrong("the sum without keepdim", _no_keepdim, "keepdim=True"),
         Wrong("numpy's exp on a tensor", _numpy_exp, "library's own"),
     ],
@@ -226,14 +260,14 @@ def _grade_step(fn) -> Verdict:
                                "so do not softmax first")  # fmt: skip
             start = [_numpy(p) for p in make_mlp(lib).parameters()]
             if all(np.array_equal(p, s) for p, s in zip(params, start)):
-                return Verdict(False, f"{what}: the parameters never changed", "call "
-                               "opt.step() after loss.backward(), and opt.zero_grad() before "
-                               "backward, not between backward and step")  # fmt: skip
+                return Verdict(False, f"{what}: the parameters never changed", "the "
+                               "step must come after the backward it uses, and clearing the "
+                               "gradients must not come between the two")  # fmt: skip
             if not np.allclose(losses, want_losses, rtol=1e-4):
                 return Verdict(False, f"{what}: losses {np.round(losses, 4).tolist()}, expected "
                                f"{np.round(want_losses, 4).tolist()}", "gradients add up in "
-                               ".grad from one backward to the next: call opt.zero_grad() at "
-                               "the start of every step")  # fmt: skip
+                               ".grad from one backward to the next: clear them (the "
+                               "optimizer's zero_grad) at the start of every step")  # fmt: skip
             if not all(np.allclose(p, q, rtol=1e-4, atol=1e-6)
                        for p, q in zip(params, want_params)):  # fmt: skip
                 return Verdict(False, f"{what}: the right losses, other parameters",
@@ -287,9 +321,9 @@ def _forward_in_no_grad(torch, model, opt, x, y):
 train_step = Exercise(
     "13.2", "a training step", _grade_step,
     wrong=[
-        Wrong("no opt.zero_grad()", _no_zero_grad, "opt.zero_grad()"),
+        Wrong("no opt.zero_grad()", _no_zero_grad, "zero_grad) at the start"),
         Wrong("softmax before cross_entropy", _softmax_first, "do not softmax first"),
-        Wrong("zero_grad between backward and step", _zero_after_backward, "not between"),
+        Wrong("zero_grad between backward and step", _zero_after_backward, "must not come between"),
         Wrong("the loss tensor returned", _tensor_returned, "loss.item()"),
         Wrong("the forward pass inside no_grad()", _forward_in_no_grad, "outside no_grad"),
     ],

@@ -28,6 +28,7 @@ __all__ = [
     "student_edition",
     "execute_notebook",
     "executed_student_edition",
+    "solution_snippets",
 ]
 
 SOLUTION_BEGIN = "# BEGIN SOLUTION"
@@ -145,14 +146,16 @@ def student_edition(notebook) -> dict:
 
 
 def execute_notebook(
-    nb: dict, cwd, strict: bool = False, timeout: int = 300, env: dict | None = None
+    nb: dict, cwd, strict: bool = False, timeout: int = 300, env: dict | None = None,
+    root=None,
 ) -> dict:
     """Run a notebook (a dict) top to bottom in a fresh kernel and return it with outputs.
 
     A cell that raises stops the run (``nbclient``'s ``CellExecutionError``), so a notebook
     that comes back has run every cell. The kernel gets ``TINYGRAD_EDU_STRICT=1`` or ``0``
     from ``strict`` (a student edition runs with its exercises unsolved: not strict), and
-    sees the same ``tinygrad_edu`` as this process.
+    sees the same ``tinygrad_edu`` as this process, or with ``root`` (a student edition's
+    folder) only the one in that folder.
     """
     import os  # noqa: PLC0415
     import pathlib  # noqa: PLC0415
@@ -160,8 +163,11 @@ def execute_notebook(
     import nbformat  # noqa: PLC0415
     from nbclient import NotebookClient  # noqa: PLC0415
 
-    root = str(pathlib.Path(__file__).resolve().parents[2])
-    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root is not None:
+        paths = [str(pathlib.Path(root).resolve())]
+    else:
+        paths = [str(pathlib.Path(__file__).resolve().parents[2])]
+        paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     kernel_env = dict(os.environ, **(env or {}))
     kernel_env["TINYGRAD_EDU_STRICT"] = "1" if strict else "0"
     kernel_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -216,3 +222,31 @@ def executed_student_edition(notebook, cache_dir, timeout: int = 300):
         if old != out:
             old.unlink(missing_ok=True)
     return out
+
+
+def solution_snippets(paths, min_length: int = 16) -> dict[str, str]:
+    """What would give a solution away: ``{snippet: "file:line"}`` for every solution region
+    in ``paths`` (``.py`` files, jupytext lessons), whitespace collapsed.
+
+    A snippet is two consecutive code lines of a region (a line alone, ``node = stack.pop()``,
+    is common teaching code), or the one code line of a one-line region when it has at least
+    ``min_length`` characters. Comment lines do not count. Tests look for these in the
+    published pages, their search index and the hints.
+    """
+    import pathlib  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    from ..grading.student import solution_regions  # noqa: PLC0415
+
+    found: dict[str, str] = {}
+    for path in map(pathlib.Path, paths):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for begin, end, _ in solution_regions(text, str(path)):
+            code = [(n, re.sub(r"\s+", " ", lines[n - 1]).strip()) for n in range(begin + 1, end)]
+            code = [(n, c) for n, c in code if c and not c.startswith("#")]
+            if len(code) == 1 and len(code[0][1]) >= min_length:
+                found.setdefault(code[0][1], f"{path.name}:{code[0][0]}")
+            for (n, first), (_, second) in zip(code, code[1:]):
+                found.setdefault(f"{first} {second}", f"{path.name}:{n}")
+    return found

@@ -405,30 +405,41 @@ def _truth(xp, value) -> bool:
 
 
 # -- running --------------------------------------------------------------------------------
+class _Cut:
+    """A node as the block sees it: a block argument or capture has no inputs (the walk stops
+    there). ``inputs`` is all that :func:`~tinygrad_edu.symbolic.graph.topo_sort` reads."""
+
+    __slots__ = ("node", "_view", "_stop")
+
+    def __init__(self, node, view, stop):
+        self.node, self._view, self._stop = node, view, stop
+
+    @property
+    def inputs(self) -> tuple:
+        return () if self.node in self._stop else tuple(self._view(i) for i in self.node.inputs)
+
+
 def block_order(block: Block, roots=None) -> list:
     """The nodes to compute, in order, when ``block`` runs for ``roots`` (default: its
-    outputs): everything they need except the block's arguments and captures."""
+    outputs): everything they need except the block's arguments and captures.
+
+    The order is :func:`~tinygrad_edu.symbolic.graph.topo_sort`'s (one walk for the whole
+    library), over a view of the block in which its arguments and captures have no inputs."""
+    from .graph import topo_sort  # noqa: PLC0415
+
     roots = tuple(block.outputs if roots is None else roots)
     order = block.orders.get(roots)
     if order is not None:
         return order
-    leaves = set(block.params) | set(block.captures)
-    order, seen = [], set(leaves)
-    for root in roots:
-        if root in seen:
-            continue
-        seen.add(root)
-        stack = [(root, iter(root.inputs))]
-        while stack:
-            node, todo = stack[-1]
-            for inp in todo:
-                if inp not in seen:
-                    seen.add(inp)
-                    stack.append((inp, iter(inp.inputs)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
+    stop = set(block.params) | set(block.captures)
+    views: dict = {}
+
+    def view(node):
+        if node not in views:
+            views[node] = _Cut(node, view, stop)
+        return views[node]
+
+    order = [c.node for c in topo_sort([view(r) for r in roots]) if c.node not in stop]
     block.orders[roots] = order
     return order
 
