@@ -264,9 +264,13 @@ check_true("the step compiled into one program (plus the first step, before Adam
            len(step.programs) == 2 and step.explain().graph_break_count == 0)
 
 # %% [markdown]
-# Where does the time go? The eager engine pays Python's cost for every op it runs and
-# records (about 10 µs, and again in backward); the compiled program pays it once per call,
-# and what remains is numpy's work, as in hand-written numpy. This model's arrays are small,
+# Where does the time go? The eager engine pays Python's cost $c_{py}$ (about 10 µs) for every
+# op it runs and records, and again in backward; the compiled program pays a cost $c_{call}$
+# once per call, and what remains is numpy's work $c_{np}$, as in hand-written numpy:
+#
+# $$t_{\text{eager}} \approx n_{\text{ops}}\,(c_{py} + c_{np}), \qquad
+# t_{\text{compiled}} \approx c_{call} + n_{\text{ops}}\, c_{np}.$$
+# This model's arrays are small,
 # so each step is mostly that per-op cost, and compiling saves part of it. The smaller the
 # arrays and the more ops, the bigger the gain: a chain of 300 small ops and its gradient,
 
