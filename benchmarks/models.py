@@ -21,7 +21,7 @@ import tinygrad_edu as tg
 
 from .cases import Case, _sync, torch
 
-__all__ = ["CASES", "REPS", "gpt", "char_lstm"]
+__all__ = ["CASES", "REPS", "gpt", "char_lstm", "model_impls", "adamw"]
 
 VOCAB = 65
 
@@ -126,42 +126,62 @@ def char_lstm(L, vocab=VOCAB, n_embd=32, hidden=64):
     return CharLSTM()
 
 
-def _step_impl(L, model, optimizer, xb, yb):
+def _step_impl(L, model, optimizer, xb, yb, compiled=False):
+    """One training step of ``model`` on the batch; ``compiled``: the whole step (forward,
+    backward, ``opt.step()``, ``zero_grad``) through ``tg.compile`` (``step.compiled``)."""
     x, y = L.tensor(xb), L.tensor(yb)
 
-    def step():
+    def train_step(xs, ys):
         optimizer.zero_grad(set_to_none=True)
-        _, loss = model(x, y)
+        _, loss = model(xs, ys)
         loss.backward()
         optimizer.step()
-        return loss, next(iter(model.parameters()))
+        return loss
 
+    fn = tg.compile(train_step) if compiled else train_step
+
+    def step():
+        return fn(x, y), next(iter(model.parameters()))
+
+    step.compiled = fn
     return step
+
+
+def model_impls(build, optimizer, size: str = "full", compiled: bool = False) -> dict:
+    """The step of model ``build`` with ``optimizer`` on one batch, as ``eager``, ``torch``
+    and (``compiled``) ``compiled`` implementations, all from PyTorch's initial weights."""
+    batch, block = (16, 32) if size == "full" else (2, 8)
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, VOCAB, (batch, block + 1))
+    xb, yb = data[:, :-1], data[:, 1:]
+    torch.manual_seed(0)
+    theirs = build(torch)
+    state = {k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()}
+
+    def ours():
+        model = build(tg)
+        model.load_state_dict(state)
+        return model, optimizer(tg, model)
+
+    impls = {"eager": _step_impl(tg, *ours(), xb, yb)}
+    if compiled:
+        impls["compiled"] = _step_impl(tg, *ours(), xb, yb, compiled=True)
+    impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb)
+    return impls, f"batch {batch}, context {block}, float32"
 
 
 def _model_case(name, build, optimizer, title):
     def make(size: str = "full", device: str = "cpu") -> Case:
         if device != "cpu":
             raise NotImplementedError(f"{name}: the model benchmarks run on the CPU")
-        batch, block = (16, 32) if size == "full" else (2, 8)
-        rng = np.random.default_rng(0)
-        data = rng.integers(0, VOCAB, (batch, block + 1))
-        xb, yb = data[:, :-1], data[:, 1:]
-        impls = {}
-        torch.manual_seed(0)
-        theirs = build(torch)
-        state = {k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()}
-        ours = build(tg)
-        ours.load_state_dict(state)
-        impls["eager"] = _step_impl(tg, ours, optimizer(tg, ours), xb, yb)
-        impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb)
-        return Case(name, f"{title}, batch {batch}, context {block}, float32", "torch", impls,
+        impls, shape = model_impls(build, optimizer, size)
+        return Case(name, f"{title}, {shape}", "torch", impls,
                     targets={"eager": (1.5, None)}, sync=_sync(device))  # fmt: skip
 
     return make
 
 
-def _adamw(L, model):
+def adamw(L, model):
     return L.optim.AdamW(model.parameters(), lr=1e-3)
 
 
@@ -170,7 +190,7 @@ def _adam(L, model):
 
 
 CASES = {
-    "gpt_step": _model_case("gpt_step", gpt, _adamw,
+    "gpt_step": _model_case("gpt_step", gpt, adamw,
                             "GPT training step (2 layers, 4 heads, 64 channels), AdamW"),
     "lstm_step": _model_case("lstm_step", char_lstm, _adam,
                              "char-level LSTM training step (embedding 32, LSTM 64), Adam"),

@@ -8,6 +8,12 @@ users write it (#25):
 * ``tgc_chain``: the 1000-op chain with Python numbers (``y * 1.0001 + 0.5``,
   ``y * 0.9999``) on a 4-element float64 tensor, compiled, then ``y.sum().backward()``
   through the compiled node. Against PyTorch eager. Target: at or below 0.5x PyTorch.
+* ``tgc_gpt_step``: the small GPT of ``benchmarks.models`` (2 layers, 4 heads, 64 channels,
+  context 32, batch 16, AdamW), the whole step (``zero_grad``, forward, ``backward``,
+  ``opt.step()``) compiled as one program. Against PyTorch eager, with our eager step.
+* ``tgc_cnn_step``: the LeNet-style CNN of ``benchmarks.cnn`` (batch 64, 1x28x28), the step
+  with ``F.cross_entropy`` on class labels and plain SGD compiled as one program. Against
+  PyTorch eager, with our eager step.
 """
 
 from __future__ import annotations
@@ -18,7 +24,12 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import backend
 
-from .cases import Case, _sync, chain_impl, hand_mlp_step, torch
+from .cases import Case, _sync, _torch_device, chain_impl, hand_mlp_step, torch
+from .cnn import _data as _cnn_data
+from .cnn import _init as _cnn_init
+from .cnn import _sizes as _cnn_sizes
+from .cnn import lenet, torch_lenet
+from .models import adamw, gpt, model_impls
 from .user import _mlp_data, scalar_chain
 
 __all__ = ["CASES", "REPS", "hand_sgd_step"]
@@ -106,5 +117,62 @@ def tgc_chain(size: str = "full", device: str = "cpu") -> Case:
                 impls, targets={"compiled": (0.5, None)}, sync=_sync(device))  # fmt: skip
 
 
-CASES = {"tgc_mlp_step": tgc_mlp_step, "tgc_chain": tgc_chain}
-REPS = {"tgc_mlp_step": 60, "tgc_chain": 60}
+def tgc_gpt_step(size: str = "full", device: str = "cpu") -> Case:
+    if device != "cpu":
+        raise NotImplementedError("tgc_gpt_step: the model benchmarks run on the CPU")
+    impls, shape = model_impls(gpt, adamw, size, compiled=True)
+    return Case("tgc_gpt_step", f"GPT training step (2 layers, 4 heads, 64 channels), AdamW, "
+                f"{shape}, tg.compile", "torch", impls, sync=_sync(device))  # fmt: skip
+
+
+def tgc_cnn_step(size: str = "full", device: str = "cpu") -> Case:
+    batch, side = _cnn_sizes(size)
+    init = _cnn_init(side)
+    x, labels = _cnn_data(batch, side)
+
+    def ours(compiled: bool):
+        model = lenet(side)
+        model.load_state_dict(init)
+        model.to(device)
+        opt = tg.optim.SGD(model.parameters(), lr=LR)
+        xt, yt = tg.tensor(x, device=device), tg.tensor(labels, device=device)
+
+        def step(xb, yb):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            opt.step()
+            return loss
+
+        fn = tg.compile(step) if compiled else step
+
+        def run():
+            return (fn(xt, yt), *model.parameters())
+
+        run.compiled = fn
+        return run
+
+    impls = {"compiled": ours(True), "eager": ours(False)}
+    if torch is not None:
+        tdev = _torch_device(device)
+        model = torch_lenet(side).to(tdev)
+        model.load_state_dict({k: torch.tensor(v) for k, v in init.items()})
+        opt = torch.optim.SGD(model.parameters(), lr=LR)
+        tx, ty = torch.tensor(x, device=tdev), torch.tensor(labels, device=tdev)
+
+        def torch_step():
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(tx), ty)
+            loss.backward()
+            opt.step()
+            return (loss, *model.parameters())
+
+        impls["torch"] = torch_step
+    ref = "torch" if torch is not None else "eager"
+    return Case("tgc_cnn_step", f"LeNet-style CNN training step (SGD), batch {batch}, "
+                f"1x{side}x{side}, tg.compile", ref, impls, sync=_sync(device))  # fmt: skip
+
+
+CASES = {"tgc_mlp_step": tgc_mlp_step, "tgc_chain": tgc_chain, "tgc_gpt_step": tgc_gpt_step,
+         "tgc_cnn_step": tgc_cnn_step}  # fmt: skip
+REPS = {"tgc_mlp_step": 60, "tgc_chain": 60, "tgc_gpt_step": 15, "tgc_cnn_step": 30}

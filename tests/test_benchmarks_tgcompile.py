@@ -6,7 +6,7 @@ compiled (one program, no graph break)."""
 import numpy as np
 import pytest
 
-from benchmarks import tgcompile
+from benchmarks import models, tgcompile
 from benchmarks.run import ALL_CASES, REPS, check_agreement
 
 
@@ -21,3 +21,11 @@ def test_tgcompile_cases_agree(name):
             assert all(np.all(np.isfinite(r)) for r in res)
     compiled = case.impls["compiled"].compiled
     assert compiled.explain().graph_break_count == 0 and len(compiled.programs) == 1
+
+
+@pytest.mark.parametrize("name", sorted(models.CASES))
+def test_model_cases_are_registered_and_agree_with_pytorch(name):
+    case = models.CASES[name]("tiny")
+    assert name in ALL_CASES and name in REPS and case.reference == "torch"
+    for _ in range(2):
+        check_agreement(case, rtol=1e-4, atol=1e-6)

@@ -148,3 +148,37 @@ def test_the_memory_plan_compiled_in():
     other = {**feed, X: feed[X].astype(np.float64)}  # other dtypes: the plain version runs
     for g, w in zip(fn(other), Executor(outs).run(other)):
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_donated_input_takes_the_result_of_its_last_reader():
+    w = Variable("w", shape=(3,), dtype="float32")
+    g = Variable("g", shape=(3,), dtype="float32")
+    new = w - g * 0.5
+    fn = compile([new], donated=[w])
+    assert "out=w" in fn.source
+    wd, gd = np.array([1.0, 2.0, 3.0], np.float32), np.array([2.0, 2.0, 2.0], np.float32)
+    (out,) = fn({w: wd, g: gd})
+    assert out is wd and out.dtype == np.float32  # written into the donated array
+    np.testing.assert_array_equal(wd, [0.0, 1.0, 2.0])
+    # not donated, or no dead values freed: a new array, the fed one untouched
+    for kw in ({}, {"donated": [w], "free_dead": False}):
+        wd = np.array([1.0, 2.0, 3.0], np.float32)
+        (out,) = compile([new], **kw)({w: wd, g: gd})
+        assert out is not wd and wd[0] == 1.0
+
+
+def test_a_donated_input_read_later_or_of_another_dtype_keeps_its_value():
+    w = Variable("w", shape=(3,), dtype="float32")
+    g = Variable("g", shape=(3,), dtype="float32")
+    d = Variable("d", shape=(3,), dtype="float64")
+    later = (w - g) * (w + 1.0)  # w - g is not w's last reader: w + 1 must see the old w
+    wd, gd = np.array([1.0, 2.0, 3.0], np.float32), np.ones(3, np.float32)
+    want = Executor([later], "cpu").run({w: wd.copy(), g: gd})[0]
+    fn = compile([later], donated=[w])
+    np.testing.assert_array_equal(fn({w: wd, g: gd})[0], want)
+    assert fn.source.count("out=") == 1 and "xp.add(w, 1.0, out=w)" in fn.source
+    # float32 - float64 is float64: it does not fit the donated float32 array
+    assert "out=" not in compile([w - d], donated=[w]).source
+    # an output the caller stores in the donated array anyway may write it whatever its dtype
+    mixed = w - d
+    assert "out=w" in compile([mixed], donated={w: mixed}).source

@@ -115,7 +115,8 @@ def _output_spec(obj, leaves: list):
 
 
 def _tensor_key(t: Tensor):
-    return (tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad)
+    # the dtype itself, not its name: str() of a numpy dtype costs more than the rest
+    return (tuple(t.shape), t.data.dtype, str(t.device), t.requires_grad)
 
 
 # -- explain -----------------------------------------------------------------------------------
@@ -274,6 +275,14 @@ class CompiledCallable:
         for node, source in program.placeholders:
             if node in needs:
                 feed[node] = _fetch(source, leaves)
+        if program.donated and any(feed[n].shape != n.shape for n, s in program.placeholders
+                                   if s.kind == "tensor" and n in feed):  # fmt: skip
+            # a captured tensor changed shape: the program would fail part-way, after some
+            # parameters were written in place; trace again before anything is touched
+            self._entries.remove(entry)
+            return False, None
+        for t in program.released:
+            t._grad = None
         try:
             values = program.forward(feed) if program.forward is not None else []
         except (ValueError, TypeError) as e:  # a captured tensor changed shape: trace again
@@ -285,7 +294,8 @@ class CompiledCallable:
             if bool(values[k]) != want:
                 return False, None
         for k, t in program.write_slots:
-            t.data[...] = values[k]
+            if values[k] is not t.data:  # (a donated parameter was updated in its memory)
+                t.data[...] = values[k]
             t._version[0] += 1
         for k, t in program.grad_slots:
             t._grad = None if k is None else Tensor._make(values[k], device=t._device)

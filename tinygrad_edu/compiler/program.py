@@ -47,9 +47,11 @@ def _fed(xp, node, feed):
     return feed[node]  # the caller feeds exactly the arrays the program needs, already made
 
 
-def _compiled(nodes, device):
+def _compiled(nodes, device, donated=()):
+    """``nodes`` optimised and compiled; ``donated``: (placeholder, index of the output that
+    is stored back into its array) pairs (see ``symbolic.compile``)."""
     nodes = S.optimize(list(nodes))
-    graph = S.compile(nodes, device=device)
+    graph = S.compile(nodes, device=device, donated={p: nodes[k] for p, k in donated})
     # the generated code's helpers, for a caller that feeds arrays of the right dtypes and
     # shapes itself (the trace made the placeholders from them): no checks, no copies
     graph._fn.__globals__.update(_out=_keep, _feed=_fed, _check=_no_check)
@@ -77,6 +79,8 @@ class Program:
     source_code: str = ""
     raw_forward: list = field(default_factory=list)  # the captured graphs, before the passes
     raw_backward: list = field(default_factory=list)
+    donated: list = field(default_factory=list)  # captured placeholders written in place
+    released: list = field(default_factory=list)  # tensors whose .grad is dropped first
 
     @property
     def forward_nodes(self) -> list:
@@ -152,14 +156,46 @@ def build_program(trace, outputs, grad_wanted, device) -> Program:
             saved_slots.append(slot(fwd, "saved"))
         backward_feeds = [p for _, p in saved] + seeds
         differentiable = [output_index[k] for k, _ in diff_outputs]
-    forward = _compiled(results, device) if results else None
+    donated = _donated(trace, write_slots)
+    forward = _compiled(results, device, donated) if results else None
     source = forward.source if forward is not None else ""
     if backward is not None:
         source += "\n\n# backward\n" + backward.source
     return Program(trace.placeholders, forward, out_slots, guard_slots, write_slots,
                    grad_slots, state_slots, saved_slots, backward, list(grad_wanted),
                    backward_feeds, differentiable, output_index, source, results,
-                   bw_nodes)  # fmt: skip
+                   bw_nodes, [p for p, _ in donated], _released(trace, grad_slots))  # fmt: skip
+
+
+def _donated(trace, write_slots) -> list:
+    """The placeholders whose arrays the forward program may overwrite: the tensors it
+    writes back anyway (a parameter ``opt.step()`` updates), whose old value nobody reads once
+    the program has (the code generator checks the liveness). Not where a guard may throw
+    the call's results away (the old values must then still be there for the eager run), nor
+    where one fed array overlaps another's memory (a view of a parameter read later)."""
+    if trace.guards:
+        return []
+    written = {id(t): k for k, t in write_slots}
+    fed = [(n, s.tensor) for n, s in trace.placeholders if s.kind == "tensor"]
+    return [(node, written[id(t)]) for node, t in fed if id(t) in written and not any(
+        u is not t and _overlap(t.data, u.data) for _, u in fed)]  # fmt: skip
+
+
+def _released(trace, grad_slots) -> list:
+    """The tensors whose ``.grad`` the program sets and never reads (the function cleared
+    it with ``zero_grad`` before ``backward``): the old ``.grad`` is dropped before the
+    program runs, as eager's ``zero_grad`` drops it, so its memory serves the new one (the
+    hand-written step holds one gradient at a time, not two). Not where a guard may send
+    the call back to the eager function."""
+    if trace.guards:
+        return []
+    return [t for _, t in grad_slots if id(t) not in trace.grad_reads]
+
+
+def _overlap(a, b) -> bool:
+    """May arrays ``a`` and ``b`` share memory (True where the namespace cannot tell)?"""
+    check = getattr(backend.namespace_of(a), "may_share_memory", None)
+    return True if check is None else bool(check(a, b))
 
 
 class CompiledFunction(Function):

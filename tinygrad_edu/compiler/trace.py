@@ -77,6 +77,7 @@ class Trace:
     guards: list = field(default_factory=list)  # (node, expected bool, line)
     writes: dict = field(default_factory=dict)  # id -> (tensor, node): .data written back
     grads: dict = field(default_factory=dict)  # id -> (tensor, node or None): .grad set
+    grad_reads: set = field(default_factory=set)  # ids of tensors whose old .grad is read
     state_writes: list = field(default_factory=list)  # (setter, node)
     breaks: list = field(default_factory=list)  # (reason, line)
     ops: int = 0

@@ -69,9 +69,7 @@ def _backward(tracer, original):
                 if prev is not None and prev[1] is not None:
                     old_node = prev[1]
                 else:
-                    old_node = tracer.state_input(f"{_name(t)}.grad", _grad_of(t), t.shape,
-                                                  t.dtype)  # fmt: skip
-                    tracer.extra_guards.append((_grad_present(t), True))
+                    old_node = _old_grad(tracer, t)
                 g = old_node + g
             elif id(t) not in tracer.trace.grads:
                 tracer.extra_guards.append((_grad_present(t), False))
@@ -88,6 +86,14 @@ def _tensor(tracer, source):
 
 def _name(t) -> str:
     return getattr(t, "name", None) or "param"
+
+
+def _old_grad(tracer, t):
+    """The ``.grad`` that ``t`` holds when the call starts, as a program input (guarded
+    present); recorded in ``trace.grad_reads``."""
+    tracer.trace.grad_reads.add(id(t))
+    tracer.extra_guards.append((_grad_present(t), True))
+    return tracer.state_input(f"{_name(t)}.grad", _grad_of(t), t.shape, t.dtype)
 
 
 def _grad_of(t):
@@ -130,17 +136,18 @@ def _step(tracer, original):
         if unsupported:
             tracer.graph_break(f"{unsupported} is not captured by tg.compile")
             return original(self) if closure is None else original(self, closure)
-        plan = []
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                had_state = bool(_state(self, p))
-                tracer.extra_guards.append((_has_state(self, p), had_state))
-                plan.append((group, p, had_state))
+        plan = [(group, p) for group in self.param_groups for p in group["params"]
+                if p._grad is not None]  # fmt: skip
         result = original(self)
-        for group, p, had_state in plan:
-            _record_update(tracer, self, kind, group, p, had_state)
+        for group, p in plan:
+            # The traced call itself ran eagerly: the program serves the calls after it, which
+            # find the state this step leaves (Adam's moments, a momentum buffer), so it is
+            # built for that state, and guarded on it. A first step therefore does not cost a
+            # second trace once the state exists (the program the state-less step would give
+            # could only ever run again with a fresh optimizer, and one then traces anew).
+            has_state = bool(_state(self, p))
+            tracer.extra_guards.append((_has_state(self, p), has_state))
+            _record_update(tracer, self, kind, group, p, has_state)
         return result
 
     return step
@@ -166,8 +173,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
     if grad is not None and grad[1] is not None:
         g = grad[1]
     else:
-        g = tracer.state_input(f"{_name(p)}.grad", _grad_of(p), p.shape, p.dtype)
-        tracer.extra_guards.append((_grad_present(p), True))
+        g = _old_grad(tracer, p)
     w = tracer.node_of(p)
     lr = tracer.scalar_input("lr", lambda gr=group: gr["lr"], p)
     key = _state_key(opt, p)  # the real step ran: the state exists now

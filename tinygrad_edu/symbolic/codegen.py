@@ -110,7 +110,7 @@ class CompiledGraph:
 
 
 def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
-            example=None) -> CompiledGraph:  # fmt: skip
+            example=None, donated=()) -> CompiledGraph:  # fmt: skip
     """Compile ``outputs`` (a node or a list of nodes) into a Python function.
 
     Args:
@@ -121,6 +121,13 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
             :mod:`~tinygrad_edu.symbolic.memory`): the code follows the plan's order and
             writes results into planned buffers with ``out=``; a call with other shapes (or
             on a namespace without ``out=``) runs the plain version, also in ``fn.source``.
+        donated: placeholders whose fed arrays the caller gives up (JAX's ``donate_argnums``;
+            with ``free_dead``, without ``example``): an elementwise op that is the last
+            reader of one, with its shape and dtype, writes its result into that very array
+            (``out=``) instead of a new one. A dict maps a placeholder to the output node that
+            the caller will store in that array anyway (so its dtype is the array's even
+            where the graph does not know it, as in a gradient graph). ``tg.compile`` donates
+            the parameters an optimizer step overwrites: ``w - lr * g`` lands in ``w``.
 
     Returns:
         a :class:`CompiledGraph`: ``fn(feed_dict)`` returns the outputs as numpy arrays;
@@ -133,7 +140,9 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
     feedable = set(variables) | {v for v in zero_grads if v.op is PLACEHOLDER}
     env: dict = {}
     frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
-    source = _function("compiled", nodes, order, frees, env, device)
+    donated = donated if isinstance(donated, dict) else dict.fromkeys(donated)
+    donated = donated if free_dead else {}
+    source = _function("compiled", nodes, order, frees, env, device, donated=donated)
     if example is not None:
         executor = Executor(nodes, device, plan_memory=True)
         executor.run(example)  # profiles the example's shapes; the plan is made
@@ -146,9 +155,11 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
     return CompiledGraph(nodes, device, source, env, feedable, variables)
 
 
-def _function(fname, nodes, order, frees, env, device, replay=None, variables=()) -> str:
+def _function(fname, nodes, order, frees, env, device, replay=None, variables=(),
+              donated=None) -> str:  # fmt: skip
     """The source of one function computing ``nodes`` in ``order``, freeing ``frees``; with a
-    ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ..."""
+    ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ...; an
+    op that is the last reader of a ``donated`` placeholder writes into its array."""
     names: dict = {}
     taken = {"xp", "feed_dict", "compiled", "generic"}
     lines = [f"def {fname}(feed_dict):", "    _check(feed_dict)", "    xp = _namespace()"]
@@ -178,6 +189,8 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             elif node.op is CONSTANT:
                 env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)
                 expr = f"_const_{name}"
+            elif donated and (into := _donor(node, frees[k], donated)) is not None:
+                expr = _out_expression(node, args, names[into])
             elif b is not None:
                 if b not in allocated:
                     allocated.add(b)
@@ -197,6 +210,20 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             lines.append(f"    del {', '.join(dead)}")
     lines.append(f"    return [{', '.join(f'_out({names[n]})' for n in nodes)}]")
     return "\n".join(lines)
+
+
+def _donor(node: Node, dying, donated):
+    """The donated placeholder ``node`` may write its result into: one of its inputs that
+    dies at this step, of the result's shape and floating dtype (or the output the caller
+    stores in that array), for an op that is one ufunc (numpy computes elementwise ufuncs
+    correctly over an input that is also ``out``)."""
+    if node.op.name not in UFUNCS or not node.shape:
+        return None
+    for i in node.inputs:
+        if i in donated and i in dying and i.shape == node.shape and (donated[i] is node or (
+                i.dtype == node.dtype and (i.dtype or "").startswith("float"))):  # fmt: skip
+            return i
+    return None
 
 
 def _out_expression(node: Node, args, buffer: str) -> str:
