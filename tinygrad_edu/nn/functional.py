@@ -240,6 +240,13 @@ __all__ += [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding",
 ]  # fmt: skip
+# the layers composed of those ops (ops/more_layers.py): conv1d, conv_transpose2d, unfold,
+# fold, the adaptive pools, group_norm, instance_norm, rms_norm, dropout2d, interpolate ...
+from . import functional_layers as _layers  # noqa: E402
+
+_MORE_LAYERS = _layers.__all__[_layers.__all__.index("LAYERS") + 1 :]
+globals().update({_name: getattr(_layers, _name) for _name in _MORE_LAYERS})
+__all__ += _MORE_LAYERS
 
 
 # -- attention ------------------------------------------------------------------------------------
