@@ -4,7 +4,9 @@ derivatives, errors). Imported at the end of ``cases.py``, whose helpers it uses
 
 from __future__ import annotations
 
-from tests.compare.cases import C, E, F, S
+import numpy as np
+
+from tests.compare.cases import C, E, F, S, call_default
 
 __all__: list = []
 
@@ -53,3 +55,11 @@ C("div", (E(S(2, 3, fill="wide"), S(3, fill="away"), rounding_mode="trunc"),
           E(S(4, dtype="int64"), args=(-3,), rounding_mode="trunc"),
           E(S(3), args=(2.0,), rounding_mode="round")),
   only=("div", "divide"))  # fmt: skip
+
+# cummax / cummin (ops/sorting.py): values, the last index among ties, NaN, gradients, ints
+C("cum_extreme_index", (E(S(3, 5), args=(1,)), E(S(4, 3, layout="T"), dim=0), E(S(), args=(0,)),
+                        E(S(2, 4, dtype="int64", fill="classes"), args=(1,)),
+                        E(S(5, fill="distinct"), args=(0,)), E(S(3, 4), args=(2,)),
+                        E(data=np.array([1.0, 3.0, 2.0, 3.0, np.nan, 5.0]), args=(0,))),
+  call=lambda L, name, x=None, *a, data=None, **kw: call_default(
+      L, name, x if data is None else L.tensor(data, requires_grad=True), *a, **kw))  # fmt: skip
