@@ -63,3 +63,12 @@ C("cum_extreme_index", (E(S(3, 5), args=(1,)), E(S(4, 3, layout="T"), dim=0), E(
                         E(data=np.array([1.0, 3.0, 2.0, 3.0, np.nan, 5.0]), args=(0,))),
   call=lambda L, name, x=None, *a, data=None, **kw: call_default(
       L, name, x if data is None else L.tensor(data, requires_grad=True), *a, **kw))  # fmt: skip
+
+F("max_pool1d", (E(S(2, 3, 8, fill="distinct"), args=(2,)),
+                 E(S(3, 9, fill="distinct"), args=(3, 2, 1), dilation=2)), second=False)
+F("avg_pool1d", (E(S(2, 3, 8), args=(2,)), E(S(1, 2, 7), args=(3, 2, 1), ceil_mode=True,
+                                            count_include_pad=False)))  # fmt: skip
+F("pixel_shuffle", (E(S(2, 8, 2, 3), args=(2,)), E(S(9, 2, 2), args=(3,)),
+                    E(S(1, 6, 2, 2), args=(2,))))  # fmt: skip
+F("pixel_unshuffle", (E(S(2, 2, 4, 6), args=(2,)), E(S(1, 1, 3, 4), args=(2,))))
+F("dropout3d", (E(S(2, 3, 2, 2, 2), p=0.0), E(S(2, 3, 2, 2, 2), training=False)))

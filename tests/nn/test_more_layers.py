@@ -162,6 +162,11 @@ MODULES = [
     ("Unfold", (2,), dict(stride=2), (1, 2, 4, 4)),
     ("Fold", ((4, 5), 2), {}, (1, 8, 12)),
     ("Dropout2d", (0.4,), {}, (2, 3, 4, 4)),
+    ("Dropout3d", (0.4,), {}, (2, 3, 2, 2, 2)),
+    ("MaxPool1d", (3,), dict(stride=2, padding=1), (2, 3, 9)),
+    ("AvgPool1d", (2,), {}, (2, 3, 9)),
+    ("PixelShuffle", (2,), {}, (2, 8, 2, 3)),
+    ("PixelUnshuffle", (2,), {}, (2, 2, 4, 6)),
 ]  # fmt: skip
 
 

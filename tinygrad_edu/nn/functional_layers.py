@@ -35,7 +35,8 @@ __all__ = [
 __all__ += [  # composed of the ops above (tinygrad_edu.ops.more_layers)
     "conv1d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "group_norm", "instance_norm", "rms_norm",
-    "dropout1d", "dropout2d", "interpolate",
+    "dropout1d", "dropout2d", "interpolate", "dropout3d", "max_pool1d", "avg_pool1d",
+    "pixel_shuffle", "pixel_unshuffle",
 ]  # fmt: skip
 
 
@@ -123,5 +124,10 @@ rms_norm = LAYERS["rms_norm"]
 dropout1d = LAYERS["dropout1d"]
 dropout2d = LAYERS["dropout2d"]
 interpolate = LAYERS["interpolate"]
+dropout3d = LAYERS["dropout3d"]
+max_pool1d = LAYERS["max_pool1d"]
+avg_pool1d = LAYERS["avg_pool1d"]
+pixel_shuffle = LAYERS["pixel_shuffle"]
+pixel_unshuffle = LAYERS["pixel_unshuffle"]
 
 __test__ = dict(LAYERS)  # their docstrings' examples run with this module's

@@ -421,3 +421,57 @@ class ConstantPad2d(_ConstantPad):
     """Pad the last two axes with ``value``."""
 
     nd = 2
+
+
+class _Pool1d(_Call):
+    def __init__(self, kernel_size, stride=None, padding=0, **kw):
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding, **kw)
+
+
+class MaxPool1d(_Pool1d):
+    """``F.max_pool1d``: the maximum of each window along the last axis."""
+
+    fn = staticmethod(F.max_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False):  # fmt: skip
+        super().__init__(kernel_size, stride, padding, dilation=dilation,
+                         return_indices=return_indices, ceil_mode=ceil_mode)  # fmt: skip
+
+
+class AvgPool1d(_Pool1d):
+    """``F.avg_pool1d``: the mean of each window along the last axis."""
+
+    fn = staticmethod(F.avg_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True):  # fmt: skip
+        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad)  # fmt: skip
+
+
+class PixelShuffle(_Call):
+    """``F.pixel_shuffle``: ``(*, C*r*r, H, W)`` -> ``(*, C, H*r, W*r)``."""
+
+    fn = staticmethod(F.pixel_shuffle)
+
+    def __init__(self, upscale_factor: int):
+        super().__init__(upscale_factor=upscale_factor)
+
+
+class PixelUnshuffle(_Call):
+    """``F.pixel_unshuffle``: ``(*, C, H*r, W*r)`` -> ``(*, C*r*r, H, W)``."""
+
+    fn = staticmethod(F.pixel_unshuffle)
+
+    def __init__(self, downscale_factor: int):
+        super().__init__(downscale_factor=downscale_factor)
+
+
+class Dropout3d(_DropoutChannels):
+    """Zero whole channels of (N, C, D, H, W) in training (``F.dropout3d``)."""
+
+    fn = staticmethod(F.dropout3d)
+
+
+__all__ += ["MaxPool1d", "AvgPool1d", "PixelShuffle", "PixelUnshuffle", "Dropout3d"]

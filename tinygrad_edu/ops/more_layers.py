@@ -254,6 +254,116 @@ def fold_layer(engine):
     return fold
 
 
+# -- 1-D pools and pixel shuffles ---------------------------------------------------------------
+def _as_image(engine, name, input):
+    """``input`` (N, C, L) or (C, L) as (N, C, 1, L), and the shape to return to."""
+    x = engine.value(name, "input", input)
+    xs = shape_of(name, x)
+    single = _ndim_check(name, xs, 2, "(N, C, L)")
+    x4 = _reshape(engine, x, (1, xs[0], 1, xs[1]) if single else (xs[0], xs[1], 1, xs[2]))
+    return x4, single
+
+
+def _back(engine, name, y, single):
+    ys = shape_of(name, y)
+    return _reshape(engine, y, (ys[1], ys[3]) if single else (ys[0], ys[1], ys[3]))
+
+
+def max_pool1d_layer(engine):
+    def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False):  # fmt: skip
+        """The maximum of each window of ``kernel_size`` along the last axis: ``max_pool2d``
+        of a height-1 image.
+
+        >>> import tinygrad_edu as tg
+        >>> max_pool1d(tg.tensor([[[1.0, 5.0, 3.0, 2.0]]]), 2).tolist()
+        [[[5.0, 3.0]]]
+        """
+        x, single = _as_image(engine, "max_pool1d", input)
+        k = _one("max_pool1d", "kernel_size", kernel_size)
+        s = k if stride is None or stride == () else _one("max_pool1d", "stride", stride)
+        y = pool2d["max"](x, (1, k), (1, s), (0, _one("max_pool1d", "padding", padding, 0)),
+                          (1, _one("max_pool1d", "dilation", dilation)), ceil_mode,
+                          return_indices)  # fmt: skip
+        return _back(engine, "max_pool1d", y, single)
+
+    pool2d = {"max": _layer(engine, "max_pool2d")}
+    return max_pool1d
+
+
+def avg_pool1d_layer(engine):
+    def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True):  # fmt: skip
+        """The mean of each window of ``kernel_size`` along the last axis: ``avg_pool2d`` of a
+        height-1 image.
+
+        >>> import tinygrad_edu as tg
+        >>> avg_pool1d(tg.tensor([[[1.0, 5.0, 3.0, 2.0]]]), 2).tolist()
+        [[[3.0, 2.5]]]
+        """
+        x, single = _as_image(engine, "avg_pool1d", input)
+        k = _one("avg_pool1d", "kernel_size", kernel_size)
+        s = k if stride is None or stride == () else _one("avg_pool1d", "stride", stride)
+        y = avg_pool2d(x, (1, k), (1, s), (0, _one("avg_pool1d", "padding", padding, 0)),
+                       ceil_mode, count_include_pad)  # fmt: skip
+        return _back(engine, "avg_pool1d", y, single)
+
+    avg_pool2d = _layer(engine, "avg_pool2d")
+    return avg_pool1d
+
+
+def _shuffle(engine, name, input, r, up):
+    x = engine.value(name, "input", input)
+    xs = tuple(shape_of(name, x))
+    what = "upscale_factor" if up else "downscale_factor"
+    if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+        raise ValueError(f"{name}: {what} must be a positive int, got {r!r}")
+    if len(xs) < 3:
+        raise RuntimeError(f"{name}: expects an input (*, C, H, W), got shape {xs}")
+    *lead, C, H, W = xs
+    n = len(lead)
+    if up:
+        if C % (r * r):
+            raise RuntimeError(f"{name}: the channels ({C}, shape {xs}) must be divisible by "
+                               f"upscale_factor**2 = {r * r}")  # fmt: skip
+        y = _reshape(engine, x, (*lead, C // (r * r), r, r, H, W))
+        y = engine.apply(REGISTRY["permute"], y, axes=(*range(n), n, n + 3, n + 1, n + 4, n + 2))
+        return _reshape(engine, y, (*lead, C // (r * r), H * r, W * r))
+    if H % r or W % r:
+        raise RuntimeError(f"{name}: height and width ({H}, {W}; shape {xs}) must be divisible "
+                           f"by downscale_factor = {r}")  # fmt: skip
+    y = _reshape(engine, x, (*lead, C, H // r, r, W // r, r))
+    y = engine.apply(REGISTRY["permute"], y, axes=(*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return _reshape(engine, y, (*lead, C * r * r, H // r, W // r))
+
+
+def pixel_shuffle_layer(engine):
+    def pixel_shuffle(input, upscale_factor):
+        """``(*, C*r*r, H, W)`` -> ``(*, C, H*r, W*r)``: each group of ``r*r`` channels
+        becomes an ``r``-by-``r`` block of pixels (a reshape and a permute).
+
+        >>> import tinygrad_edu as tg
+        >>> pixel_shuffle(tg.arange(4.0).reshape(1, 4, 1, 1), 2).tolist()
+        [[[[0.0, 1.0], [2.0, 3.0]]]]
+        """
+        return _shuffle(engine, "pixel_shuffle", input, upscale_factor, True)
+
+    return pixel_shuffle
+
+
+def pixel_unshuffle_layer(engine):
+    def pixel_unshuffle(input, downscale_factor):
+        """``pixel_shuffle`` undone: ``(*, C, H*r, W*r)`` -> ``(*, C*r*r, H, W)``.
+
+        >>> import tinygrad_edu as tg
+        >>> pixel_unshuffle(tg.arange(4.0).reshape(1, 1, 2, 2), 2).flatten().tolist()
+        [0.0, 1.0, 2.0, 3.0]
+        """
+        return _shuffle(engine, "pixel_unshuffle", input, downscale_factor, False)
+
+    return pixel_unshuffle
+
+
 # -- adaptive pools ------------------------------------------------------------------------------
 def _adaptive(engine, name, nd, reduce, input, output_size):
     x = engine.value(name, "input", input)
@@ -542,4 +652,9 @@ declare_layer("instance_norm", instance_norm_layer)
 declare_layer("rms_norm", rms_norm_layer)
 declare_layer("dropout1d", _dropout_channels_layer("dropout1d", 1))
 declare_layer("dropout2d", _dropout_channels_layer("dropout2d", 2))
+declare_layer("dropout3d", _dropout_channels_layer("dropout3d", 3))
+declare_layer("max_pool1d", max_pool1d_layer)
+declare_layer("avg_pool1d", avg_pool1d_layer)
+declare_layer("pixel_shuffle", pixel_shuffle_layer)
+declare_layer("pixel_unshuffle", pixel_unshuffle_layer)
 declare_layer("interpolate", interpolate_layer)
