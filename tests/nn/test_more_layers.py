@@ -223,3 +223,21 @@ def test_symbolic_engine_has_them():
     eager = F.adaptive_avg_pool2d(F.interpolate(F.group_norm(tg.tensor(x), 2), scale_factor=2,
                                                 mode="bilinear"), (5, 3))  # fmt: skip
     np.testing.assert_allclose(np.asarray(value), eager.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: nn.Conv1d(3, 4, 3)(tg.ones(2, 5, 7)), r"conv1d \(computed as conv2d"),
+    (lambda: F.conv1d(tg.ones(1, 2, 5), tg.ones(3, 2, 7)), r"conv1d .*kernel"),
+    (lambda: F.unfold(tg.ones(1, 1, 2, 2), 3), r"unfold \(computed as"),
+    (lambda: F.max_pool1d(tg.ones(1, 1, 2), 3), r"max_pool1d \(computed as"),
+])  # fmt: skip
+def test_composed_errors_name_the_function_called(call, match):
+    with pytest.raises(tg.ShapeError, match=match):
+        call()
+
+
+def test_norm_affine_of_the_wrong_size_is_an_error():
+    with pytest.raises(RuntimeError, match=r"group_norm: expected weight of shape \(6,\)"):
+        nn.GroupNorm(2, 4)(tg.ones(2, 6, 3))
+    with pytest.raises(RuntimeError, match=r"instance_norm: expected bias of shape \(3,\)"):
+        F.instance_norm(tg.ones(2, 3, 4), bias=tg.ones(2))

@@ -47,6 +47,15 @@ def _const(engine, x, values):
     return engine.indices(arr, x)
 
 
+def _via(opname, how, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with a shape error renamed: it names ``opname`` and how it is
+    computed (``conv1d`` as ``conv2d`` of a height-1 image: the shapes are the 4-D ones)."""
+    try:
+        return fn(*args, **kwargs)
+    except ShapeError as e:
+        raise ShapeError(f"{opname} (computed as {how}): {e}") from e
+
+
 def _ndim_check(opname, shape, nd, what):
     """True for one example (``nd`` axes), False for a batch (``nd + 1``), else an error."""
     if len(shape) not in (nd, nd + 1):
@@ -86,8 +95,9 @@ def conv1d_layer(engine):
         x4 = _reshape(engine, x, (1, xs[0], 1, xs[1]) if single else (xs[0], xs[1], 1, xs[2]))
         w4 = _reshape(engine, w, (wshape[0], wshape[1], 1, wshape[2]))
         p = padding if isinstance(padding, str) else (0, _one("conv1d", "padding", padding, 0))
-        y = conv2d(x4, w4, bias, stride=(1, _one("conv1d", "stride", stride)), padding=p,
-                   dilation=(1, _one("conv1d", "dilation", dilation)), groups=groups)  # fmt: skip
+        y = _via("conv1d", "conv2d of a height-1 image", conv2d, x4, w4, bias,
+                 stride=(1, _one("conv1d", "stride", stride)), padding=p,
+                 dilation=(1, _one("conv1d", "dilation", dilation)), groups=groups)  # fmt: skip
         ys = shape_of("conv1d", y)
         return _reshape(engine, y, (ys[1], ys[3]) if single else (ys[0], ys[1], ys[3]))
 
@@ -209,9 +219,10 @@ def unfold_layer(engine):
         if single:
             x, xs = _reshape(engine, x, (1, *xs)), (1, *xs)
         k = pair("unfold", "kernel_size", kernel_size)
-        y = conv2d(x, _one_hot_kernel(engine, x, xs[1], k), stride=pair("unfold", "stride", stride),
-                   padding=pair("unfold", "padding", padding, minimum=0),
-                   dilation=pair("unfold", "dilation", dilation), groups=xs[1])  # fmt: skip
+        y = _via("unfold", "a grouped conv2d with a one-hot weight", conv2d, x,
+                 _one_hot_kernel(engine, x, xs[1], k), stride=pair("unfold", "stride", stride),
+                 padding=pair("unfold", "padding", padding, minimum=0),
+                 dilation=pair("unfold", "dilation", dilation), groups=xs[1])  # fmt: skip
         ys = shape_of("unfold", y)
         return _reshape(engine, y, (ys[1], -1) if single else (ys[0], ys[1], -1))
 
@@ -282,12 +293,13 @@ def max_pool1d_layer(engine):
         x, single = _as_image(engine, "max_pool1d", input)
         k = _one("max_pool1d", "kernel_size", kernel_size)
         s = k if stride is None or stride == () else _one("max_pool1d", "stride", stride)
-        y = pool2d["max"](x, (1, k), (1, s), (0, _one("max_pool1d", "padding", padding, 0)),
-                          (1, _one("max_pool1d", "dilation", dilation)), ceil_mode,
-                          return_indices)  # fmt: skip
+        y = _via("max_pool1d", "max_pool2d of a height-1 image", max_pool2d, x, (1, k), (1, s),
+                 (0, _one("max_pool1d", "padding", padding, 0)),
+                 (1, _one("max_pool1d", "dilation", dilation)), ceil_mode,
+                 return_indices)  # fmt: skip
         return _back(engine, "max_pool1d", y, single)
 
-    pool2d = {"max": _layer(engine, "max_pool2d")}
+    max_pool2d = _layer(engine, "max_pool2d")
     return max_pool1d
 
 
@@ -304,8 +316,9 @@ def avg_pool1d_layer(engine):
         x, single = _as_image(engine, "avg_pool1d", input)
         k = _one("avg_pool1d", "kernel_size", kernel_size)
         s = k if stride is None or stride == () else _one("avg_pool1d", "stride", stride)
-        y = avg_pool2d(x, (1, k), (1, s), (0, _one("avg_pool1d", "padding", padding, 0)),
-                       ceil_mode, count_include_pad)  # fmt: skip
+        y = _via("avg_pool1d", "avg_pool2d of a height-1 image", avg_pool2d, x, (1, k), (1, s),
+                 (0, _one("avg_pool1d", "padding", padding, 0)), ceil_mode,
+                 count_include_pad)  # fmt: skip
         return _back(engine, "avg_pool1d", y, single)
 
     avg_pool2d = _layer(engine, "avg_pool2d")
@@ -423,6 +436,12 @@ def adaptive_max_pool2d_layer(engine):
 
 # -- normalisation -------------------------------------------------------------------------------
 def _affine(engine, opname, y, weight, bias, channels_axis_shape):
+    channels = shape_of(opname, y)[1]
+    for what, v in (("weight", weight), ("bias", bias)):
+        vs = None if v is None else known_shape(engine.value(opname, what, v))
+        if vs is not None and vs != (channels,):
+            raise RuntimeError(f"{opname}: expected {what} of shape ({channels},), one per "
+                               f"channel of the input {tuple(shape_of(opname, y))}, got {vs}")
     if weight is not None:
         w = _reshape(engine, engine.value(opname, "weight", weight), channels_axis_shape)
         y = engine.apply(REGISTRY["mul"], y, w)
