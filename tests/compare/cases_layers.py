@@ -72,3 +72,7 @@ F("pixel_shuffle", (E(S(2, 8, 2, 3), args=(2,)), E(S(9, 2, 2), args=(3,)),
                     E(S(1, 6, 2, 2), args=(2,))))  # fmt: skip
 F("pixel_unshuffle", (E(S(2, 2, 4, 6), args=(2,)), E(S(1, 1, 3, 4), args=(2,))))
 F("dropout3d", (E(S(2, 3, 2, 2, 2), p=0.0), E(S(2, 3, 2, 2, 2), training=False)))
+F("softmin", (E(S(2, 3), dim=1), E(S(4), args=(0,))))
+F("upsample", (E(S(1, 2, 2, 3), scale_factor=2, mode="bilinear"),))
+F("upsample_nearest", (E(S(1, 2, 2, 3), size=(3, 5)),))
+F("upsample_bilinear", (E(S(1, 2, 2, 3), scale_factor=2),))

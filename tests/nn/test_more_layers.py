@@ -241,3 +241,16 @@ def test_norm_affine_of_the_wrong_size_is_an_error():
         nn.GroupNorm(2, 4)(tg.ones(2, 6, 3))
     with pytest.raises(RuntimeError, match=r"instance_norm: expected bias of shape \(3,\)"):
         F.instance_norm(tg.ones(2, 3, 4), bias=tg.ones(2))
+
+
+def test_softmin_softmax2d_and_the_upsample_aliases():
+    _agree(lambda x: F.softmin(x, dim=1), lambda x: TF.softmin(x, dim=1), [(2, 3)])
+    _agree(lambda x: nn.Softmin(0)(x), lambda x: torch.nn.Softmin(0)(x), [(4, 2)])
+    _agree(lambda x: nn.Softmax2d()(x), lambda x: torch.nn.Softmax2d()(x), [(2, 3, 2, 2)])
+    with pytest.raises(ValueError, match="Softmax2d"):
+        nn.Softmax2d()(tg.ones(2, 3))
+    for name, kw in (("upsample", dict(scale_factor=2, mode="bilinear")),
+                     ("upsample_nearest", dict(size=(3, 5))),
+                     ("upsample_bilinear", dict(scale_factor=2))):  # fmt: skip
+        with pytest.warns(UserWarning, match="deprecated"):
+            _agree(getattr(F, name), getattr(TF, name), [(1, 2, 2, 3)], **kw)

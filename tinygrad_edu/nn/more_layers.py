@@ -475,3 +475,30 @@ class Dropout3d(_DropoutChannels):
 
 
 __all__ += ["MaxPool1d", "AvgPool1d", "PixelShuffle", "PixelUnshuffle", "Dropout3d"]
+
+
+class Softmin(Module):
+    r"""$e^{-x_i}/\sum_j e^{-x_j}$ along ``dim`` (``F.softmin``)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) (axis -3)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected an input (N, C, H, W) or (C, H, W), got "
+                             f"shape {input.shape}")  # fmt: skip
+        return F.softmax(input, -3)
+
+
+__all__ += ["Softmin", "Softmax2d"]
