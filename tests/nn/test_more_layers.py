@@ -254,3 +254,17 @@ def test_softmin_softmax2d_and_the_upsample_aliases():
                      ("upsample_bilinear", dict(scale_factor=2))):  # fmt: skip
         with pytest.warns(UserWarning, match="deprecated"):
             _agree(getattr(F, name), getattr(TF, name), [(1, 2, 2, 3)], **kw)
+
+
+def test_batchnorm3d_trains_and_evaluates_as_pytorchs():
+    theirs = torch.nn.BatchNorm3d(3).double()
+    ours = nn.BatchNorm3d(3).double()
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    _agree(lambda x: ours(x), lambda x: theirs(x), [(2, 3, 2, 3, 2)])  # training: batch stats
+    for name in ("running_mean", "running_var"):
+        np.testing.assert_allclose(getattr(ours, name).numpy(),
+                                   getattr(theirs, name).detach().numpy(), rtol=1e-10)
+    ours.eval(), theirs.eval()
+    _agree(lambda x: ours(x), lambda x: theirs(x), [(2, 3, 2, 3, 2)])
+    with pytest.raises(ValueError, match=r"\(N, C, D, H, W\)"):
+        ours(tg.ones(2, 3, 4, 4))

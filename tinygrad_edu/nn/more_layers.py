@@ -20,7 +20,7 @@ from ..ops.conv import pair
 from . import functional as F
 from . import init
 from .module import Module, Parameter
-from .normalization import _dtype
+from .normalization import _BatchNorm, _dtype
 
 __all__ = [
     "Conv1d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold", "AdaptiveAvgPool1d",
@@ -502,3 +502,13 @@ class Softmax2d(Module):
 
 
 __all__ += ["Softmin", "Softmax2d"]
+
+
+class BatchNorm3d(_BatchNorm):
+    r"""Batch normalisation of (N, C, D, H, W) volumes, per channel C (statistics over the
+    batch and the voxels); see :class:`BatchNorm1d`."""
+
+    _dims, _shape_text = (5,), "(N, C, D, H, W)"
+
+
+__all__ += ["BatchNorm3d"]
