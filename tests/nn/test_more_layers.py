@@ -268,3 +268,10 @@ def test_batchnorm3d_trains_and_evaluates_as_pytorchs():
     _agree(lambda x: ours(x), lambda x: theirs(x), [(2, 3, 2, 3, 2)])
     with pytest.raises(ValueError, match=r"\(N, C, D, H, W\)"):
         ours(tg.ones(2, 3, 4, 4))
+
+
+def test_module_arguments_are_read_at_call_time():
+    up = nn.Upsample(scale_factor=2)
+    up.scale_factor = 3  # as PyTorch's modules, the attribute is what forward uses
+    assert up(tg.ones(1, 1, 2, 2)).shape == (1, 1, 6, 6)
+    assert "scale_factor=3" in repr(up)

@@ -159,15 +159,18 @@ class _Call(Module):
 
     def __init__(self, **kwargs):
         super().__init__()
-        self._kw = kwargs
+        self._names = tuple(kwargs)
         for k, v in kwargs.items():
             setattr(self, k, v)
 
+    def _arguments(self) -> dict:
+        return {k: getattr(self, k) for k in self._names}  # read now: they may be changed
+
     def forward(self, x: Tensor) -> Tensor:
-        return type(self).fn(x, **self._kw)
+        return type(self).fn(x, **self._arguments())
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v!r}" for k, v in self._kw.items())
+        return ", ".join(f"{k}={v!r}" for k, v in self._arguments().items())
 
 
 class Unfold(_Call):
