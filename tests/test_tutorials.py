@@ -282,6 +282,13 @@ def test_build_the_neural_network():
     sizes = [line.split("|")[:2] for line in printed.splitlines() if line.startswith("Layer")]
     assert sizes == [line.split("|")[:2] for line in their_print.splitlines()
                      if line.startswith("Layer")]  # fmt: skip
+    # the tutorial's model with PyTorch's weights loaded: PyTorch's logits
+    ours["model"].load_state_dict({k: v.detach().numpy()
+                                   for k, v in theirs["model"].state_dict().items()})
+    x = np.random.default_rng(0).random((2, 28, 28), dtype=np.float32)
+    np.testing.assert_allclose(ours["model"](ours["torch"].tensor(x)).detach().numpy(),
+                               theirs["model"](theirs["torch"].tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
 
 
 def _images(n, seed, classes=10):
