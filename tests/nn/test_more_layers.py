@@ -275,3 +275,32 @@ def test_module_arguments_are_read_at_call_time():
     up.scale_factor = 3  # as PyTorch's modules, the attribute is what forward uses
     assert up(tg.ones(1, 1, 2, 2)).shape == (1, 1, 6, 6)
     assert "scale_factor=3" in repr(up)
+
+
+@pytest.mark.parametrize("name,xs,ws,kw", [
+    ("conv_transpose2d", (2, 4, 3, 3), (4, 2, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ("conv1d", (2, 3, 7), (4, 3, 3), dict(padding=1)),
+    ("group_norm", (2, 4, 3, 2), None, dict(num_groups=2)),
+    ("interpolate", (1, 2, 3, 4), None, dict(scale_factor=1.5, mode="bilinear")),
+    ("unfold", (1, 2, 4, 5), None, dict(kernel_size=2, stride=(1, 2))),
+    ("adaptive_max_pool2d", (1, 2, 5, 7), None, dict(output_size=(3, 4))),
+])  # fmt: skip
+def test_symbolic_gradients_are_the_eager_ones(name, xs, ws, kw):
+    """The symbolic engine's function (the same declaration) and ``gradients`` give the eager
+    engine's output and input gradients."""
+    from tinygrad_edu import symbolic as S
+
+    arrays = [rng.standard_normal(s) for s in ([xs] if ws is None else [xs, ws])]
+    names = ["x", "w"][: len(arrays)]
+    nodes = [S.Variable(n, shape=a.shape, dtype="float64") for n, a in zip(names, arrays)]
+    y = getattr(S, name)(*nodes, **kw)
+    g = rng.standard_normal(tuple(getattr(F, name)(*map(tg.tensor, arrays), **kw).shape))
+    loss = S.api.reduce_sum(y * S.constant(g))
+    grads = S.gradients(loss, nodes)
+    values = S.Executor([y, *grads]).run(dict(zip(nodes, arrays)))
+    eager = [tg.tensor(a, requires_grad=True) for a in arrays]
+    out = getattr(F, name)(*eager, **kw)
+    (out * tg.tensor(g)).sum().backward()
+    np.testing.assert_allclose(np.asarray(values[0]), out.detach().numpy(), rtol=1e-12)
+    for got, t in zip(values[1:], eager):
+        np.testing.assert_allclose(np.asarray(got), t.grad.numpy(), rtol=1e-10, atol=1e-12)
