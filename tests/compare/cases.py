@@ -671,5 +671,7 @@ F("multi_head_attention_forward", (
     E(S(3, 4), S(5, 4), S(5, 4), *_MHA[3:]),  # unbatched
 ), call=_mha)  # fmt: skip
 # the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations,
-# random fills) have their rows in cases_torchops.py; they join the table here
+# random fills) have their rows in cases_torchops.py, the layer functions composed of ops
+# (ops/more_layers.py) theirs in cases_layers.py; they join the table here
+import tests.compare.cases_layers  # noqa: E402, F401
 import tests.compare.cases_torchops  # noqa: E402, F401

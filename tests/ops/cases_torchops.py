@@ -216,6 +216,7 @@ TORCHOPS_EXAMPLES.update({
     "argsort": ((_m,), {"dim": 1, "descending": True}),
     "mode_index": ((np.round(_m),), {"dim": 2}),
     "unique": ((np.round(_m),), {"part": "counts"}),
+    "cum_extreme_index": ((np.round(_m),), {"dim": 1, "largest": False}),
 })
 # random ops: parameters that leave one possible value, so both namespaces draw the same
 TORCHOPS_EXAMPLES.update({

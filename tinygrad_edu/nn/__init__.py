@@ -72,6 +72,8 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter, load, save
+from .more_layers import *  # noqa: F403
+from .more_layers import __all__ as _more_layers
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .reshape import Unflatten
@@ -98,3 +100,4 @@ __all__ = [
     "CosineSimilarity", "PairwiseDistance",
     "ModuleDict", "ParameterList", "ParameterDict", "utils",
 ]  # fmt: skip
+__all__ += _more_layers

@@ -240,6 +240,48 @@ __all__ += [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding",
 ]  # fmt: skip
+# the layers composed of those ops (ops/more_layers.py): conv1d, conv_transpose2d, unfold,
+# fold, the adaptive pools, group_norm, instance_norm, rms_norm, dropout2d, interpolate ...
+from . import functional_layers as _layers  # noqa: E402
+
+_MORE_LAYERS = _layers.__all__[_layers.__all__.index("LAYERS") + 1 :]
+globals().update({_name: getattr(_layers, _name) for _name in _MORE_LAYERS})
+__all__ += _MORE_LAYERS
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated in PyTorch (with its warning): ``interpolate``."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode, align_corners)  # noqa: F821
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated in PyTorch (with its warning): ``interpolate(..., mode="nearest")``."""
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="nearest")  # noqa: F821
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated in PyTorch (with its warning): ``interpolate(..., mode="bilinear",
+    align_corners=True)``."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)  # fmt: skip
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)  # noqa: F821
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    r"""$e^{-x_i}/\sum_j e^{-x_j}$ along ``dim``: ``softmax(-input)``.
+
+    >>> import tinygrad_edu as tg
+    >>> softmin(tg.tensor([0.0, 0.0]), dim=0).tolist()
+    [0.5, 0.5]
+    """
+    return softmax(-input, dim, dtype=dtype)
+
+
+__all__ += ["upsample", "upsample_nearest", "upsample_bilinear", "softmin"]
 
 
 # -- attention ------------------------------------------------------------------------------------

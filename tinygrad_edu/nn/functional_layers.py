@@ -32,6 +32,12 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding", "dropout", "ENGINE", "LAYERS",
 ]  # fmt: skip
+__all__ += [  # composed of the ops above (tinygrad_edu.ops.more_layers)
+    "conv1d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "adaptive_avg_pool1d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "group_norm", "instance_norm", "rms_norm",
+    "dropout1d", "dropout2d", "interpolate", "dropout3d", "max_pool1d", "avg_pool1d",
+    "pixel_shuffle", "pixel_unshuffle",
+]  # fmt: skip
 
 
 def _value(name: str, what: str, x) -> Tensor:
@@ -104,5 +110,24 @@ batch_norm = LAYERS["batch_norm"]
 layer_norm = LAYERS["layer_norm"]
 embedding = LAYERS["embedding"]
 dropout = LAYERS["dropout"]
+conv1d = LAYERS["conv1d"]
+conv_transpose1d = LAYERS["conv_transpose1d"]
+conv_transpose2d = LAYERS["conv_transpose2d"]
+unfold = LAYERS["unfold"]
+fold = LAYERS["fold"]
+adaptive_avg_pool1d = LAYERS["adaptive_avg_pool1d"]
+adaptive_max_pool1d = LAYERS["adaptive_max_pool1d"]
+adaptive_max_pool2d = LAYERS["adaptive_max_pool2d"]
+group_norm = LAYERS["group_norm"]
+instance_norm = LAYERS["instance_norm"]
+rms_norm = LAYERS["rms_norm"]
+dropout1d = LAYERS["dropout1d"]
+dropout2d = LAYERS["dropout2d"]
+interpolate = LAYERS["interpolate"]
+dropout3d = LAYERS["dropout3d"]
+max_pool1d = LAYERS["max_pool1d"]
+avg_pool1d = LAYERS["avg_pool1d"]
+pixel_shuffle = LAYERS["pixel_shuffle"]
+pixel_unshuffle = LAYERS["pixel_unshuffle"]
 
 __test__ = dict(LAYERS)  # their docstrings' examples run with this module's

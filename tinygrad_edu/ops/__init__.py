@@ -40,6 +40,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     joins,
     linalg,
     matrix,
+    more_layers,
     nn,
     norm,
     pad,

@@ -766,8 +766,55 @@ def _type_as(op, apply):
     return type_as
 
 
+def _div(op, apply):
+    def div(input, other, *, rounding_mode=None):
+        """``input / other``; ``rounding_mode="trunc"`` rounds the quotient toward zero,
+        ``"floor"`` down (``//``), as PyTorch's. Rounded, the gradient is zero (PyTorch's), and
+        two int inputs give an int result."""
+        if rounding_mode is None:
+            return apply(op, input, other)
+        from .base import REGISTRY  # noqa: PLC0415  (the rounding ops are registered later)
+
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")  # fmt: skip
+        q = apply(op, input, other)
+        in_place = q is input  # div_: each op below then writes into the input too
+        rounded = apply(REGISTRY[rounding_mode], q)
+        if rounding_mode == "floor" and not in_place:
+            # the exact floor of the quotient, PyTorch's (floor(a/b) can be one off after
+            # rounding a/b), its gradient the zero one of floor
+            exact = apply(REGISTRY["floor_divide"], input, other)
+            rounded = apply(REGISTRY["where"], apply(REGISTRY["equal"], rounded, exact),
+                            rounded, exact)  # fmt: skip
+        kinds = [str(getattr(v, "dtype", "float" if isinstance(v, float) else "int64"))
+                 for v in (input, other)]  # fmt: skip
+        if not in_place and all(k.startswith(("int", "uint", "bool")) for k in kinds):
+            dtype = "int64" if "int64" in kinds else _int_result(kinds)
+            return cast(apply, rounded, dtype)
+        return rounded
+
+    return div
+
+
+def _int_result(kinds):
+    import numpy as np  # noqa: PLC0415  (the promoted int dtype of two int inputs)
+
+    return str(np.result_type(*[k if k != "bool" else "uint8" for k in kinds]))
+
+
 def _where(op, apply):
-    def where(condition, input, other):
+    def where(condition, input=None, other=None):
+        """``input`` where ``condition`` holds, else ``other``; with the condition alone,
+        ``nonzero(condition, as_tuple=True)`` (eager only)."""
+        if input is None and other is None:
+            from .base import REGISTRY  # noqa: PLC0415
+            from .indexing import _nonzero  # noqa: PLC0415  (indexing imports this module)
+
+            return _nonzero(REGISTRY["nonzero"], apply)(condition, as_tuple=True)
+        if input is None or other is None:
+            raise TypeError("where() takes the condition alone, or the condition, input and "
+                            "other (a number or a tensor each)")  # fmt: skip
         if hasattr(input, "shape") or hasattr(other, "shape"):
             return apply(op, condition, input, other)
         # two Python numbers: PyTorch's dtype for them (where(c, 1, 0.5) is float32). NOTE:
@@ -806,7 +853,7 @@ for _name, _dunder, _names in (
     ("mul", "mul", ("mul", "multiply")),
     ("div", "truediv", ("div", "divide", "true_divide")),
 ):
-    _named = _alpha if _name in ("add", "sub") else binary
+    _named = _alpha if _name in ("add", "sub") else _div if _name == "div" else binary
     declare(_name, _named, methods=_names, functions=_names, inplace=(_names[0] + "_",))
     declare(_name, binary, methods=(f"__{_dunder}__",), inplace=(f"__i{_dunder}__",))
     declare(_name, reflected, methods=(f"__r{_dunder}__",))

@@ -626,6 +626,8 @@ def _nonzero(op, apply):
     getitem = REGISTRY["getitem"]
 
     def nonzero(input, *, as_tuple=False):
+        if as_tuple and shape_of("nonzero", input) == ():  # PyTorch: a 0-d input as (1,)
+            input = apply(REGISTRY["reshape"], input, shape=(1,))
         out = apply(op, input)
         if not as_tuple:
             return out

@@ -440,34 +440,70 @@ def avg_pool2d_layer(engine):
     return avg_pool2d
 
 
+def adaptive_windows(n: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows of an axis of ``n`` cut into ``out``: cell ``i`` spans
+    ``floor(i*n/out)`` to ``ceil((i+1)*n/out)`` (they overlap where ``out`` does not divide
+    ``n``)."""
+    return [((i * n) // out, -((-(i + 1) * n) // out)) for i in range(out)]
+
+
+def adaptive_sizes(opname: str, shape, output_size, nd: int) -> tuple[int, ...]:
+    """``output_size`` (an int, or a tuple with ``None`` keeping that axis) for the last
+    ``nd`` axes of ``shape``, checked."""
+    if len(shape) not in (nd + 1, nd + 2):
+        raise ShapeError(f"{opname}: expects an input with {nd + 1} or {nd + 2} axes, got shape "
+                         f"{tuple(shape)}")  # fmt: skip
+    sizes = (output_size,) * nd if isinstance(output_size, int) else tuple(output_size)
+    if len(sizes) != nd:
+        raise ValueError(f"{opname}: output_size must be an int or {nd} ints, got {output_size!r}")
+    out = tuple(shape[-nd + a] if o is None else int(o) for a, o in enumerate(sizes))
+    if any(o < 1 for o in out):
+        raise ValueError(f"{opname}: output_size must be positive, got {output_size!r}")
+    return out
+
+
+def adaptive_pool(engine, x, shape, out_sizes, reduce: str):
+    """Adaptive pooling over the last ``len(out_sizes)`` axes with ``reduce`` (``"mean"`` or
+    ``"max"``): one axis at a time (a rectangle's mean is the mean of its rows' means, its
+    maximum the maximum of theirs), each window a slice then a reduction, the cells joined."""
+    apply, nd = engine.apply, len(out_sizes)
+    for a, out in enumerate(out_sizes):
+        axis = len(shape) - nd + a
+        n = shape[axis]
+        if n == out:
+            continue
+        cells = []
+        for lo, hi in adaptive_windows(n, out):
+            index = (slice(None),) * axis + (slice(lo, hi),)
+            cells.append(apply(REGISTRY[reduce], apply(REGISTRY["getitem"], x, index=index),
+                               axis=axis, keepdims=True))  # fmt: skip
+        x = cells[0] if out == 1 else apply(REGISTRY["cat"], *cells, dim=axis)
+    return x
+
+
 def adaptive_avg_pool2d_layer(engine):
     avg_pool2d = avg_pool2d_layer(engine)
 
     def adaptive_avg_pool2d(input, output_size):
-        """Average-pool to ``output_size`` (an int, a pair, ``None`` keeping that axis).
-        Supported when each input side is a multiple of its output side (then it is
-        ``avg_pool2d`` with kernel = stride = input/output), which covers the usual ``(1, 1)``
-        global average pool.
+        """Average-pool to ``output_size`` (an int, a pair, ``None`` keeping that axis):
+        output cell ``i`` averages input rows ``floor(i*H/oh)`` to ``ceil((i+1)*H/oh)``, as
+        PyTorch's. When each side divides it is ``avg_pool2d`` with kernel = stride =
+        input/output (the usual ``(1, 1)`` a global mean); otherwise windows of slices.
 
         >>> import tinygrad_edu as tg
         >>> adaptive_avg_pool2d(tg.ones(1, 2, 4, 4), 1).shape
         (1, 2, 1, 1)
+        >>> adaptive_avg_pool2d(tg.arange(5.0).reshape(1, 1, 5), (1, 3)).tolist()
+        [[[0.5, 2.0, 3.5]]]
         """
         x = engine.value("adaptive_avg_pool2d", "input", input)
         shape = shape_of("adaptive_avg_pool2d", x)
+        oh, ow = adaptive_sizes("adaptive_avg_pool2d", shape, output_size, 2)
         H, W = shape[-2], shape[-1]
-        if isinstance(output_size, int):
-            output_size = (output_size, output_size)
-        oh, ow = (H if output_size[0] is None else output_size[0],
-                  W if output_size[1] is None else output_size[1])  # fmt: skip
-        if oh < 1 or ow < 1 or H % oh or W % ow:
-            raise NotImplementedError(
-                f"adaptive_avg_pool2d: output size {(oh, ow)} does not divide the input size "
-                f"{(H, W)} (input {shape}); only whole windows are supported: pick an output "
-                "size that divides the input, or use avg_pool2d"
-            )
         if (oh, ow) == (1, 1):
             return engine.apply(REGISTRY["mean"], x, axis=(-2, -1), keepdims=True)
+        if H % oh or W % ow:
+            return adaptive_pool(engine, x, shape, (oh, ow), "mean")
         return avg_pool2d(x, (H // oh, W // ow))
 
     return adaptive_avg_pool2d

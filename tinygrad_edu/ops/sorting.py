@@ -24,7 +24,7 @@ from .base import REGISTRY, Op, normalize_axes, register
 from .dtypes import category
 from .surface import ValuesIndices, declare, shape_of
 
-__all__ = ["Argsort", "ModeIndex", "Unique"]
+__all__ = ["Argsort", "CumExtremeIndex", "ModeIndex", "Unique"]
 
 
 def _axis(opname, dim, shape):
@@ -304,6 +304,70 @@ def _unique(op, apply):
     return unique
 
 
+@register
+class CumExtremeIndex(Op):
+    """``cum_extreme_index(x, dim, largest)``: for each position along ``dim``, where the running
+    maximum (``largest``) or minimum so far sits, int64: its *last* occurrence among equal
+    values, and a NaN once one is seen (PyTorch's ``cummax``/``cummin`` indices). Not
+    differentiable: the values are a ``gather`` at these positions, whose gradient goes to
+    them, as PyTorch's ``CummaxBackward0`` does.
+
+    >>> import numpy as np
+    >>> CumExtremeIndex().forward(np, np.array([1.0, 3.0, 2.0, 3.0]), dim=0).tolist()
+    [0, 1, 1, 3]
+    """
+
+    name, differentiable = "cum_extreme_index", False
+
+    def forward(self, xp, x, dim=0, largest=True):
+        if x.ndim == 0:
+            return xp.zeros((), dtype=xp.int64)
+        d = _axis(self.name, dim, x.shape)
+        out = xp.zeros(x.shape, dtype=xp.int64)
+        at = [slice(None)] * x.ndim
+        best = idx = None
+        for i in range(x.shape[d]):
+            at[d] = slice(i, i + 1)
+            v = x[tuple(at)]
+            if best is None:
+                best, idx = v, xp.zeros(v.shape, dtype=xp.int64)
+            else:
+                take = (v >= best) if largest else (v <= best)
+                if category(x.dtype) == 2:  # a float dtype: a NaN wins and stays
+                    take = (take & ~xp.isnan(best)) | xp.isnan(v)
+                best, idx = xp.where(take, v, best), xp.where(take, i, idx)
+            out[tuple(at)] = idx
+        return out
+
+    def shape(self, shape, dim=0, largest=True):
+        if len(shape):
+            _axis(self.name, dim, shape)
+        return tuple(shape)
+
+
+def _cum_extreme(largest):
+    name = "cummax" if largest else "cummin"
+
+    def template(op, apply):
+        def cum_extreme(input, dim):
+            shape = shape_of(name, input)
+            if not shape:
+                _axis(name, dim, ())
+                return ValuesIndices(input * 1, apply(op, input, dim=0, largest=largest))
+            index = apply(op, input, dim=dim, largest=largest)
+            return ValuesIndices(apply(REGISTRY["gather"], input, index, dim=_axis(name, dim,
+                                                                                  shape)), index)
+
+        cum_extreme.__doc__ = (
+            f"``(values, indices)``: the running {'maximum' if largest else 'minimum'} along "
+            "``dim`` and where it sits (its last occurrence among ties; a NaN once seen), "
+            "PyTorch's. The gradient goes to those positions (a ``gather``)."
+        )
+        return cum_extreme
+
+    return template
+
+
 declare("argsort", _sort, methods=("sort",), functions=("sort",))
 declare("argsort", _argsort, methods=("argsort",), functions=("argsort",))
 declare("argsort", _msort, methods=("msort",), functions=("msort",))
@@ -313,3 +377,5 @@ declare("argsort", _median, methods=("median",), functions=("median",))
 declare("argsort", _quantile, methods=("quantile",), functions=("quantile",))
 declare("mode_index", _mode, methods=("mode",), functions=("mode",))
 declare("unique", _unique, methods=("unique",), functions=("unique",), symbolic=False)
+declare("cum_extreme_index", _cum_extreme(True), methods=("cummax",), functions=("cummax",))
+declare("cum_extreme_index", _cum_extreme(False), methods=("cummin",), functions=("cummin",))

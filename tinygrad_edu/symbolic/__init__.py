@@ -96,6 +96,11 @@ __all__ = [
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
     "while_loop", "compile", "optimize", "to_onnx", "stop_gradient",
 ]  # fmt: skip
+# the layers composed of ops (ops/more_layers.py: conv1d, conv_transpose2d, group_norm, ...)
+from . import layers as _layers  # noqa: E402
+
+globals().update({_n: getattr(_layers, _n) for _n in _layers._MORE})
+__all__ += _layers._MORE
 
 # The op functions with PyTorch's names (sum, cat, clamp, ...), generated from the op
 # library's surface table (see tinygrad_edu.ops.surface), and the rest of the api module's
