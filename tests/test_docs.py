@@ -339,9 +339,10 @@ def test_the_student_editions_own_site_builds(tmp_path):
     """`mkdocs build` in the student edition (whose library cannot run the lessons) works:
     its lesson pages show the outputs recorded when the edition was made, and no solution."""
     from tinygrad_edu.grading.student import make_student_edition
+    from tinygrad_edu.lessons.recorded import record_lessons
 
     edition = tmp_path / "course-student"
-    make_student_edition(ROOT, edition, record=True)
+    make_student_edition(ROOT, edition, record=record_lessons)
     out = tmp_path / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(edition))
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],

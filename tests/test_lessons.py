@@ -559,7 +559,7 @@ def test_the_edition_kernel_shows_recorded_outputs_and_runs_on(plain_edition):
     """In a kernel on the student edition's library: a cell stopped by the A2.1 stub says so
     and shows its recording, a cell depending on it too, Run All goes on; an error of the
     learner's own still stops the run."""
-    pytest.importorskip("nbclient")
+    import nbclient  # noqa: F401  (installed by make test)
     from nbclient.exceptions import CellExecutionError
 
     from tinygrad_edu.lessons.notebooks import execute_notebook
@@ -598,12 +598,14 @@ def test_student_edition_runs_every_lesson_to_its_end(tmp_path):
     run in a kernel that sees only the edition's library, whose assignments are stubs: every
     cell runs, every exercise says NOT SOLVED YET, and cells that need an assignment name it
     and show their recorded output."""
-    pytest.importorskip("nbclient")
+    import nbclient  # noqa: F401  (installed by make test)
+
     from tinygrad_edu.grading.student import make_student_edition
     from tinygrad_edu.lessons.notebooks import execute_notebook
+    from tinygrad_edu.lessons.recorded import record_lessons
 
     edition = tmp_path / "course-student"
-    report = make_student_edition(NOTEBOOKS.parent, edition, record=True)
+    report = make_student_edition(NOTEBOOKS.parent, edition, record=record_lessons)
     assert len(report["recorded"]) == len(LESSONS)
     unlocked = 0
     for name in LESSONS:

@@ -19,7 +19,7 @@ SUBCOMMANDS = {
     "render": ("tinygrad_edu.viz.cli", "draw an example graph in both forms and step backward"),
     "grade": ("tinygrad_edu.grading.cli", "run graded tests and report points"),
     "grade-batch": ("tinygrad_edu.grading.batch", "grade a folder of submissions, in sandboxes"),
-    "make-student": ("tinygrad_edu.grading.student", "write a student edition of a repository"),
+    "make-student": ("tinygrad_edu.lessons.edition", "write a student edition of a repository"),
     "gradescope-zip": ("tinygrad_edu.grading.gradescope", "build a Gradescope autograder zip"),
 }
 

@@ -14,14 +14,13 @@ import inspect
 
 import numpy as np
 import pytest
+import torch  # noqa: E402  (installed by make test)
 
 import tinygrad_edu as tg
 from tests.compare.cases import CASES, names_of
 from tests.compare.test_against_torch import TG, TORCH, _layout
 from tinygrad_edu.eager import dispatch
 from tinygrad_edu.ops import REGISTRY
-
-torch = pytest.importorskip("torch")
 
 A = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, 0.5]])
 

@@ -4,10 +4,9 @@ parameter names (PReLU's ``weight``)."""
 
 import numpy as np
 import pytest
+import torch  # noqa: E402  (installed by make test)
 
 import tinygrad_edu as tg
-
-torch = pytest.importorskip("torch")
 
 _rng = np.random.default_rng(0)
 _X = _rng.uniform(-4, 4, (4, 3))

@@ -297,7 +297,7 @@ def _walk(src: Path, skip: set[Path], gitignore: bool = True):
 
 
 def make_student_edition(
-    src, dst, force: bool = False, record: bool = False
+    src, dst, force: bool = False, record=None
 ) -> dict[str, list[str]]:
     """Write a student edition of the repository ``src`` to ``dst``.
 
@@ -311,8 +311,10 @@ def make_student_edition(
         src: the instructor's repository.
         dst: the edition's folder (must not exist or be empty, unless ``force``).
         force: replace an existing ``dst``.
-        record: also run each lesson (``notebooks/NN_name.ipynb``) once against this full
-            library and store what its cells show in the edition's ``notebooks/.recorded/``,
+        record: a function ``record(src_notebooks, dst_notebooks) -> paths`` that runs each
+            lesson (``notebooks/NN_name.ipynb``) once against this full library and stores
+            what its cells show in the edition's ``notebooks/.recorded/``; the lessons layer
+            passes ``lessons.recorded.record_lessons`` (grading does not import lessons),
             so that the edition's lessons run to their end before any assignment is written
             (:mod:`tinygrad_edu.lessons.recorded`; slow the first time, then cached).
 
@@ -364,10 +366,8 @@ def make_student_edition(
             shutil.copymode(src / rel, target)
             report["stripped"].append(str(rel))
     report["recorded"] = []
-    if record and (src / "notebooks").is_dir():
-        from ..lessons.recorded import record_lessons  # noqa: PLC0415
-
-        written = record_lessons(src / "notebooks", dst / "notebooks")
+    if record is not None and (src / "notebooks").is_dir():  # lessons.recorded.record_lessons
+        written = record(src / "notebooks", dst / "notebooks")
         report["recorded"] = sorted(str(p.relative_to(dst)) for p in written)
     return report
 
@@ -387,8 +387,8 @@ def run(args) -> int:
     src = Path(args.dir)
     out = Path(args.out) if args.out else src.resolve().with_name(src.resolve().name + "-student")
     try:
-        record = not getattr(args, "no_record", False)
-        report = make_student_edition(src, out, force=args.force, record=record)
+        report = make_student_edition(src, out, force=args.force,
+                                      record=getattr(args, "record", None))  # fmt: skip
     except (MarkerError, FileExistsError, FileNotFoundError, ValueError) as e:
         print(e)
         return 1

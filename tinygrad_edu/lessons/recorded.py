@@ -34,6 +34,9 @@ import sys
 import traceback
 from pathlib import Path
 
+from . import checks
+from .checks import notice
+
 __all__ = [
     "RECORDED_DIR",
     "stub_task",
@@ -231,8 +234,6 @@ class Unlocker:
         """Show the notice and the cell's recording in place of what it printed live."""
         from IPython.display import clear_output  # noqa: PLC0415
 
-        from .checks import notice  # noqa: PLC0415
-
         self.locked = True
         if cell_key(source) in self.recordings:
             clear_output()  # what the cell printed before it stopped: the recording replaces it
@@ -337,4 +338,5 @@ def activate(folder=None) -> Unlocker | None:
     shell.ast_transformers.append(_WatchExcept())
     shell.events.register("pre_run_cell", _active.pre_run_cell)
     shell.events.register("post_run_cell", _active.post_run_cell)
+    checks.blocked_hook = blocked  # a FAIL a locked cell above explains shows as recorded
     return _active
