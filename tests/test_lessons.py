@@ -763,3 +763,65 @@ def test_a_submission_of_given_code_earns_nothing(plain_edition, tmp_path):
     assert {t["name"].split(" ", 1)[0] for t in mine} == tasks
     earned = [(t["name"], t["score"]) for t in mine if t["score"] > 0]
     assert not earned, f"given code earns points: {earned}"
+
+
+# -- pictures fit a 900x900 box at the size a student sees them --------------------------------
+BOX_PX = 900
+
+
+def _picture_size(kind: str, data: bytes) -> tuple[float, float]:
+    """Displayed size in CSS pixels: a PNG's pixels, an SVG's width/height (pt are 4/3 px)."""
+    import struct
+
+    if kind == "png":
+        return struct.unpack(">II", data[16:24])
+    tag = re.search(rb"<svg\b[^>]*>", data, re.S).group(0).decode()
+    size = []
+    for attr in ("width", "height"):
+        m = re.search(rf'\s{attr}="([\d.]+)(pt|px)?"', tag)
+        assert m, f"an SVG without a {attr}: its displayed size is the page's"
+        size.append(float(m.group(1)) * (4 / 3 if m.group(2) == "pt" else 1))
+    return size[0], size[1]
+
+
+def picture_sizes(nb) -> list[tuple[str, float, float]]:
+    """Every picture a notebook's outputs show, players' frames included: (where, w, h)."""
+    import base64
+
+    found = []
+    for n, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                png = base64.b64decode("".join(data["image/png"]))
+                found.append((f"cell {n + 1} png", *_picture_size("png", png)))
+            if "image/svg+xml" in data:
+                svg = "".join(data["image/svg+xml"]).encode()
+                found.append((f"cell {n + 1} svg", *_picture_size("svg", svg)))
+            page = "".join(data.get("text/html", ""))
+            uris = re.findall(r"data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)", page)
+            for i, (kind, b64) in enumerate(uris):
+                size = _picture_size(kind[:3], base64.b64decode(b64))
+                found.append((f"cell {n + 1} frame {i}", *size))
+    return found
+
+
+def test_picture_sizes_reads_png_svg_and_player_frames():
+    import base64
+
+    svg = b'<svg width="1350pt" height="300pt" viewBox="0 0 1 1"></svg>'
+    png = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + (640).to_bytes(4, "big") + (901).to_bytes(
+        4, "big")  # fmt: skip
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        {"data": {"image/png": base64.b64encode(png).decode()}},
+        {"data": {"text/html": f'<img src="{uri}">'}}]}]}  # fmt: skip
+    assert picture_sizes(nb) == [("cell 1 png", 640, 901), ("cell 1 frame 0", 1800.0, 400.0)]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_picture_fits_a_900_box(name):
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+    sizes = picture_sizes(nb)
+    too_big = [(w, round(x), round(y)) for w, x, y in sizes if max(x, y) > BOX_PX + 1]
+    assert not too_big, f"{name}: pictures over {BOX_PX}x{BOX_PX} px: {too_big}"
