@@ -123,3 +123,22 @@ def test_every_drawing_fits_the_column():
     width_pt = float(re.search(r'<svg[^>]*?width="([\d.]+)pt"', svg).group(1))
     assert width_pt / 0.75 <= MAX_WIDTH_PX + 1  # ... and scaled to fit
     assert np.isfinite(width_pt)
+
+
+def _titles(g) -> set[str]:
+    return set(re.findall(r"<B>([^<]*)</B>", g.source))
+
+
+def test_gradient_labels_use_one_notation():
+    from tinygrad_edu.symbolic import Program, cond, program_guard
+
+    titles = _titles(viz.draw_both(seed, **seed_inputs()))
+    assert "partial adjoint of ∂E/∂C" in titles and "∂E/∂(A+C)" in titles  # the legend's words
+    flow, startup = Program(), Program()
+    with program_guard(flow, startup):
+        z = Variable("z", shape=(), dtype="float64")
+        c = cond(z > 0, lambda u: u * u, lambda u: -u, z)
+        (dc,) = gradients(c, [z])
+    titles = _titles(viz.draw([c, dc]))
+    assert "∂/∂z" in titles and "partial adjoint of ∂/∂z" in titles  # a branch: no seed drawn
+    assert not any(t.startswith(("gradient for", "partial of")) for t in titles), titles
