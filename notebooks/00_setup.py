@@ -53,7 +53,10 @@ print("CUDA GPU     ", cuda_available())
 # %% [markdown]
 # Checks answer at once: a green **PASS**, a red **FAIL** with a hint, or an amber **NOT
 # SOLVED YET** for an exercise you have not written yet. Every lesson ends with a tally that
-# counts each check once (run a check again after a fix and the tally follows).
+# counts each check once (run a check again after a fix and the tally follows). A hint names
+# the mistake; fail the same exercise again and the hint takes a closer look (it never gives
+# the answer). Once an exercise passes, `ex.<name>.solution()` shows the reference solution
+# where the course has one to show (the instructor's notebooks; a student edition holds none).
 
 # %%
 check_true("graphviz's dot is on PATH", bool(viz.check_dot()))

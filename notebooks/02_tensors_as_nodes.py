@@ -117,7 +117,7 @@ print("adjoint-sum nodes:", sums)
 
 # %% [markdown]
 # Drawn with one feed, so every box shows its value. Follow the dashed orange arrows from
-# $\partial y/\partial y = 1$ down: the two `partial of ∂y/∂x` boxes ($e^x$ and $w$) meet in
+# $\partial y/\partial y = 1$ down: the two `partial adjoint of ∂y/∂x` boxes ($e^x$ and $w$) meet in
 # the gold **Σ** box at the bottom. $w$ is used once, so $\partial y/\partial w$ needs no sum.
 
 # %%

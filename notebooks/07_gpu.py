@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 
 import tinygrad_edu as tg
-from tinygrad_edu import backend
+from tinygrad_edu import backend, viz
 from tinygrad_edu.backend import DeviceError
 from tinygrad_edu.lessons import check, check_true, summary
 from tinygrad_edu.lessons import lesson07 as ex
@@ -158,6 +158,19 @@ show_error("cpu tensor + sim:0 tensor", lambda: tg.tensor([1.0, 1.0]) + y)
 if HAS_GPU:
     show_error("cpu tensor + cuda tensor",
                lambda: tg.tensor([1.0]) + tg.tensor([1.0], device="cuda"))
+
+# %% [markdown]
+# The drawing says where each tensor and each backward op lives (a box with no device is on
+# the CPU). `w` is a CPU leaf; `w * 3` is computed on the CPU, then moved: the move is the
+# node `ToCopyBackward0`, which sends the gradient back from `sim:0` to the CPU, where
+# `AccumulateGrad` adds it to `w.grad`. Everything after the move runs on `sim:0`.
+
+# %%
+w.name = "w"
+loss = (y * y).sum()
+loss.backward()
+print("w.grad =", w.grad, "on", w.grad.device)
+viz.draw(loss)
 
 # %%
 tg.manual_seed(0)

@@ -7,6 +7,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -243,6 +244,88 @@ def test_a_wrong_answer_fails_with_its_hint(ex, wrong, capsys):
     hint = re.sub(r"\s+", " ", result.hint)
     given = [f for f in _solution_fragments(ex.number) if f in hint]
     assert not given, f"{ex.name}: the hint quotes the solution: {given}"
+
+
+FIRST_WRONG = [pytest.param(ex, ex.wrong[0], id=f"{ex.number}-{ex.wrong[0].what}")
+               for _, ex in EXERCISES]  # fmt: skip
+
+
+@pytest.mark.parametrize(("ex", "wrong"), FIRST_WRONG + [p for p in WRONG if "1." in p.id[:2]])
+def test_a_repeated_wrong_answer_gets_a_closer_hint(ex, wrong):
+    hints = [ex.check(wrong.answer, strict=False).hint for _ in range(4)]
+    assert wrong.hint in hints[0] and "Try" not in hints[0]  # the first try: the mistake
+    assert hints[1].startswith(hints[0]) and "Try 2, a closer look:" in hints[1]
+    assert hints[2].startswith(hints[0]) and "Try 3, a closer look:" in hints[2]
+    closer = [h[len(hints[0]):].split(": ", 1)[1] for h in hints[1:]]
+    assert closer[0] != closer[1] and closer[2] == closer[1]  # more on each try, then steady
+    for hint in hints:  # never a line of the solution
+        flat = re.sub(r"\s+", " ", hint)
+        assert not [f for f in _solution_fragments(ex.number) if f in flat], hint
+    fallback = ex.fallback if callable(ex.fallback) else None
+    if fallback is not None and ex.check(fallback, strict=False).passed:  # a pass starts over
+        assert ex.check(wrong.answer, strict=False).hint == hints[0]
+
+
+def test_a_written_closer_look_names_the_mistake():
+    from tinygrad_edu.lessons import lesson01
+
+    ex, forward = lesson01.central_difference, lesson01.central_difference.wrong[0].answer
+    hints = [ex.check(forward, strict=False).hint for _ in range(3)]
+    assert "placed symmetrically around x" in hints[1] and "rise over the run" in hints[2]
+    lessons.reset()  # a fresh start forgets the tries
+    assert "Try" not in ex.check(forward, strict=False).hint
+
+
+def test_the_reference_solution_opens_only_after_a_pass(capsys):
+    from tinygrad_edu.lessons import lesson01
+
+    ex = lesson01.central_difference
+    assert ex.solution() is None
+    assert "opens once your check passes" in capsys.readouterr().out
+    ex.check(ex.wrong[0].answer, strict=False)
+    assert ex.solution() is None and "1 failed try so far" in capsys.readouterr().out
+    assert ex.check(lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / (2 * eps), strict=False)
+    shown = ex.solution()
+    out = capsys.readouterr().out
+    assert "def central_difference(f, x, eps=1e-6):" in shown and shown in out
+    assert "(f(x + eps) - f(x - eps)) / (2 * eps)" in shown and "SOLUTION" not in shown
+    assert "notebooks/01_derivatives.py, lines" in out
+
+
+def test_a_reference_solution_never_shows_a_graded_task():
+    from tinygrad_edu.lessons.exercise import reference_solution
+    from tinygrad_edu.lessons.notebooks import solution_snippets
+
+    package = NOTEBOOKS.parent / "tinygrad_edu"
+    graded = solution_snippets(p for p in package.rglob("*.py")
+                               if "BEGIN SOLUTION A" in p.read_text(encoding="utf-8"))  # fmt: skip
+    assert graded
+    shown = refused = 0
+    for _, ex in EXERCISES:
+        text, why = reference_solution(ex)
+        if text is None:
+            assert "graded assignment task" in why, (ex.name, why)
+            refused += 1
+            continue
+        shown += 1
+        flat = re.sub(r"\s+", " ", text)
+        assert not [g for g in graded if g in flat], ex.name
+        assert "BEGIN SOLUTION" not in text and "notebooks/" in why, ex.name
+    assert shown >= 20 and refused >= 1
+
+
+def test_the_student_edition_holds_no_reference_solution(tmp_path, capsys):
+    from tinygrad_edu.grading.student import make_student_edition
+    from tinygrad_edu.lessons import lesson01
+    from tinygrad_edu.lessons.exercise import reference_solution
+
+    src = tmp_path / "src"
+    shutil.copytree(NOTEBOOKS, src / "notebooks")
+    make_student_edition(src, tmp_path / "edition")
+    for _, ex in EXERCISES:
+        text, why = reference_solution(ex, root=tmp_path / "edition")
+        assert text is None and "holds no reference solutions" in why, ex.name
+    assert reference_solution(lesson01.central_difference, root=src)[0]  # the copy: has one
 
 
 # the near misses the issue found accepted, each a recorded wrong answer now
@@ -765,3 +848,65 @@ def test_a_submission_of_given_code_earns_nothing(plain_edition, tmp_path):
     assert {t["name"].split(" ", 1)[0] for t in mine} == tasks
     earned = [(t["name"], t["score"]) for t in mine if t["score"] > 0]
     assert not earned, f"given code earns points: {earned}"
+
+
+# -- pictures fit a 900x900 box at the size a student sees them --------------------------------
+BOX_PX = 900
+
+
+def _picture_size(kind: str, data: bytes) -> tuple[float, float]:
+    """Displayed size in CSS pixels: a PNG's pixels, an SVG's width/height (pt are 4/3 px)."""
+    import struct
+
+    if kind == "png":
+        return struct.unpack(">II", data[16:24])
+    tag = re.search(rb"<svg\b[^>]*>", data, re.S).group(0).decode()
+    size = []
+    for attr in ("width", "height"):
+        m = re.search(rf'\s{attr}="([\d.]+)(pt|px)?"', tag)
+        assert m, f"an SVG without a {attr}: its displayed size is the page's"
+        size.append(float(m.group(1)) * (4 / 3 if m.group(2) == "pt" else 1))
+    return size[0], size[1]
+
+
+def picture_sizes(nb) -> list[tuple[str, float, float]]:
+    """Every picture a notebook's outputs show, players' frames included: (where, w, h)."""
+    import base64
+
+    found = []
+    for n, cell in enumerate(c for c in nb["cells"] if c["cell_type"] == "code"):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "image/png" in data:
+                png = base64.b64decode("".join(data["image/png"]))
+                found.append((f"cell {n + 1} png", *_picture_size("png", png)))
+            if "image/svg+xml" in data:
+                svg = "".join(data["image/svg+xml"]).encode()
+                found.append((f"cell {n + 1} svg", *_picture_size("svg", svg)))
+            page = "".join(data.get("text/html", ""))
+            uris = re.findall(r"data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)", page)
+            for i, (kind, b64) in enumerate(uris):
+                size = _picture_size(kind[:3], base64.b64decode(b64))
+                found.append((f"cell {n + 1} frame {i}", *size))
+    return found
+
+
+def test_picture_sizes_reads_png_svg_and_player_frames():
+    import base64
+
+    svg = b'<svg width="1350pt" height="300pt" viewBox="0 0 1 1"></svg>'
+    png = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + (640).to_bytes(4, "big") + (901).to_bytes(
+        4, "big")  # fmt: skip
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        {"data": {"image/png": base64.b64encode(png).decode()}},
+        {"data": {"text/html": f'<img src="{uri}">'}}]}]}  # fmt: skip
+    assert picture_sizes(nb) == [("cell 1 png", 640, 901), ("cell 1 frame 0", 1800.0, 400.0)]
+
+
+@pytest.mark.parametrize("name", LESSONS)
+def test_every_picture_fits_a_900_box(name):
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+    sizes = picture_sizes(nb)
+    too_big = [(w, round(x), round(y)) for w, x, y in sizes if max(x, y) > BOX_PX + 1]
+    assert not too_big, f"{name}: pictures over {BOX_PX}x{BOX_PX} px: {too_big}"

@@ -9,6 +9,7 @@ from tinygrad_edu import viz
 from tinygrad_edu.symbolic import Variable, gradients, optimize, tanh
 from tinygrad_edu.viz.draw import MAX_WIDTH_PX, natural_width
 from tinygrad_edu.viz.examples import seed, seed_inputs
+from tinygrad_edu.viz.style import MAX_HEIGHT_PX, fit_scale, natural_size
 
 from .conftest import needs_dot
 
@@ -86,11 +87,30 @@ def test_matmul_edges_say_left_and_right():
 
 
 @needs_dot
-def test_draw_both_stacks_when_side_by_side_is_too_wide():
-    g = viz.draw_both(seed, **seed_inputs())
-    side = viz.draw_both(seed, stack=False, **seed_inputs())
-    assert natural_width(side) > MAX_WIDTH_PX >= natural_width(g)
-    assert "style=invis" in g.source and "style=invis" not in side.source
+def test_draw_both_picks_the_layout_that_shrinks_least():
+    def wide(x):  # many boxes side by side, few rows: stacking shrinks it less
+        return sum((x * float(k)).exp() for k in range(1, 9))
+
+    for fn, inputs, stacks in ((seed, seed_inputs(), False), (wide, {"x": np.ones(3)}, True)):
+        g = viz.draw_both(fn, **inputs)
+        other = viz.draw_both(fn, stack=not stacks, **inputs)
+        assert ("style=invis" in g.source) is stacks
+        assert fit_scale(natural_size(g)) > fit_scale(natural_size(other))
+
+
+@needs_dot
+def test_a_tall_drawing_fits_the_900_box():
+    x = Variable("x", shape=(3,))
+    y = x
+    for _ in range(30):  # a long chain, drawn uncollapsed: 30 rows
+        y = (y * 2.0).exp()
+    g = viz.draw(y, max_nodes=None)
+    assert natural_size(g)[1] > MAX_HEIGHT_PX  # laid out taller ...
+    svg = g.pipe(format="svg").decode()
+    tag = re.search(r"<svg[^>]*>", svg).group(0)
+    size = [float(re.search(rf'{a}="([\d.]+)pt"', tag).group(1)) / 0.75
+            for a in ("width", "height")]
+    assert max(size) <= MAX_HEIGHT_PX + 1  # ... and scaled to fit
 
 
 @needs_dot
@@ -103,3 +123,22 @@ def test_every_drawing_fits_the_column():
     width_pt = float(re.search(r'<svg[^>]*?width="([\d.]+)pt"', svg).group(1))
     assert width_pt / 0.75 <= MAX_WIDTH_PX + 1  # ... and scaled to fit
     assert np.isfinite(width_pt)
+
+
+def _titles(g) -> set[str]:
+    return set(re.findall(r"<B>([^<]*)</B>", g.source))
+
+
+def test_gradient_labels_use_one_notation():
+    from tinygrad_edu.symbolic import Program, cond, program_guard
+
+    titles = _titles(viz.draw_both(seed, **seed_inputs()))
+    assert "partial adjoint of ∂E/∂C" in titles and "∂E/∂(A+C)" in titles  # the legend's words
+    flow, startup = Program(), Program()
+    with program_guard(flow, startup):
+        z = Variable("z", shape=(), dtype="float64")
+        c = cond(z > 0, lambda u: u * u, lambda u: -u, z)
+        (dc,) = gradients(c, [z])
+    titles = _titles(viz.draw([c, dc]))
+    assert "∂/∂z" in titles and "partial adjoint of ∂/∂z" in titles  # a branch: no seed drawn
+    assert not any(t.startswith(("gradient for", "partial of")) for t in titles), titles

@@ -70,7 +70,8 @@ def test_slider_draws_every_value_once():
 
     f = viz.slider(draw, [0.5, 1.0, 2.0], name="c", start=1.0)
     assert seen == [0.5, 1.0, 2.0] and f.start == 1
-    assert f.captions == ["c = 0.5", "c = 1", "c = 2"] and f.label == "c"
+    assert f.captions == ["c = 0.5", "c = 1", "c = 2"] and f.label == "position"
+    assert "position 1 of 2</span>" in f._repr_html_()  # not "c 1 of 2" beside "c = 1"
     with pytest.raises(ValueError, match="not one of the slider's values"):
         viz.slider(draw, [1.0], start=3.0)
 

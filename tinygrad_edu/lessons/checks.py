@@ -66,6 +66,7 @@ _NOTICE = ("ⓘ", "NOTICE", "#1e3a8a", "#eff6ff", "#1d4ed8")
 
 _strict: bool | None = None
 _results: dict[str, CheckResult] = {}
+_tries: dict[str, int] = {}  # failed checks in a row, per exercise (hints escalate with them)
 
 
 # -- strict mode ------------------------------------------------------------------------------
@@ -192,6 +193,7 @@ def results() -> list[tuple[str, bool]]:
 def reset() -> None:
     """Forget the checks run so far."""
     _results.clear()
+    _tries.clear()
 
 
 def summary(*lessons) -> str:

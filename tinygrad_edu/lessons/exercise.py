@@ -38,10 +38,23 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .bounded import SECONDS, run_bounded
-from .checks import FAIL, PASS, UNSOLVED, CheckResult, _report, _results, compare, notice
+from .checks import (
+    FAIL,
+    PASS,
+    UNSOLVED,
+    CheckResult,
+    _report,
+    _results,
+    _tries,
+    compare,
+    notice,
+)
 from .recorded import unlock_message
 
-__all__ = ["Exercise", "Verdict", "Wrong", "COMMON_HINTS", "grade_steps", "diagnose"]
+__all__ = [
+    "Exercise", "Verdict", "Wrong", "COMMON_HINTS", "grade_steps", "diagnose",
+    "reference_solution",
+]  # fmt: skip
 
 
 class Verdict(NamedTuple):
@@ -80,6 +93,15 @@ COMMON_HINTS: tuple[tuple[str, str, str], ...] = (
 )  # fmt: skip
 
 
+# what a second and third failed try add when the exercise has no closer look for the mistake
+_CLOSER_LOOK = (
+    "work the check's smallest input by hand, on paper, and compare each step with what your "
+    "code computes (print the intermediate values inside your function)",
+    "reread the section just above the heading 'Exercise {number}': the rule it needs is "
+    "written there; then change one thing at a time and run the check",
+)
+
+
 def _innermost(error: BaseException) -> tuple[str, int]:
     frames = traceback.extract_tb(error.__traceback__)
     return (frames[-1].name, frames[-1].lineno) if frames else ("?", 0)
@@ -96,6 +118,9 @@ class Exercise:
         hints: ``(exception type name, text in its message, hint)`` for anticipated errors.
         fallback: what teaching cells use while the exercise is not solved (see :meth:`use`).
         seconds: how long the answer may run in a check (see :meth:`check`).
+        more: ``(text in the first hint, second hint, third hint)``: what the second and
+            third failed try in a row add to a mistake's hint, each more specific than the
+            one before and none the solution (see :meth:`check`); ``""`` matches any hint.
     """
 
     def __init__(
@@ -107,9 +132,11 @@ class Exercise:
         hints: Sequence[tuple[str, str, str]] = (),
         fallback: Any = None,
         seconds: float = SECONDS,
+        more: Sequence[tuple[str, str, str]] = (),
     ):
         self.number, self.title, self.grade, self.seconds = number, title, grade, seconds
         self.wrong, self.hints, self.fallback = tuple(wrong), tuple(hints), fallback
+        self.more = tuple(more)
 
     @property
     def name(self) -> str:
@@ -173,7 +200,43 @@ class Exercise:
         else:  # timeout, memory, crashed
             message, _, hint = value.partition(": ")
             status = FAIL
+        if status == FAIL:
+            _tries[self.name] = tries = _tries.get(self.name, 0) + 1
+            hint = self._escalate(hint, tries)
+        elif status == PASS:
+            _tries.pop(self.name, None)
         return _report(self.name, status, message, hint, strict)
+
+    def _escalate(self, hint: str, tries: int) -> str:
+        """The hint for the ``tries``-th failed check in a row: the first names the mistake;
+        the second and third add a closer look at that mistake (the exercise's ``more``), or
+        where to look when none is written for it; never the solution."""
+        if tries < 2:
+            return hint
+        steps = next(((second, third) for needle, second, third in self.more
+                      if needle in hint), _CLOSER_LOOK)  # fmt: skip
+        extra = steps[min(tries, 3) - 2].format(number=self.number)
+        return f"{hint}\n   Try {tries}, a closer look: {extra}" if hint else extra
+
+    def solution(self) -> str | None:
+        """Show the reference solution, once this exercise's check has passed.
+
+        The reference is the lesson notebook's solution cell. A student edition holds none
+        (its notebooks are stripped), so there it says so; and a cell that would show code
+        solving a graded assignment task is never shown. Returns the text shown, or None.
+        """
+        if not self.solved:
+            tries = _tries.get(self.name, 0)
+            print(f"{self.name}: the reference solution opens once your check passes"
+                  + (f" ({tries} failed tr{'y' if tries == 1 else 'ies'} so far)." if tries
+                     else ". Run the check first."))  # fmt: skip
+            return None
+        text, why = reference_solution(self)
+        if text is None:
+            print(f"{self.name}: {why}")
+            return None
+        print(f"{self.name}: the reference solution ({why})\n\n{text}")
+        return text
 
     @property
     def solved(self) -> bool:
@@ -192,6 +255,49 @@ class Exercise:
             "Solve the exercise, run its check, then run this cell again to use yours."
         )
         return self.fallback
+
+
+def reference_solution(exercise: Exercise, root=None) -> tuple[str | None, str]:
+    """``(cell text, where)`` of ``exercise``'s solution cell in its lesson notebook, or
+    ``(None, why not)``: a student edition (no solution regions), or a cell holding code of a
+    graded task's solution (the library's own solution regions). ``root``: the folder holding
+    ``notebooks/`` (default: the one next to this library)."""
+    import importlib  # noqa: PLC0415
+    import pathlib  # noqa: PLC0415
+    import re  # noqa: PLC0415
+
+    from ..grading.student import solution_regions  # noqa: PLC0415
+    from .notebooks import solution_snippets  # noqa: PLC0415
+
+    package = pathlib.Path(__file__).resolve().parents[1]
+    lesson = int(exercise.number.split(".")[0])
+    module = importlib.import_module(f"{__package__}.lesson{lesson:02d}")
+    attr = next((k for k, v in vars(module).items() if v is exercise), None)
+    notebooks = pathlib.Path(root if root is not None else package.parent) / "notebooks"
+    found = sorted(notebooks.glob(f"{lesson:02d}_*.py"))
+    if attr is None or not found:
+        return None, "no lesson notebook found next to the library"
+    text = found[0].read_text(encoding="utf-8")
+    lines = text.splitlines()
+    at = text[: max(text.find(f"ex.{attr}.check("), 0)].count("\n") + 1
+    regions = [r for r in solution_regions(text, found[0].name) if r[1] < at]
+    if not regions:
+        return None, ("this edition holds no reference solutions (its notebooks are "
+                      "stripped): ask your instructor, or compare notes with a classmate "
+                      "who passed")  # fmt: skip
+    begin, end, _ = regions[-1]
+    first = max(n for n in range(begin, 0, -1) if lines[n - 1].startswith("# %%") or n == 1)
+    last = next((n - 1 for n in range(end + 1, len(lines) + 1)
+                 if lines[n - 1].startswith("# %%")), len(lines))  # fmt: skip
+    cell = [line for line in lines[first:last] if not re.match(r"\s*# (BEGIN|END) SOLUTION",
+                                                                 line)]  # fmt: skip
+    cell_text = "\n".join(cell).strip("\n")
+    flat = re.sub(r"\s+", " ", cell_text)
+    graded = solution_snippets(p for p in package.rglob("*.py") if "BEGIN SOLUTION A" in
+                               p.read_text(encoding="utf-8"))  # fmt: skip
+    if any(snippet in flat for snippet in graded):
+        return None, "its reference holds code of a graded assignment task: not shown"
+    return cell_text, f"{found[0].parent.name}/{found[0].name}, lines {first + 1}-{last}"
 
 
 def diagnose(

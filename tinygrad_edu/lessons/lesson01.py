@@ -57,6 +57,21 @@ def _grade_central_difference(fn) -> Verdict:
 
 central_difference = Exercise(
     "1.1", "the central difference", _grade_central_difference,
+    more=[
+        ("forward difference",
+         "a central difference evaluates f at two points placed symmetrically around x",
+         "with points x - eps and x + eps, the slope between them is the rise over the run: "
+         "how far apart are they?"),
+        ("twice the right value",
+         "the two points x - eps and x + eps are 2·eps apart, not eps",
+         "divide the difference f(x + eps) - f(x - eps) by the whole distance between them"),
+        ("use the eps argument",
+         "the check calls your function with eps=0.1; a step written as a number ignores it",
+         "every step and the divisor must be written with the name eps"),
+        ("precedence",
+         "a / b * c is (a / b) * c in Python",
+         "put the whole divisor in parentheses"),
+    ],
     wrong=[
         Wrong("the forward difference", lambda f, x, eps=1e-6: (f(x + eps) - f(x)) / eps,
               "forward difference"),
@@ -105,6 +120,18 @@ def _h_prime(x):
 
 dh_dx = Exercise(
     "1.2", "a derivative by the chain rule", _grade_dh_dx,
+    more=[
+        ("product rule",
+         "(u·v)' = u'·v + u·v': your answer has one of the two terms",
+         "u = e^(-x²/2) and v = tanh(x): write u' and v' on their own first, then add both "
+         "products"),
+        ("inner derivative",
+         "e^(g(x)) differentiates to e^(g(x))·g'(x): what is g'(x) for g(x) = -x²/2?",
+         "check the factor multiplying e^(-x²/2) in the first term: it comes from g'(x)"),
+        ("squared",
+         "tanh' is written with tanh itself: 1 minus tanh squared",
+         "compare your tanh' at x = 1 with (tanh(1 + 1e-6) - tanh(1 - 1e-6)) / 2e-6"),
+    ],
     wrong=[
         Wrong("only one term of the product rule",
               lambda x: np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2), "product rule"),
@@ -162,6 +189,20 @@ def _neuron(scale_dl=1.0, sigmoid=True, times_x=True, swap=False):
 
 neuron_gradients = Exercise(
     "1.3", "one neuron, by hand", _grade_neuron,
+    more=[
+        ("factor 2",
+         "L = (y - t)²: differentiate the square before anything else",
+         "dL/dy is twice (y - t); every later factor multiplies it"),
+        ("σ'(z)",
+         "y = σ(z), so dL/dz = dL/dy · dy/dz: dy/dz is not 1",
+         "σ'(z) is written with y itself: y times (1 - y)"),
+        ("in that order",
+         "the check unpacks your result as dL_dw, dL_db = ...",
+         "dL/dw is the one with x in it: return it first"),
+        ("multiply dL/dz by x",
+         "z = w·x + b: dz/dw is x, dz/db is 1",
+         "dL/dw = dL/dz · x; dL/db = dL/dz"),
+    ],
     wrong=[
         Wrong("the factor 2 of the square forgotten", _neuron(scale_dl=1.0), "factor 2"),
         Wrong("the sigmoid's derivative forgotten", _neuron(2.0, sigmoid=False), "σ'(z)"),

@@ -48,8 +48,10 @@ from .style import (
     SYMBOLIC_LEGEND,
     DotNotFoundError,
     check_dot,
+    fit_scale,
     format_array,
     legend_table,
+    natural_size,
     natural_width,
     new_graph,
     render,
@@ -123,7 +125,8 @@ def draw_both(
     (``fn`` run on PyTorch tensors, its ``grad_fn`` graph drawn in the eager style, needs
     PyTorch): ``forms=("eager", "torch")`` puts our backward graph next to PyTorch's.
     ``stack``: True puts the panels one above the other, False side by side; None (the
-    default) stacks them when side by side they would be wider than ``MAX_WIDTH_PX``.
+    default) picks the layout that shrinks least to fit a ``MAX_WIDTH_PX`` x ``MAX_HEIGHT_PX``
+    box (side by side when both fit).
 
     >>> from tinygrad_edu.viz.examples import seed, seed_inputs
     >>> dot = draw_both(seed, **seed_inputs())
@@ -172,8 +175,10 @@ def draw_both(
             else:
                 add_eager(c, data, prefix=prefix, show_saved=show_saved)
         panels.append((prefix, data))
-    if stack is None:
-        stack = len(panels) > 1 and natural_width(g) > MAX_WIDTH_PX
+    if stack is None and len(panels) > 1:  # the layout that shrinks least in the 900x900 box
+        stacked = g.copy()
+        _stack(stacked, panels)
+        stack = fit_scale(natural_size(stacked)) > fit_scale(natural_size(g))
     if stack:
         _stack(g, panels)
     return g

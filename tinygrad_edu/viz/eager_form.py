@@ -24,6 +24,7 @@ from .style import (
     box_label,
     finish,
     format_array,
+    join_parts,
     legend_table,
     new_graph,
     same_rank,
@@ -41,6 +42,15 @@ def _eager_names(names, params):
         if mapping:
             merged.update(dict(mapping))
     return merged or None
+
+
+def device_text(rec) -> str | None:
+    """Where a record's tensor or backward op lives, when that is not the CPU: ``sim:0``, and
+    for a move (``ToCopyBackward0``) the way its gradient goes back, ``grad sim:0 → cpu``."""
+    device, source = getattr(rec.ref, "device", None), getattr(rec.ref, "source", None)
+    if source is not None and str(source) != str(device):
+        return f"grad {device} → {source}"
+    return None if device is None or str(device) == "cpu" else f"on {device}"
 
 
 def add_eager(
@@ -96,6 +106,8 @@ def add_eager(
                         rows.append(
                             (f"saved {what}: {shape_text(shape)}", format_array(arr), "#334155")
                         )
+        if rec.kind in ("leaf", "output", "backward"):  # off the CPU: say where (lesson 7)
+            sub = join_parts(sub, device_text(rec))
         rows.extend(extra)
         kind = "after" if info.get("after") else rec.kind
         fill, border = COLORS[kind]

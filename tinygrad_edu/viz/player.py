@@ -244,7 +244,9 @@ def slider(
         first = values.index(start)
     pictures = [fn(v) for v in values]
     captions = [f"{name} = {fmt.format(v)}" for v in values]
-    return frames(pictures, captions, label=name, start=first)
+    # the counter counts positions ("position 3 of 6"); the caption says the value ("c = 0"):
+    # a counter named after the value would read as its value ("c 3 of 6" beside "c = 0")
+    return frames(pictures, captions, label="position", start=first)
 
 
 def stepper_frames(stepper, interval_ms: int = 1600, autoplay: bool = False) -> Frames:

@@ -18,18 +18,21 @@ import shutil
 import numpy as np  # display only: arrays are formatted as text
 
 __all__ = [
-    "FONT", "MONO", "MAX_WIDTH_PX", "DEFAULT_MAX_NODES", "COLORS", "EDGE_COLORS",
+    "FONT", "MONO", "MAX_WIDTH_PX", "MAX_HEIGHT_PX", "DEFAULT_MAX_NODES", "COLORS", "EDGE_COLORS",
     "SYMBOLIC_LEGEND", "EAGER_LEGEND", "INSTALL_HINT", "DotNotFoundError", "graphviz_module",
     "esc", "to_numpy", "format_array", "shape_text", "join_parts", "box_label", "legend_table",
-    "new_graph", "finish", "same_rank", "natural_width", "check_dot", "render",
+    "new_graph", "finish", "same_rank", "natural_width", "natural_size", "fit_scale",
+    "check_dot", "render",
 ]  # fmt: skip
 
 FONT = "Helvetica,Arial,sans-serif"
 # NOTE [Pictures fit a 900 px column]: every drawing is laid out at its natural size and, when
-# wider than this, scaled down to it (Graphviz's ``size``: 72 points an inch, a browser's CSS
-# pixel is 0.75 point). Layouts that would shrink much (two forms side by side) stack instead.
+# wider or taller than this, scaled down to fit a 900x900 box, a laptop's window (Graphviz's
+# ``size``: 72 points an inch, a browser's CSS pixel is 0.75 point). Layouts that would shrink
+# much (two forms side by side) stack instead; long graphs collapse (``max_nodes``).
 MAX_WIDTH_PX = 900
-_SIZE = f"{MAX_WIDTH_PX * 0.75 / 72:.3f},1000"
+MAX_HEIGHT_PX = 900
+_SIZE = f"{MAX_WIDTH_PX * 0.75 / 72:.3f},{MAX_HEIGHT_PX * 0.75 / 72:.3f}"
 MONO = "DejaVu Sans Mono,Menlo,Consolas,monospace"
 DEFAULT_MAX_NODES = 80
 
@@ -221,13 +224,26 @@ def same_rank(g, ids) -> None:
                 s.node(i)
 
 
-def natural_width(g) -> float:
-    """The width in CSS pixels that ``g`` has before it is scaled to fit (one ``dot`` run)."""
+def natural_size(g) -> tuple[float, float]:
+    """The width and height in CSS pixels that ``g`` has before it is scaled to fit (one
+    ``dot`` run)."""
     unsized = g.copy()
     unsized.graph_attr.pop("size", None)
     svg = unsized.pipe(format="svg").decode("utf-8")
-    match = re.search(r'<svg[^>]*?width="([\d.]+)pt"', svg)
-    return float(match.group(1)) / 0.75 if match else 0.0
+    tag = re.search(r"<svg[^>]*>", svg)
+    size = [re.search(rf'{a}="([\d.]+)pt"', tag.group(0)) if tag else None
+            for a in ("width", "height")]  # fmt: skip
+    return tuple(float(m.group(1)) / 0.75 if m else 0.0 for m in size)
+
+
+def natural_width(g) -> float:
+    """The width in CSS pixels that ``g`` has before it is scaled to fit (one ``dot`` run)."""
+    return natural_size(g)[0]
+
+
+def fit_scale(size) -> float:
+    """How much a picture of ``size`` (w, h in px) shrinks to fit the box (1: not at all)."""
+    return min(1.0, MAX_WIDTH_PX / max(size[0], 1e-9), MAX_HEIGHT_PX / max(size[1], 1e-9))
 
 
 # -- rendering ------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
             for inp in node.inputs:
                 if inp.is_gradient and not inp.is_adjoint_sum and inp.grad_of is None:
                     what = rec.info["grad_of"]
-                    if not what.startswith("∂") and labels and node in labels:
+                    if what.startswith("∂/") and labels and node in labels:
                         what = labels[node]  # no seed drawn (an optimised graph): its label
                     partial_of.setdefault(inp, what)
     for rec in data.nodes:
@@ -117,9 +117,10 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
         elif info["adjoint_sum"]:
             title = "Σ partial adjoints"
         elif node in partial_of:
-            title = f"partial of {partial_of[node]}"
+            title = f"partial adjoint of {partial_of[node]}"  # the legend's words
         if labels and node in labels and labels[node] != title:
-            known = info.get("grad_of", "").startswith("∂")  # a title naming what it differentiates
+            # a title naming what it differentiates (not ∂/∂x: no seed drawn)
+            known = info.get("grad_of", "").startswith("∂") and not info["grad_of"].startswith("∂/")
             title = f"{title} = {labels[node]}" if known else labels[node]
         title = deco.get("title", title)
         if info.get("collapsed"):

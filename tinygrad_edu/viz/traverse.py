@@ -170,7 +170,7 @@ def symbolic_graph(nodes, labels=None) -> GraphData:
         y = display.get(seed.inputs[0], seed.inputs[0].name) if seed is not None else None
         if node.grad_of is not None:
             x = display.get(node.grad_of, node.grad_of.name)
-            info["grad_of"] = f"∂{y}/∂{x}" if y else f"gradient for {x}"
+            info["grad_of"] = f"∂{y}/∂{x}" if y else f"∂/∂{x}"  # no seed drawn: ∂/∂x
         if seed is node:
             info["grad_of"] = f"∂{y}/∂{y} = 1"
         return NodeRecord(rid, "tensor", label, node, info)
