@@ -8,6 +8,7 @@ Functions), ``grad_mode``,
 shared with PyTorch, numpy and CuPy).
 """
 
+from . import functional  # noqa: F401  (hands core the F of a create_graph backward)
 from .autograd import backward, grad
 from .dlpack import from_dlpack
 from .engine import GraphTask, Observer, observe

@@ -31,7 +31,10 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
-from . import grad_mode
+from . import core, grad_mode
+from .dispatch import METHODS, _as_array, apply_op
+from .dlpack import dlpack_device, to_dlpack
+from .engine import backward as _backward
 from .node import AccumulateGrad, CopySlices, ToCopyBackward
 from .printing import tensor_repr
 
@@ -39,43 +42,6 @@ __all__ = ["Tensor", "apply_op"]
 
 _FLAG_RETAINS, _FLAG_WARNED = 1, 2
 _ndarray = _np.ndarray
-
-def _as_array(xp, value, opname="tensor"):
-    """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
-    if hasattr(value, "__setitem__"):
-        if isinstance(value, Tensor):  # an input whose .data was set to a tensor
-            raise data_error(opname)
-        return value
-    out = xp.asarray(value)
-    if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
-        raise mixing_error(opname, value)
-    return out
-
-
-def data_error(opname) -> TypeError:
-    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
-    return TypeError(
-        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
-        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
-    )
-
-
-def mixing_error(opname, value) -> TypeError:
-    """The error for an eager op given another engine's value, or another library's tensor."""
-    kind = f"{type(value).__module__}.{type(value).__qualname__}"
-    if kind.startswith("tinygrad_edu.symbolic"):
-        return TypeError(
-            f"{opname}: an eager tensor met a symbolic Node ({value!r}); eager tensors and "
-            "symbolic nodes do not mix. Build the whole graph symbolically (S.Variable, S.constant("
-            "array)) and run it with S.Executor, or compute eagerly with tensors only "
-            "(tg.tensor(...))"
-        )
-    return TypeError(
-        f"{opname}: got a {kind} as an input; tinygrad_edu tensors do not mix with other "
-        "libraries' tensors. Convert it first: tg.from_dlpack(t) (shared memory) or "
-        "tg.tensor(t.numpy()) (a copy); torch.from_dlpack(x) goes the other way"
-    )
-
 
 # NOTE [Keeping a gradient without a copy]
 #     The first gradient that reaches a leaf becomes its ``.grad``, and later ones are added
@@ -103,13 +69,7 @@ def _unshared(g) -> bool:
     )
 
 
-def _edge(a):
-    if not isinstance(a, Tensor) or not a._requires_grad:
-        return (None, 0)
-    fn = a.grad_fn
-    if fn is not None:
-        return (fn, a._output_nr)
-    return (a._grad_accumulator(), 0)
+_edge = core.edge
 
 
 class Tensor:
@@ -142,27 +102,17 @@ class Tensor:
     def __init__(self, *data, requires_grad: bool = False, dtype=None, device=None):
         data = _legacy_data(data, dtype)
         dev = backend.parse_device(device if device is not None else _device_of(data))
-        self.data = _to_array(data, dtype, dev)
-        self._device = dev
-        self._init_state(None, 0, None)
+        core.init_tensor(self, _to_array(data, dtype, dev), dev)
         if requires_grad:
             self.requires_grad = True
 
     @classmethod
     def _make(cls, data, grad_fn=None, counter=None, output_nr=0, device=None) -> Tensor:
         """Wrap an array computed by an op (no conversion, no copy; scalars become 0-d)."""
-        t = object.__new__(cls)
-        t.data = data if type(data) is _ndarray else _as_array(backend.namespace_of(data), data)
-        t._device = device if device is not None else backend.device_of(data)
-        t._init_state(grad_fn, output_nr, counter)
-        return t
-
-    def _init_state(self, grad_fn, output_nr, counter):
-        self._grad_fn = grad_fn
-        self._requires_grad = grad_fn is not None
-        self._output_nr = output_nr
-        self._grad = self._base = None
-        self._version = counter if counter is not None else [0]
+        if type(data) is not _ndarray:
+            data = _as_array(backend.namespace_of(data), data)
+        device = device if device is not None else backend.device_of(data)
+        return core.init_tensor(object.__new__(cls), data, device, grad_fn, counter, output_nr)
 
     # -- basic properties ---------------------------------------------------------------------
     @property
@@ -455,9 +405,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
-        from .autograd import backward  # noqa: PLC0415
-
-        backward((self,), (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), (gradient,), retain_graph, create_graph, inputs)
 
     # -- devices and dtypes -------------------------------------------------------------------
     def to(self, *args, device=None, dtype=None, copy=False) -> Tensor:
@@ -495,13 +443,9 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,
         not copied; see NOTE [Shared buffers and version counters] in ``eager/dlpack.py``)."""
-        from .dlpack import to_dlpack  # noqa: PLC0415
-
         return to_dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple:
-        from .dlpack import dlpack_device  # noqa: PLC0415
-
         return dlpack_device(self)
 
     def cuda(self, index: int = 0) -> Tensor:
@@ -554,16 +498,26 @@ class Tensor:
         return flags is None or bool(flags.c_contiguous)
 
     def new_tensor(self, data, dtype=None, requires_grad=False) -> Tensor:
-        from .factories import tensor  # noqa: PLC0415
-
-        return tensor(data, dtype=dtype or self.dtype, device=self.device,
-                      requires_grad=requires_grad)  # fmt: skip
+        """A new leaf holding a copy of ``data``, with this tensor's dtype (unless ``dtype``)
+        and device."""
+        if data is None:
+            raise TypeError("new_tensor(): data is None; give a number, a list of numbers or "
+                            "an array")  # fmt: skip
+        dt = _resolve_dtype(self.data, dtype) or self.dtype
+        arr = _to_array(data, dt, self._device)
+        arr = backend.namespace_of(arr).asarray(arr, dtype=dt, copy=True)
+        return Tensor(arr, requires_grad=requires_grad, device=self._device)
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False) -> Tensor:
-        from .factories import full  # noqa: PLC0415
-
-        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device,
-                    requires_grad=requires_grad)  # fmt: skip
+        """A tensor of ``size`` holding ``fill_value``, with this tensor's dtype (unless
+        ``dtype``) and device."""
+        shape = (size,) if isinstance(size, int) else tuple(size)
+        if not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise TypeError(f"new_full(): a size must be non-negative ints, got {size!r}")
+        dt = _resolve_dtype(self.data, dtype) or self.dtype
+        xp = backend.namespace_of(self.data)
+        data = xp.full(shape, fill_value, dtype=dt)
+        return Tensor(data, requires_grad=requires_grad, device=self._device)
 
     def new_zeros(self, *size, dtype=None, requires_grad=False) -> Tensor:
         return self.new_full(_varargs(size), 0, dtype, requires_grad)
@@ -845,8 +799,10 @@ def _to_array(data, dtype, dev):
     return arr if dtype is None or arr.dtype == dtype else xp.astype(arr, dtype)
 
 
-# apply_op builds Tensors, so it lives in the module after this one; it installs the op
-# methods on Tensor (generated from the surface table) when it loads.
-from .dispatch import apply_op  # noqa: E402
+# the lower layers make tensors of this class (see eager/core.py)
+core.hand_over(tensor_class=Tensor)
+# the op methods (x.exp(), x + y ...), generated from the surface table in dispatch.py
+for _name, _method in METHODS.items():
+    setattr(Tensor, _name, _method)
 
 _GETITEM, _SETITEM, _FILL, _ASTYPE = (REGISTRY[n] for n in ("getitem", "setitem", "fill", "astype"))
