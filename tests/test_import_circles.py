@@ -19,12 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tinygrad_edu"
 
 #: Circles not broken yet. Each entry: the modules of one circle (a strongly connected
 #: component of the import graph); the circle found may be smaller than the entry.
-KNOWN_CIRCLES = [
-    {  # symbolic Program <-> serialize <-> control_flow: issue 23, item 2
-        "tinygrad_edu.symbolic.program", "tinygrad_edu.symbolic.serialize",
-        "tinygrad_edu.symbolic.control_flow",
-    },
-]  # fmt: skip
+#: Empty since issue 23 broke the last two (the eager engine's, symbolic program <->
+#: serialize <-> control_flow); keep it so.
+KNOWN_CIRCLES: list = []
 
 
 #: The layers of the package, bottom first (docs/concepts/layers.md draws them): a module may

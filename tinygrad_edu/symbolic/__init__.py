@@ -24,7 +24,7 @@ array([[36.,  0.],
        [ 0., 36.]])
 """
 
-from . import api
+from . import api, serialize  # noqa: F401  (serialize hands Program its to_json/from_json)
 from .api import (
     broadcast_to,
     constant,
