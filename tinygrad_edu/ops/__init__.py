@@ -50,6 +50,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     reductions,
     rnn,
     shape,
+    shape_args,
     sorting,
 )
 from .base import (
