@@ -210,7 +210,7 @@ def test_viz_modules_import_only_from_the_layers_below():
 EAGER_LAYERS = [
     ["grad_mode", "collector", "printing"],
     ["core"],
-    ["node"],
+    ["node", "convert"],
     ["engine"],
     ["out"],
     ["dispatch"],

@@ -8,7 +8,8 @@ only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; th
 * ``grad_mode``, ``collector``, ``printing``: grad mode, the cycle collector's pacing, repr;
 * ``core``: a tensor's state (``init_tensor``), its edge, and the slots for the ``Tensor``
   class and the ``F`` of a differentiable backward, handed over once at import;
-* ``node``: backward nodes, AccumulateGrad, saved tensors;
+* ``node``: backward nodes, AccumulateGrad, saved tensors; ``convert``: Python data, dtype
+  and device names and indices into what a tensor holds;
 * ``engine``: dependency counts, a ready queue and a worker thread per device; ``backward``;
 * ``out`` (``out=``), ``dispatch``: ``apply_op``, the hot path, and the generated op methods;
 * ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory shared with
