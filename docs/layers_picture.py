@@ -1,7 +1,8 @@
-"""Draw ``docs/images/layers.png``: the package's units in their layers, and who imports whom.
+"""Draw ``docs/images/layers.png`` (the package's units in their layers, and who imports whom)
+and ``docs/images/eager_layers.png`` (the same for the modules of the eager engine).
 
 The layers and the import graph are the ones ``tests/test_import_circles.py`` checks, read from
-the source (imports inside functions count), so the picture shows the package as it is::
+the source (imports inside functions count), so the pictures show the package as it is::
 
     python docs/layers_picture.py
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "images" / "layers"
+EAGER_OUT = ROOT / "docs" / "images" / "eager_layers"
 
 
 def _checks():
@@ -27,20 +29,40 @@ def _checks():
 def picture():
     """A ``graphviz.Digraph``: one row per layer (bottom layer at the bottom), an arrow from
     each unit to each unit it imports."""
+    checks = _checks()
+    edges = checks.unit_graph(checks.import_graph())
+    labels = {"(package)": "tinygrad_edu\n(__init__)"}
+    return _draw("layers", checks.LAYERS, edges, labels)
+
+
+def eager_picture():
+    """The modules of ``tinygrad_edu/eager/`` in their layers (``EAGER_LAYERS``: core, nodes,
+    engine, dispatch, Tensor, the public functions), an arrow for each import between them."""
+    checks = _checks()
+    prefix = "tinygrad_edu.eager"
+    short = {prefix: "(eager)"}
+    edges: dict = {}
+    for module, targets in checks.import_graph().items():
+        if module == prefix or module.startswith(prefix + "."):
+            a = short.get(module, module.removeprefix(prefix + "."))
+            edges[a] = {short.get(t, t.removeprefix(prefix + ".")) for t in targets
+                        if t == prefix or t.startswith(prefix + ".")}  # fmt: skip
+    labels = {"(eager)": "eager\n(__init__)"}
+    return _draw("eager_layers", checks.EAGER_LAYERS, edges, labels)
+
+
+def _draw(name, layers, edges, labels):
     sys.path.insert(0, str(ROOT))
     from tinygrad_edu.viz.style import new_graph  # noqa: PLC0415
 
-    checks = _checks()
-    edges = checks.unit_graph(checks.import_graph())
-    g = new_graph("layers", rankdir="TB")
+    g = new_graph(name, rankdir="TB")
     g.attr(ranksep="0.6", nodesep="0.25")
-    for k, layer in enumerate(checks.LAYERS):
+    for k, layer in enumerate(layers):
         with g.subgraph(name=f"layer{k}") as row:
             row.attr(rank="same")
             for unit in layer:
-                label = "tinygrad_edu\n(__init__)" if unit == "(package)" else unit
-                row.node(unit, label, shape="box", style="rounded,filled", fillcolor="#dbeafe",
-                         color="#1e40af")  # fmt: skip
+                row.node(unit, labels.get(unit, unit), shape="box", style="rounded,filled",
+                         fillcolor="#dbeafe", color="#1e40af")  # fmt: skip
     for a in sorted(edges):
         for b in sorted(edges[a]):
             g.edge(a, b, color="#64748b", arrowsize="0.6")
@@ -49,3 +71,4 @@ def picture():
 
 if __name__ == "__main__":
     print(picture().render(outfile=f"{OUT}.png", format="png", cleanup=True))
+    print(eager_picture().render(outfile=f"{EAGER_OUT}.png", format="png", cleanup=True))

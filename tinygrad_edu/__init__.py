@@ -5,6 +5,25 @@ design) is the top-level API, spelled as in PyTorch (``tg.tensor``, ``tg.cat``, 
 ``tg.no_grad()``, ``tg.float32`` ...); the symbolic engine (tensors are the nodes, ops the
 edges, CSE599W's design) lives in :mod:`tinygrad_edu.symbolic`.
 
+Where things live, in layers, bottom first: a unit imports only from the layers below it,
+never from its own or above, and no module imports in a circle, not even inside a function
+(``docs/concepts/layers.md`` draws it; ``tests/test_import_circles.py`` checks it). A lower
+unit that needs something from above is handed it (a registration, an argument).
+
+0. ``backend`` (devices, array namespaces), ``cli``, ``size`` (``tg.Size``);
+1. ``dtypes``, ``testing`` (``tg.testing.assert_close``);
+2. ``ops``: every op once (forward, shape rule, derivative rule) and the declarations that
+   generate both engines' public functions;
+3. ``eager`` (``tg.Tensor``, PyTorch's design) and ``symbolic`` (graphs of tensors), side by
+   side: neither imports the other;
+4. ``linalg``, ``amp``, ``utils`` (``tg.utils.data``); 5. ``cuda``; 6. ``backends``,
+   ``accelerator``;
+7. ``autograd`` (``tg.autograd``), ``nn``, ``optim``, ``data`` (the lessons' datasets);
+8. ``compiler`` (``tg.compile``: eager code traced into the symbolic engine);
+9. this ``__init__``: the public names, ``import tinygrad_edu as tg``;
+10. ``viz`` (drawings, the stepper), ``grading`` (the autograder);
+11. ``lessons``, ``demo``, ``__main__``.
+
 >>> import tinygrad_edu as tg
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
 >>> (x * x).sum().backward()

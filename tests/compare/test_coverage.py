@@ -57,7 +57,7 @@ EXEMPT = {
 
 def public_names() -> set:
     tensor = {f"Tensor.{n}" for n in dir(tg.Tensor) if not n.startswith("_")}
-    tensor |= {f"Tensor.{n}" for n in dispatch._METHODS if n.startswith("__")}
+    tensor |= {f"Tensor.{n}" for n in dispatch.METHODS if n.startswith("__")}
     tensor |= {"Tensor.__getitem__", "Tensor.__setitem__", "Tensor.__iter__", "Tensor.__len__",
                "Tensor.__contains__"}
     functions = {f"tg.{n}" for n in tg.__all__ if not inspect.ismodule(getattr(tg, n))}

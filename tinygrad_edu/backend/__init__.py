@@ -1,5 +1,8 @@
 """Devices and array namespaces.
 
+Layer 0, the bottom (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it):
+it imports nothing of the package; everything else may import it.
+
 A device name (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"sim:0"``) names an *array namespace*
 (``xp``): numpy on the CPU, CuPy on CUDA GPUs. Nothing above this layer imports numpy or cupy
 for math; it asks for ``xp`` here. CuPy is imported only when a CUDA device is first asked for.

@@ -2,6 +2,11 @@
 optimised and generated as code (PyTorch's ``torch.compile``: Dynamo, AOTAutograd and a code
 generator, here in three small modules).
 
+Layer 8 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
+import ``eager``, ``symbolic``, ``nn``, ``optim`` and ``backend``; it hooks into the eager
+engine through ``grad_mode``'s trace slot, so the engine never imports it. Nothing below
+imports it; the package's ``__init__`` re-exports ``tg.compile``.
+
 * :mod:`~tinygrad_edu.compiler.trace`: the tracer that records eager ops into a symbolic
   graph, the guards and the graph breaks;
 * :mod:`~tinygrad_edu.compiler.training`: ``loss.backward()``, ``opt.step()`` and

@@ -1,5 +1,8 @@
 r"""Data for the lessons: the 8x8 handwritten digits (shipped), toy 2-D sets, a ``DataLoader``.
 
+Layer 7 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
+import ``eager``, ``utils`` and ``backend``, never ``nn``, ``optim`` or ``viz``.
+
 ``DataLoader(X, y)`` here is the lessons' short form of PyTorch's loader, which lives in
 :mod:`tinygrad_edu.utils.data` (``Dataset``, ``TensorDataset``, ``DataLoader`` ...) and
 which it uses.

@@ -1,13 +1,24 @@
 """The eager engine (op-as-node): PyTorch's autograd design over the shared op library.
 
-Files, one concept each: ``tensor`` (Tensor and op dispatch), ``node`` (backward nodes,
-AccumulateGrad, saved tensors), ``engine`` (dependency counts; a ready queue and a worker
-thread per device), ``autograd`` (``backward`` and ``grad``), ``function`` (custom
-Functions), ``grad_mode``,
-``factories``, ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory
-shared with PyTorch, numpy and CuPy).
+Layer: over ``ops`` and ``backend`` (and ``dtypes``); it never imports ``symbolic`` or
+anything above it (``nn``, ``optim``, ``viz`` ...). Its modules are layered too, each importing
+only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; the page
+``docs/concepts/layers.md`` draws them), bottom up:
+
+* ``grad_mode``, ``collector``, ``printing``: grad mode, the cycle collector's pacing, repr;
+* ``core``: a tensor's state (``init_tensor``), its edge, and the slots for the ``Tensor``
+  class and the ``F`` of a differentiable backward, handed over once at import;
+* ``node``: backward nodes, AccumulateGrad, saved tensors; ``convert``: Python data, dtype
+  and device names and indices into what a tensor holds;
+* ``engine``: dependency counts, a ready queue and a worker thread per device; ``backward``;
+* ``out`` (``out=``), ``dispatch``: ``apply_op``, the hot path, and the generated op methods;
+* ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory shared with
+  PyTorch, numpy and CuPy), ``random`` (generators);
+* ``tensor``: the ``Tensor`` class;
+* ``factories``, ``function`` (custom Functions), ``autograd`` (``backward`` and ``grad``).
 """
 
+from . import functional  # noqa: F401  (hands core the F of a create_graph backward)
 from .autograd import backward, grad
 from .dlpack import from_dlpack
 from .engine import GraphTask, Observer, observe

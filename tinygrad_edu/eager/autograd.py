@@ -2,54 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from .engine import GraphTask, execute, make_root
+from .engine import _as_tuple, _run, backward
 from .factories import zeros_like
-from .tensor import Tensor, _edge
+from .tensor import Tensor
 
 __all__ = ["backward", "grad"]
-
-
-def _as_tuple(x):
-    if x is None:
-        return None
-    return tuple(x) if isinstance(x, Sequence) and not isinstance(x, Tensor) else (x,)
-
-
-def _run(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
-    outputs = _as_tuple(outputs)
-    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(
-            f"grad_outputs has {len(grad_outputs)} entries but there are {len(outputs)} outputs"
-        )
-    retain_graph = create_graph if retain_graph is None else retain_graph
-    root = make_root(outputs, grad_outputs, create_graph)
-    edges = None
-    if inputs is not None:
-        for i, t in enumerate(inputs):
-            if not t.requires_grad:
-                raise RuntimeError(
-                    f"input {i} does not require grad, so no gradient can be computed for it; "
-                    "set requires_grad=True on it before computing the outputs"
-                )
-        edges = [_edge(t) for t in inputs]
-    task = GraphTask(root, retain_graph, create_graph, edges)
-    captured = execute(task)
-    # an input the outputs reach, whose gradient no rule produced (a flat function), gets zeros
-    reached = [e[0] in task.dependencies for e in edges or ()]
-    return captured, reached
-
-
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or only of
-    ``inputs``, when given). ``retain_graph`` defaults to ``create_graph``."""
-    inputs = _as_tuple(inputs)
-    captured, _ = _run(tensors, grad_tensors, retain_graph, create_graph, inputs)
-    for t, g in zip(inputs or (), captured):
-        if g is not None:
-            t._accumulate(g, create_graph)
 
 
 def grad(

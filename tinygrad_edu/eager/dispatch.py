@@ -19,12 +19,11 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.surface import ValuesIndices, generate
-from . import collector, grad_mode
+from . import collector, core, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
 from .out import with_out
-from .tensor import Tensor, _as_array, data_error, mixing_error
 
-__all__ = ["apply_op", "FUNCTIONS", "NN_FUNCTIONS"]
+__all__ = ["apply_op", "METHODS", "FUNCTIONS", "NN_FUNCTIONS"]
 
 # NOTE [Views and version counters]
 #     An op declared ``view = True`` (``ops/base.py``: reshape, flatten, squeeze, unsqueeze,
@@ -60,6 +59,43 @@ _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch 
 _ndarray = _np.ndarray
 
 
+def _as_array(xp, value, opname="tensor"):
+    """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
+    if hasattr(value, "__setitem__"):
+        if isinstance(value, core.Tensor):  # an input whose .data was set to a tensor
+            raise data_error(opname)
+        return value
+    out = xp.asarray(value)
+    if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
+        raise mixing_error(opname, value)
+    return out
+
+
+def data_error(opname) -> TypeError:
+    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
+    return TypeError(
+        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
+        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
+    )
+
+
+def mixing_error(opname, value) -> TypeError:
+    """The error for an eager op given another engine's value, or another library's tensor."""
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    if kind.startswith("tinygrad_edu.symbolic"):
+        return TypeError(
+            f"{opname}: an eager tensor met a symbolic Node ({value!r}); eager tensors and "
+            "symbolic nodes do not mix. Build the whole graph symbolically (S.Variable, S.constant("
+            "array)) and run it with S.Executor, or compute eagerly with tensors only "
+            "(tg.tensor(...))"
+        )
+    return TypeError(
+        f"{opname}: got a {kind} as an input; tinygrad_edu tensors do not mix with other "
+        "libraries' tensors. Convert it first: tg.from_dlpack(t) (shared memory) or "
+        "tg.tensor(t.numpy()) (a copy); torch.from_dlpack(x) goes the other way"
+    )
+
+
 def _node_class(op, datas, attrs) -> type:
     """The backward node class for this call of ``op`` (``SumBackward0`` or ``SumBackward1``)."""
     name = op.torch_names[op.variant(datas, attrs)] if op.torch_names else op.backward_name
@@ -75,12 +111,13 @@ def _node_class(op, datas, attrs) -> type:
 
 def _foreign(a) -> bool:
     """Whether ``a`` is another library's tensor (PyTorch's, JAX's ...) or a symbolic Node."""
-    return hasattr(a, "shape") and not isinstance(a, Tensor) and not type(a).__module__.startswith(
-        ("numpy", "cupy", "array_api_strict"))
+    return hasattr(a, "shape") and not isinstance(a, core.Tensor) and not (
+        type(a).__module__.startswith(("numpy", "cupy", "array_api_strict")))
 
 
 def _explain(op, args, attrs, err: Exception) -> Exception:
     """Turn an array library's error into one that names the op, the inputs and the fix."""
+    Tensor = core.Tensor
     for a in args:
         if _foreign(a):
             return mixing_error(op.name, a)
@@ -112,8 +149,15 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
         return RuntimeError(message)
 
 
-def apply_op(op, *args, **attrs) -> Tensor:
+def apply_op(op, *args, **attrs):
     """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
+
+    As lesson 3 tells it, in four steps: (1) take the arrays out of the input tensors (and
+    note which inputs require grad), (2) run the op's forward on them, (3) when grad mode is
+    on and some input requires grad, record the backward node (:func:`_record`: its
+    ``next_functions``, the shapes and dtypes its rule reads, the values it saves), and
+    (4) wrap the result in a tensor whose ``grad_fn`` is that node. A result that shares its
+    input's memory is a view (see NOTE [Views and version counters]).
 
     This is the hot path of every eager op, so it is written as plain loops.
 
@@ -126,6 +170,8 @@ def apply_op(op, *args, **attrs) -> Tensor:
         ``getattr`` calls; and only the saved positions are visited. What they cost a reader:
         a mask where a flag would do, and assignments split over two lines.
     """
+    Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
+    # 1. the inputs' arrays, their device, and the mask of inputs that require grad
     datas = []
     dev = None
     mask = 0  # bit i: input i is a tensor that requires grad
@@ -135,19 +181,14 @@ def apply_op(op, *args, **attrs) -> Tensor:
             if dev is None:
                 dev = a._device
             elif a._device is not dev and a._device != dev:
-                for x in args:  # a tensor made around another library's array has no device
-                    if _foreign(getattr(x, "data", x)):
-                        raise mixing_error(op.name, getattr(x, "data", x))
-                raise RuntimeError(
-                    f"{op.name}: inputs are on different devices ({dev} and {a._device}); "
-                    f"move them to one device first, e.g. x.to('{dev}')"
-                )
+                raise _device_error(op, args, dev, a._device)
             datas.append(a.data)
             if a._requires_grad:
                 mask |= bit
         else:
             datas.append(a)
         bit += bit
+    # 2. the forward, on the arrays
     d0 = datas[0]
     xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
     try:
@@ -170,23 +211,30 @@ def apply_op(op, *args, **attrs) -> Tensor:
         raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out, op.name)  # numpy reduces to scalars: 0-d arrays instead
-    counter = src = None
+    # 3. the backward node, when this call is recorded
+    node = None
+    if mask and op.differentiable and _modes.grad:
+        node = _record(op, args, attrs, datas, mask, dev, out)
+    # 4. the result: a tensor around ``out``; a view shares its input's version counter
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
-        src = args[0]
-        counter = src._version  # a view: in-place changes through it are seen by both
-    if not (mask and op.differentiable and _modes.grad):
-        result = _new(Tensor)
-        result.data, result._device = out, dev  # pairs: see NOTE [Instructions per op]
-        result._grad_fn, result._requires_grad = None, False
-        result._output_nr, result._grad, result._base = 0, None, None
-        if counter is None:
-            result._version = [0]
-        else:
-            result._version = counter
-            _record_view(result, src, op, args, attrs)
-        if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
-            _modes.trace.record(op, args, attrs, result)
-        return result
+        result = _init(_new(Tensor), out, dev, node, args[0]._version)
+        _record_view(result, args[0], op, args, attrs)
+    else:
+        result = _init(_new(Tensor), out, dev, node)
+    if node is not None:
+        if op.saves_output:
+            node.saved_out = SavedTensor(result, is_output=True)
+        if _modes.anomaly:
+            node._record_trace()
+    if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
+        _modes.trace.record(op, args, attrs, result)
+    return result
+
+
+def _record(op, args, attrs, datas, mask, dev, out):
+    """The backward node of one call of ``op``: ``next_functions`` (an edge per input), the
+    shapes and dtypes of the inputs, which inputs need a gradient, and what it saves."""
+    Tensor = core.Tensor
     cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
     node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
     node.sequence_nr = seq = next(_sequence)
@@ -236,26 +284,20 @@ def apply_op(op, *args, **attrs) -> Tensor:
         node.saved = tuple(saved)
     else:
         node.saved = _NONES[n] if n < 8 else (None,) * n
-    result = _new(Tensor)  # Tensor._make inlined
-    result.data, result._device = out, dev
-    result._grad_fn, result._requires_grad = node, True
-    result._output_nr, result._grad, result._base = 0, None, None
-    if counter is None:
-        result._version = [0]
-    else:
-        result._version = counter
-        _record_view(result, src, op, args, attrs)
-    if op.saves_output:
-        node.saved_out = SavedTensor(result, is_output=True)
-        node._freed = False
-    else:
-        node.saved_out = None
-        node._freed = False if saves else None  # None: nothing saved, may run again
-    if _modes.anomaly:
-        node._record_trace()
-    if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
-        _modes.trace.record(op, args, attrs, result)
-    return result
+    node.saved_out = None  # apply_op saves the output, once the tensor exists
+    node._freed = False if saves or op.saves_output else None  # None: nothing saved, may rerun
+    return node
+
+
+def _device_error(op, args, dev, other) -> Exception:
+    """The error for inputs on two devices (or a tensor around another library's array)."""
+    for x in args:
+        if _foreign(getattr(x, "data", x)):
+            return mixing_error(op.name, getattr(x, "data", x))
+    return RuntimeError(
+        f"{op.name}: inputs are on different devices ({dev} and {other}); "
+        f"move them to one device first, e.g. x.to('{dev}')"
+    )
 
 
 def _apply_inplace(op, input, *others, **attrs):
@@ -267,6 +309,7 @@ _NO_EDGE = (None, 0)
 _PY_NUMBERS = frozenset({float, int, bool})
 _NUMBER_META = ((), None)  # a Python number's shape and dtype in a node's record
 _new = object.__new__
+_init = core.init_tensor
 _modes = grad_mode._state
 _CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
@@ -297,7 +340,7 @@ def _saves(op, mask: int) -> tuple:
 def _record_view(result, src, op, args, attrs) -> None:
     """Make ``result`` (which shares ``src``'s memory) a view: its base and how to replay it
     from there (see NOTE [Views and version counters])."""
-    extra = () if len(args) == 1 else tuple(a.data if isinstance(a, Tensor) else a
+    extra = () if len(args) == 1 else tuple(a.data if isinstance(a, core.Tensor) else a
                                             for a in args[1:])  # fmt: skip
     base = src._base
     if base is None:
@@ -348,7 +391,7 @@ def _namespace(dev, data):
 
 
 # -- the op methods: generated from the surface table (see tinygrad_edu.ops.surface) ---------
-_METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
+METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inplace)
 
 
 def _multi_output(fn, node: str):
@@ -366,10 +409,9 @@ def _multi_output(fn, node: str):
     return views
 
 
-for _table in (_METHODS, FUNCTIONS):
+for _table in (METHODS, FUNCTIONS):
     for _name, _node in (("split", "Split"), ("chunk", "Split"), ("unbind", "Unbind")):
         _table[_name] = _multi_output(_table[_name], _node)
 
 FUNCTIONS = {_name: with_out(_fn) for _name, _fn in FUNCTIONS.items()}  # tg.exp(x, out=y)
-for _name, _method in _METHODS.items():
-    setattr(Tensor, _name, _method)
+# METHODS become Tensor's methods in tensor.py, where the class is defined

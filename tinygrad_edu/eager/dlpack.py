@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
+from . import core
 
 __all__ = ["from_dlpack", "to_dlpack", "dlpack_device", "DLPACK_DEVICE_TYPES"]
 
@@ -134,10 +135,8 @@ def from_dlpack(x, *, copy: bool = False):
     >>> t[1, 0].item()
     5.0
     """
-    from .tensor import Tensor  # noqa: PLC0415  (tensor.py reaches this module lazily)
-
-    if isinstance(x, Tensor):  # ours: detach() shares memory and the version counter too
-        return Tensor._make(x.data.copy(), device=x._device) if copy else x.detach()
+    if isinstance(x, core.Tensor):  # ours: detach() shares memory and the version counter too
+        return core.new_tensor(x.data.copy(), x._device) if copy else x.detach()
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"from_dlpack: expected an object with __dlpack__ (a PyTorch tensor, a numpy or "
@@ -161,7 +160,7 @@ def from_dlpack(x, *, copy: bool = False):
         ) from e
     if copy:
         arr = arr.copy()
-    return Tensor._make(arr, device=dev)
+    return core.new_tensor(arr, dev)
 
 
 def to_dlpack(t, stream=None, max_version=None, dl_device=None, copy=None):

@@ -37,18 +37,19 @@ import heapq
 import itertools
 import os
 import threading
+from collections.abc import Sequence
 
 from ..backend import get_namespace, namespace_of
 from ..ops.base import quiet
-from . import collector
+from . import collector, core
+from .core import edge as _edge
 from .grad_mode import _state as _modes
 from .grad_mode import is_anomaly_enabled
 from .node import CPU, DEVICES, GraphRoot, accumulate_into
-from .tensor import Tensor, _edge
 
 __all__ = [
     "GraphTask", "FunctionTask", "ReadyQueue", "Observer", "observe", "execute",
-    "worker_threads", "current_queue_device",
+    "worker_threads", "current_queue_device", "backward", "make_root",
 ]  # fmt: skip
 
 _observer = None
@@ -518,7 +519,7 @@ def _wrapper(create_graph, device=CPU):
     """How hooks see a gradient: as a tensor (raw arrays are wrapped, without a copy)."""
     if create_graph:
         return _identity
-    return lambda g: Tensor._make(g, device=device)
+    return lambda g: core.new_tensor(g, device)
 
 
 def _wrap_all(grads, devices, task) -> tuple:
@@ -536,13 +537,13 @@ def _identity(g):
 
 def _unwrap(value, create_graph):
     if create_graph:
-        return value if isinstance(value, Tensor) else Tensor(value)
-    return value.data if isinstance(value, Tensor) else value
+        return value if isinstance(value, core.Tensor) else core.Tensor(value)
+    return value.data if isinstance(value, core.Tensor) else value
 
 
 def _check_nan(node, outs):
     for i, g in enumerate(outs):
-        data = g.data if isinstance(g, Tensor) else g
+        data = g.data if isinstance(g, core.Tensor) else g
         if data is not None and bool(namespace_of(data).any(namespace_of(data).isnan(data))):
             raise RuntimeError(f"{node.name()} returned nan values in its gradient {i}.")
 
@@ -566,9 +567,9 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
                 )
             seed = namespace_of(t.data).ones_like(t.data)  # same shape, dtype and device
             edges.append(_edge(t))
-            seeds.append(Tensor._make(seed, device=t._device) if create_graph else seed)
+            seeds.append(core.new_tensor(seed, t._device) if create_graph else seed)
             continue
-        g = g if isinstance(g, Tensor) else Tensor(g, dtype=t.dtype, device=t.device)
+        g = g if isinstance(g, core.Tensor) else core.Tensor(g, dtype=t.dtype, device=t.device)
         if g.shape != t.shape:
             raise RuntimeError(
                 f"backward: gradient has shape {g.shape} but the output has shape {t.shape}; "
@@ -584,3 +585,45 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
         edges.append(_edge(t))
         seeds.append(g if create_graph else g.data)
     return GraphRoot(edges, seeds)
+
+
+# -- backward(): what Tensor.backward and tg.autograd.backward run -----------------------------
+def _as_tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, Sequence) and not isinstance(x, core.Tensor) else (x,)
+
+
+def _run(outputs, grad_outputs, retain_graph, create_graph, inputs=None):
+    outputs = _as_tuple(outputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(
+            f"grad_outputs has {len(grad_outputs)} entries but there are {len(outputs)} outputs"
+        )
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    root = make_root(outputs, grad_outputs, create_graph)
+    edges = None
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(
+                    f"input {i} does not require grad, so no gradient can be computed for it; "
+                    "set requires_grad=True on it before computing the outputs"
+                )
+        edges = [_edge(t) for t in inputs]
+    task = GraphTask(root, retain_graph, create_graph, edges)
+    captured = execute(task)
+    # an input the outputs reach, whose gradient no rule produced (a flat function), gets zeros
+    reached = [e[0] in task.dependencies for e in edges or ()]
+    return captured, reached
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the leaves (or only of
+    ``inputs``, when given). ``retain_graph`` defaults to ``create_graph``."""
+    inputs = _as_tuple(inputs)
+    captured, _ = _run(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    for t, g in zip(inputs or (), captured):
+        if g is not None:
+            t._accumulate(g, create_graph)

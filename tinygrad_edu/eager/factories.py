@@ -26,8 +26,9 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
+from .convert import _resolve_dtype
 from .random import default_generator, manual_seed, numpy_generator
-from .tensor import Tensor, _resolve_dtype
+from .tensor import Tensor
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand",

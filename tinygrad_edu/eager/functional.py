@@ -14,6 +14,7 @@ differentiated again.
 from __future__ import annotations
 
 from ..ops import REGISTRY, Functional
+from . import core
 from .dispatch import FUNCTIONS, apply_op
 
 __all__ = ["TensorFunctional", "TENSOR_F", "FUNCTIONS"]
@@ -27,6 +28,7 @@ class TensorFunctional(Functional):
 
 
 TENSOR_F = TensorFunctional()
+core.hand_over(functional=TENSOR_F)  # node.py calls it in a create_graph=True backward
 
 # the generated public functions, as module attributes (tg.<name> re-exports them)
 globals().update(FUNCTIONS)

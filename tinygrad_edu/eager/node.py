@@ -24,8 +24,9 @@ import weakref
 
 import numpy as _np  # type checks only: numpy turns 0-d results into scalars
 
-from ..backend import parse_device, to_device
+from ..backend import device_of, parse_device, to_device
 from ..ops import RAW
+from . import core
 
 __all__ = [
     "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "CopySlices",
@@ -187,9 +188,7 @@ class SavedTensor:
         if not create_graph:
             return self.data
         if self.is_output:
-            from .tensor import Tensor  # noqa: PLC0415
-
-            return Tensor._make(self.data, node, counter=self.counter)
+            return core.new_tensor(self.data, device_of(self.data), node, self.counter)
         return self.tensor
 
 
@@ -243,9 +242,7 @@ def _conform(F, g, dtype):
 
 def _tensor_functional():
     """The ``F`` of a ``create_graph=True`` backward: ops on tensors, recorded."""
-    from .functional import TENSOR_F  # noqa: PLC0415  (import cycle: functional imports tensor)
-
-    return TENSOR_F
+    return core.F  # handed over by functional.py (it applies ops through dispatch, above us)
 
 
 # NOTE [AccumulateGrad runs first]

@@ -22,23 +22,22 @@ import warnings
 import numpy as _np  # dtype rules
 
 from .. import backend
-from . import grad_mode
-from .tensor import Tensor
+from . import core, grad_mode
 
 __all__ = ["with_out"]
 
 
 def _requires_grad(values) -> bool:
     for v in values:
-        if isinstance(v, Tensor) and v.requires_grad:
+        if isinstance(v, core.Tensor) and v.requires_grad:
             return True
         if isinstance(v, list | tuple) and _requires_grad(v):
             return True
     return False
 
 
-def _write(name: str, result: Tensor, out) -> Tensor:
-    if not isinstance(out, Tensor):
+def _write(name: str, result, out):
+    if not isinstance(out, core.Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if out._device != result._device:
         raise RuntimeError(f"{name}(): Expected out tensor to have device {result.device}, but "
@@ -81,7 +80,7 @@ def with_out(fn):
                                "automatic differentiation, but one of the arguments requires "
                                "grad.")  # fmt: skip
         result = fn(*args, **kwargs)
-        if isinstance(result, Tensor):
+        if isinstance(result, core.Tensor):
             if isinstance(out, list | tuple):
                 raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
                                 f"{type(out).__name__}")  # fmt: skip

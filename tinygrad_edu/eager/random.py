@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
+from . import core
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -73,14 +74,12 @@ class Generator:
 
     def get_state(self):
         """The whole state, as a uint8 tensor (see NOTE [RNG state as bytes])."""
-        from .tensor import Tensor  # noqa: PLC0415
-
         st = self._rng.bit_generator.state
         raw = (st["state"]["state"].to_bytes(16, "little")
                + st["state"]["inc"].to_bytes(16, "little")
                + bytes([st["has_uint32"]]) + int(st["uinteger"]).to_bytes(4, "little")
                + (self._initial_seed % 2**64).to_bytes(8, "little"))  # fmt: skip
-        return Tensor(_np.frombuffer(raw, dtype=_np.uint8).copy())
+        return core.Tensor(_np.frombuffer(raw, dtype=_np.uint8).copy())
 
     def set_state(self, new_state) -> Generator:
         """Restore a state from :meth:`get_state`; returns the generator."""

@@ -31,7 +31,19 @@ import numpy as _np
 from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
-from . import grad_mode
+from . import core, grad_mode
+from .convert import (
+    _device_of,
+    _is_device,
+    _legacy_data,
+    _raw_index,
+    _resolve_dtype,
+    _to_array,
+    _varargs,
+)
+from .dispatch import METHODS, _as_array, apply_op
+from .dlpack import dlpack_device, to_dlpack
+from .engine import backward as _backward
 from .node import AccumulateGrad, CopySlices, ToCopyBackward
 from .printing import tensor_repr
 
@@ -39,43 +51,6 @@ __all__ = ["Tensor", "apply_op"]
 
 _FLAG_RETAINS, _FLAG_WARNED = 1, 2
 _ndarray = _np.ndarray
-
-def _as_array(xp, value, opname="tensor"):
-    """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
-    if hasattr(value, "__setitem__"):
-        if isinstance(value, Tensor):  # an input whose .data was set to a tensor
-            raise data_error(opname)
-        return value
-    out = xp.asarray(value)
-    if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
-        raise mixing_error(opname, value)
-    return out
-
-
-def data_error(opname) -> TypeError:
-    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
-    return TypeError(
-        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
-        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
-    )
-
-
-def mixing_error(opname, value) -> TypeError:
-    """The error for an eager op given another engine's value, or another library's tensor."""
-    kind = f"{type(value).__module__}.{type(value).__qualname__}"
-    if kind.startswith("tinygrad_edu.symbolic"):
-        return TypeError(
-            f"{opname}: an eager tensor met a symbolic Node ({value!r}); eager tensors and "
-            "symbolic nodes do not mix. Build the whole graph symbolically (S.Variable, S.constant("
-            "array)) and run it with S.Executor, or compute eagerly with tensors only "
-            "(tg.tensor(...))"
-        )
-    return TypeError(
-        f"{opname}: got a {kind} as an input; tinygrad_edu tensors do not mix with other "
-        "libraries' tensors. Convert it first: tg.from_dlpack(t) (shared memory) or "
-        "tg.tensor(t.numpy()) (a copy); torch.from_dlpack(x) goes the other way"
-    )
-
 
 # NOTE [Keeping a gradient without a copy]
 #     The first gradient that reaches a leaf becomes its ``.grad``, and later ones are added
@@ -103,13 +78,7 @@ def _unshared(g) -> bool:
     )
 
 
-def _edge(a):
-    if not isinstance(a, Tensor) or not a._requires_grad:
-        return (None, 0)
-    fn = a.grad_fn
-    if fn is not None:
-        return (fn, a._output_nr)
-    return (a._grad_accumulator(), 0)
+_edge = core.edge
 
 
 class Tensor:
@@ -142,27 +111,17 @@ class Tensor:
     def __init__(self, *data, requires_grad: bool = False, dtype=None, device=None):
         data = _legacy_data(data, dtype)
         dev = backend.parse_device(device if device is not None else _device_of(data))
-        self.data = _to_array(data, dtype, dev)
-        self._device = dev
-        self._init_state(None, 0, None)
+        core.init_tensor(self, _to_array(data, dtype, dev), dev)
         if requires_grad:
             self.requires_grad = True
 
     @classmethod
     def _make(cls, data, grad_fn=None, counter=None, output_nr=0, device=None) -> Tensor:
         """Wrap an array computed by an op (no conversion, no copy; scalars become 0-d)."""
-        t = object.__new__(cls)
-        t.data = data if type(data) is _ndarray else _as_array(backend.namespace_of(data), data)
-        t._device = device if device is not None else backend.device_of(data)
-        t._init_state(grad_fn, output_nr, counter)
-        return t
-
-    def _init_state(self, grad_fn, output_nr, counter):
-        self._grad_fn = grad_fn
-        self._requires_grad = grad_fn is not None
-        self._output_nr = output_nr
-        self._grad = self._base = None
-        self._version = counter if counter is not None else [0]
+        if type(data) is not _ndarray:
+            data = _as_array(backend.namespace_of(data), data)
+        device = device if device is not None else backend.device_of(data)
+        return core.init_tensor(object.__new__(cls), data, device, grad_fn, counter, output_nr)
 
     # -- basic properties ---------------------------------------------------------------------
     @property
@@ -455,9 +414,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
-        from .autograd import backward  # noqa: PLC0415
-
-        backward((self,), (gradient,), retain_graph, create_graph, inputs)
+        _backward((self,), (gradient,), retain_graph, create_graph, inputs)
 
     # -- devices and dtypes -------------------------------------------------------------------
     def to(self, *args, device=None, dtype=None, copy=False) -> Tensor:
@@ -495,13 +452,9 @@ class Tensor:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,
         not copied; see NOTE [Shared buffers and version counters] in ``eager/dlpack.py``)."""
-        from .dlpack import to_dlpack  # noqa: PLC0415
-
         return to_dlpack(self, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self) -> tuple:
-        from .dlpack import dlpack_device  # noqa: PLC0415
-
         return dlpack_device(self)
 
     def cuda(self, index: int = 0) -> Tensor:
@@ -554,16 +507,26 @@ class Tensor:
         return flags is None or bool(flags.c_contiguous)
 
     def new_tensor(self, data, dtype=None, requires_grad=False) -> Tensor:
-        from .factories import tensor  # noqa: PLC0415
-
-        return tensor(data, dtype=dtype or self.dtype, device=self.device,
-                      requires_grad=requires_grad)  # fmt: skip
+        """A new leaf holding a copy of ``data``, with this tensor's dtype (unless ``dtype``)
+        and device."""
+        if data is None:
+            raise TypeError("new_tensor(): data is None; give a number, a list of numbers or "
+                            "an array")  # fmt: skip
+        dt = _resolve_dtype(self.data, dtype) or self.dtype
+        arr = _to_array(data, dt, self._device)
+        arr = backend.namespace_of(arr).asarray(arr, dtype=dt, copy=True)
+        return Tensor(arr, requires_grad=requires_grad, device=self._device)
 
     def new_full(self, size, fill_value, dtype=None, requires_grad=False) -> Tensor:
-        from .factories import full  # noqa: PLC0415
-
-        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device,
-                    requires_grad=requires_grad)  # fmt: skip
+        """A tensor of ``size`` holding ``fill_value``, with this tensor's dtype (unless
+        ``dtype``) and device."""
+        shape = (size,) if isinstance(size, int) else tuple(size)
+        if not all(isinstance(d, int) and d >= 0 for d in shape):
+            raise TypeError(f"new_full(): a size must be non-negative ints, got {size!r}")
+        dt = _resolve_dtype(self.data, dtype) or self.dtype
+        xp = backend.namespace_of(self.data)
+        data = xp.full(shape, fill_value, dtype=dt)
+        return Tensor(data, requires_grad=requires_grad, device=self._device)
 
     def new_zeros(self, *size, dtype=None, requires_grad=False) -> Tensor:
         return self.new_full(_varargs(size), 0, dtype, requires_grad)
@@ -746,107 +709,10 @@ def _write_error(opname, t, err, shape=None) -> RuntimeError:
     )
 
 
-def _legacy_data(args, dtype):
-    """The data of PyTorch's legacy constructor: ``Tensor(data)``, or ``Tensor(*sizes)`` (ints)
-    for a tensor of that shape, or ``Tensor()`` for an empty one."""
-    if len(args) == 1 and not _is_size(args[0]):
-        if isinstance(args[0], float | bool | complex):
-            raise TypeError(
-                f"Tensor(): data must be a sequence (got {type(args[0]).__name__}), as in "
-                f"PyTorch; use tg.tensor({args[0]!r}) for a 0-d tensor, or tg.Tensor([...])"
-            )
-        return args[0]
-    bad = [a for a in args if not _is_size(a)]
-    if bad:
-        raise TypeError(
-            f"Tensor(*sizes): every size must be an int, got {bad[0]!r} in {args}; pass the "
-            "data as one argument (tg.Tensor([1, 2])), or requires_grad/dtype/device by keyword"
-        )
-    if any(a < 0 for a in args):
-        raise RuntimeError(f"Tensor(*sizes): negative dimension in {args}")
-    return _np.zeros(tuple(int(a) for a in args) or (0,), dtype=dtype or _np.float32)
-
-
-def _is_size(a) -> bool:
-    return isinstance(a, int) and not isinstance(a, bool) or isinstance(a, _np.integer)
-
-
-def _varargs(shape):
-    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
-
-
-def _is_device(name) -> bool:
-    try:
-        backend.parse_device(name)
-        return True
-    except backend.DeviceError:
-        return False
-
-
-def _raw_index(index, t):
-    """An index with tensors and lists as arrays; an all-int index gets a trailing ``...``
-    so that ``x[0]`` of a vector is a 0-d view, as in PyTorch (numpy would copy a scalar)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    out = []
-    for p in parts:
-        if isinstance(p, Tensor):
-            p = p.data
-            if p.ndim == 0 and not backend.is_floating(p.dtype) and p.dtype != bool:
-                p = int(p)
-        elif isinstance(p, list):
-            p = backend.namespace_of(t.data).asarray(p)
-        out.append(p)
-    if all(isinstance(p, int) for p in out):
-        out.append(Ellipsis)
-    return tuple(out) if len(out) > 1 or isinstance(index, tuple) else out[0]
-
-
-def _device_of(data):
-    if isinstance(data, Tensor):
-        return data._device
-    return backend.device_of(data) if hasattr(data, "shape") else "cpu"
-
-
-def _resolve_dtype(like, dtype):
-    """A dtype given as a name (``"float32"``), a numpy type (``tg.float32``) or a dtype."""
-    if dtype is None:
-        return None
-    xp = backend.namespace_of(like)
-    if isinstance(dtype, str):
-        name = dtype.removeprefix("torch.")
-        if not hasattr(xp, name):
-            raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'int64', 'bool'")
-        return getattr(xp, name)
-    return _np.dtype(dtype) if xp is _np else dtype
-
-
-def _to_array(data, dtype, dev):
-    """Python data -> float32 (bools stay bool); arrays keep their dtype unless told."""
-    if isinstance(data, Tensor):
-        data = data.data
-    xp = backend.get_namespace(dev)
-    if dtype is not None and isinstance(dtype, str):
-        dtype = getattr(xp, dtype)
-    if not hasattr(data, "shape"):  # Python data
-        probe = _np.asarray(data)
-        if probe.dtype.kind not in "biuf":
-            raise TypeError(
-                f"cannot make a tensor from {type(data).__name__} {data!r:.60}; give numbers, "
-                "nested lists of numbers, or an array"
-            )
-        if dtype is None:
-            dtype = xp.bool if probe.dtype == _np.bool_ else backend.default_float(xp)
-        return (
-            xp.asarray(_np.asarray(data), dtype=dtype)
-            if dev.type == "cpu"
-            else xp.asarray(data, dtype=dtype)
-        )
-    arr = backend.to_device(data, dev)
-    return arr if dtype is None or arr.dtype == dtype else xp.astype(arr, dtype)
-
-
-# apply_op builds Tensors, so it lives in the module after this one; it installs the op
-# methods on Tensor (generated from the surface table) when it loads.
-from .dispatch import apply_op  # noqa: E402
+# the lower layers make tensors of this class (see eager/core.py)
+core.hand_over(tensor_class=Tensor)
+# the op methods (x.exp(), x + y ...), generated from the surface table in dispatch.py
+for _name, _method in METHODS.items():
+    setattr(Tensor, _name, _method)
 
 _GETITEM, _SETITEM, _FILL, _ASTYPE = (REGISTRY[n] for n in ("getitem", "setitem", "fill", "astype"))

@@ -1,5 +1,10 @@
 """Tools for instructors: gradient checks, points, student editions, a sandboxed autograder.
 
+Layer 10 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it), beside
+``viz``: it may import the package (``tinygrad_edu``) and ``symbolic``; nothing in the library
+imports it (``lessons`` does). The sandbox's child (``child.py``, ``wire.py``, ``seccomp.py``,
+``kernel_state.py``) imports nothing of the package: it is copied next to a submission.
+
 The package exports the numeric gradient checks that graded tests use. The rest lives in its
 modules, one concept each: ``pytest_plugin`` (points per task, Gradescope's results.json,
 the ``run``/``reference`` fixtures), ``probe`` and ``wire`` (probes return plain data),

@@ -1,5 +1,9 @@
 """Helpers for the lesson notebooks: checks that answer at once, and every lesson's exercises.
 
+Layer 11, the top (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it
+may import anything below (the package, ``eager``, ``symbolic``, ``nn``, ``viz``, ``grading``
+...); nothing imports it.
+
 * :mod:`~tinygrad_edu.lessons.checks`: ``check``, ``check_true``, ``check_gradient`` and the
   tally (``summary``): PASS / FAIL in words, colour and a symbol, each check counted once.
 * :mod:`~tinygrad_edu.lessons.exercise`: an :class:`Exercise` grades the learner's answer

@@ -1,5 +1,9 @@
 """Neural-network pieces on the eager engine: modules, layers, losses, saving and loading.
 
+Layer 7 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): over the
+eager engine; it may import ``eager``, ``ops``, ``linalg`` and ``backend``, never ``optim``,
+``compiler``, ``viz``, ``symbolic`` or the package's ``__init__``.
+
 >>> import tinygrad_edu as tg
 >>> tg.manual_seed(0)
 >>> model = tg.nn.Sequential(tg.nn.Linear(2, 4), tg.nn.Tanh(), tg.nn.Linear(4, 1))

@@ -9,15 +9,19 @@ The op library sits on ``backend`` alone (layer 1 of ``docs/concepts/layers.md``
 imports an engine, ``nn`` or ``viz``. An engine hands it what it needs (``apply``, ``F``, an
 :class:`~tinygrad_edu.ops.layer_surface.Engine`).
 
-Adding an op (say ``flip``) takes one library file, rows in three test tables and a
-regenerated docs page; the engines, ``Tensor`` and ``Node`` are not edited:
+Adding an op (say ``flip``) takes the library file of its concept (and its rows file, where
+there is one), rows in three test tables and a regenerated docs page; the engines, ``Tensor``
+and ``Node`` are not edited:
 
-1. the op class in the file of its concept (``flip`` in ``shape.py``), decorated with
+1. the op class in the file of its concept (``flip`` in ``indexing.py``), decorated with
    ``@register``: ``name``, ``arity``, ``saves``/``saves_output``, ``forward``, ``shape``
    (when not plain broadcasting) and ``vjp``; and beside it one ``declare(...)`` row of the
    surface table (:mod:`tinygrad_edu.ops.surface`), which gives ``Tensor.flip``,
    ``tg.flip`` and the symbolic ``Node.flip`` (a layer function of ``nn.functional`` is
-   declared with ``declare_layer`` instead, :mod:`tinygrad_edu.ops.layer_surface`);
+   declared with ``declare_layer`` instead, :mod:`tinygrad_edu.ops.layer_surface`). Where
+   the argument parsing is long, the rows live in a file of their own beside the ops:
+   ``shape_args.py``, ``elementwise_args.py`` and ``indexing_args.py`` (``flip``'s row)
+   beside ``shape.py``, ``elementwise.py`` and ``indexing.py``;
 2. a ``Case`` in ``tests/ops/cases.py`` (the rule against central differences in both
    engines; ``tests/ops/test_gradcheck.py`` fails for a differentiable op without one);
 3. an example in ``EXAMPLES`` of ``tests/ops/test_strict_namespace.py`` (the forward on
@@ -35,8 +39,10 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     conv,
     creation,
     elementwise,
+    elementwise_args,
     embedding,
     indexing,
+    indexing_args,
     joins,
     linalg,
     matrix,
@@ -51,6 +57,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     reductions,
     rnn,
     shape,
+    shape_args,
     sorting,
 )
 from .base import (

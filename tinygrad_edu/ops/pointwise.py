@@ -292,7 +292,7 @@ def _clamp_bound(side):
 
         def bound(input, value):
             if hasattr(value, "shape"):
-                from .elementwise import _extremes  # noqa: PLC0415
+                from .elementwise_args import _extremes  # noqa: PLC0415
 
                 lo, hi = _extremes(input)
                 pair = (value, hi) if side == "min" else (lo, value)

@@ -2,6 +2,10 @@
 ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
 ``RAdam``, and the learning-rate schedules in :mod:`~tinygrad_edu.optim.lr_scheduler`.
 
+Layer 7 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
+import ``eager`` and ``backend``, never ``nn`` (an optimizer takes parameters, not modules),
+``compiler`` or ``viz``.
+
 >>> import tinygrad_edu as tg
 >>> tg.manual_seed(0)
 >>> model = tg.nn.Linear(3, 1)

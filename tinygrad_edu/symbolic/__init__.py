@@ -1,5 +1,12 @@
 """The symbolic engine: a graph of tensors, differentiated by building more graph.
 
+Layer 3 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it), beside the
+eager engine: it may import ``ops`` and ``backend``, never ``eager`` (an eager tensor and a
+symbolic node do not mix) nor anything above (``nn``, ``compiler``, ``viz`` ...). Its bottom
+module is ``node`` (a ``Node`` here is a *tensor* of the graph; in ``eager/`` a node is a
+backward op); ``serialize`` hands ``Program`` its ``to_json``/``from_json``, so ``program``
+never imports it.
+
 Build a graph from :func:`Variable` nodes with operators, methods and the functions of
 :mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with an
 :class:`Executor`. :mod:`~tinygrad_edu.symbolic.cse599w` offers CSE599W's assignment names.
@@ -24,7 +31,7 @@ array([[36.,  0.],
        [ 0., 36.]])
 """
 
-from . import api
+from . import api, serialize  # noqa: F401  (serialize hands Program its to_json/from_json)
 from .api import (
     broadcast_to,
     constant,

@@ -259,16 +259,18 @@ class Program:
     def to_json(self) -> str:
         """The program as JSON text (Fluid's ProgramDesc): blocks, vars, ops, attributes,
         updates. No pickle: :meth:`from_json` rebuilds it from data alone."""
-        from .serialize import program_to_json  # noqa: PLC0415  (serialize imports us)
-
-        return program_to_json(self)
+        return JSON_CODEC["to_json"](self)
 
     @classmethod
     def from_json(cls, text: str) -> Program:
         """Rebuild a program written by :meth:`to_json`; it runs as the original did."""
-        from .serialize import program_from_json  # noqa: PLC0415
+        return JSON_CODEC["from_json"](text)
 
-        return program_from_json(text)
+
+#: ``to_json`` and ``from_json``, handed over by ``serialize.py`` when it loads (it builds
+#: Programs, so it imports this module, not the other way round); ``symbolic/__init__``
+#: imports it, so the methods work wherever the package is imported.
+JSON_CODEC: dict = {}
 
 
 def _eval_twins(program: Program) -> dict:

@@ -26,9 +26,11 @@ import numpy as _np  # arrays in attributes are written as nested lists of numbe
 
 from ..backend import to_numpy
 from ..ops import REGISTRY
+from . import node as _node_module
+from .control_flow import CONTROL_FLOW_OPS
 from .graph import topo_sort
 from .node import CONSTANT, Node
-from .program import Block, Program, Update, building_in, unique_names
+from .program import JSON_CODEC, Block, Program, Update, building_in, unique_names
 
 __all__ = ["program_to_json", "program_from_json", "FORMAT"]
 
@@ -72,7 +74,7 @@ def program_to_json(program: Program) -> str:
     records = []
     for node in nodes:
         op = node.op
-        if REGISTRY.get(op.name) is not op and _control_flow_ops().get(op.name) is not op:
+        if REGISTRY.get(op.name) is not op and CONTROL_FLOW_OPS.get(op.name) is not op:
             if op.name not in ("placeholder", "constant", "stop_gradient"):
                 raise ValueError(f"to_json: op {op.name!r} of node {node.name!r} is not in the "
                                  "op library, so a file could not name it")  # fmt: skip
@@ -115,7 +117,7 @@ def _from_json(text: str) -> Program:
                              "damaged")  # fmt: skip
         program._create_block(program.blocks[parent])
     by_name: dict = {}
-    ops = {**_control_flow_ops(), "placeholder": _marker("PLACEHOLDER"),
+    ops = {**CONTROL_FLOW_OPS, "placeholder": _marker("PLACEHOLDER"),
            "constant": _marker("CONSTANT"), "stop_gradient": _marker("STOP_GRADIENT"),
            **REGISTRY}  # fmt: skip
 
@@ -214,16 +216,8 @@ def _check_shape(node: Node, rec) -> None:
                          "damaged")  # fmt: skip
 
 
-def _control_flow_ops() -> dict:
-    from .control_flow import CONTROL_FLOW_OPS  # noqa: PLC0415  (control_flow imports us late)
-
-    return CONTROL_FLOW_OPS
-
-
 def _marker(name: str):
-    from . import node  # noqa: PLC0415
-
-    return getattr(node, name)
+    return getattr(_node_module, name)
 
 
 def _encode(value, ref):
@@ -272,3 +266,7 @@ def _decode(value, find, program, rec):
                              "edited or is damaged") from None  # fmt: skip
         return array
     raise ValueError(f"from_json: unknown attribute encoding {value!r}")
+
+
+# Program.to_json / Program.from_json call these (see program.JSON_CODEC)
+JSON_CODEC.update(to_json=program_to_json, from_json=program_from_json)

@@ -1,5 +1,10 @@
 """Drawings of both graph forms, side by side, and the backward stepper.
 
+Layer 10 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
+import the package (``tinygrad_edu``), ``eager``, ``symbolic``, ``ops`` and ``backend``;
+nothing but ``lessons`` imports it. Its modules are layered too (``VIZ_LAYERS`` in the test,
+listed below).
+
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.
 * :func:`draw_both` runs one function in both engines and draws the two forms side by side.

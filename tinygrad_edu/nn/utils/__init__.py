@@ -1,5 +1,8 @@
 """PyTorch's ``torch.nn.utils``: gradient clipping and parameters as one vector.
 
+Part of ``nn`` (layer 7 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks
+it)): it may import ``eager`` and ``backend``.
+
 >>> import tinygrad_edu as tg
 >>> w = tg.nn.Parameter([3.0, 4.0])
 >>> (w * w).sum().backward()             # gradient (6, 8): norm 10

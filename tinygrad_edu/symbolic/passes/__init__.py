@@ -1,6 +1,10 @@
 r"""Graph passes: small pure functions, each taking a graph (its outputs) and returning a new
 one that computes the same values. One concept a file, each tested alone:
 
+Part of the symbolic engine (layer 3 (``docs/concepts/layers.md``;
+``tests/test_import_circles.py`` checks it)): passes import the symbolic engine's ``node`` and
+``graph`` and the op library, never an executor, a front end or anything above.
+
 - :func:`~.cse.cse`: common-subexpression elimination (one node per distinct computation);
 - :func:`~.simplify.simplify`: algebraic identities (``x * 1``, ``x + 0``, ``ones_like * g``,
   ``sum_to`` to the same shape, double negation);

@@ -1,6 +1,9 @@
 """PyTorch's ``torch.utils.data``: datasets, samplers and the ``DataLoader``, with PyTorch's
 names, defaults and batching rules.
 
+Part of ``utils`` (layer 4 (``docs/concepts/layers.md``; ``tests/test_import_circles.py``
+checks it)): it may import ``eager`` and ``backend``.
+
 >>> import tinygrad_edu as tg
 >>> from tinygrad_edu.utils.data import DataLoader, TensorDataset
 >>> ds = TensorDataset(tg.arange(10).reshape(5, 2), tg.arange(5))

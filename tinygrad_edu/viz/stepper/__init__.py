@@ -1,5 +1,9 @@
 """The backward stepper: a backward pass, one frame per node the engine runs.
 
+Part of ``viz`` (layer 10 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks
+it)): ``record``, then ``captions``, ``layout``, ``export``, ``animate``; it may import the
+lower ``viz`` modules, ``eager``, ``symbolic`` and ``backend``.
+
 **Eager** (:meth:`BackwardStepper.record`): ``loss.backward()`` runs under an engine
 :class:`~tinygrad_edu.eager.Observer`. Frame 0 shows the state before anything runs (the
 dependency counts the engine computed, the root on the ready queue); then one frame per node

@@ -1,0 +1,277 @@
+"""PyTorch's argument conventions for the ops of :mod:`tinygrad_edu.ops.shape`: the rows of
+the surface table (see :mod:`tinygrad_edu.ops.surface`) that turn ``x.view(2, -1)``,
+``x.permute(1, 0)``, ``x.split([1, 2], dim=1)``, ``tg.cat(ts, dim=0)`` ... into calls of the
+ops, checking the arguments as PyTorch does. The ops themselves (shapes, forwards, derivative
+rules) are in ``shape.py``; this module only parses arguments and declares the rows."""
+
+from __future__ import annotations
+
+from .base import ShapeError
+from .shape import _axis
+from .surface import declare, dims, shape_of
+
+__all__: list = []
+
+
+def _varargs(shape):
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+
+
+def _reshape(op, apply):
+    def reshape(input, *shape):
+        return apply(op, input, shape=_varargs(shape))
+
+    return reshape
+
+
+def _reshape_function(op, apply):
+    def reshape(input, shape):  # PyTorch's torch.reshape takes the shape as one tuple
+        return apply(op, input, shape=tuple(shape))
+
+    return reshape
+
+
+def _permute_function(op, apply):
+    def permute(input, dims):  # torch.permute takes the dims as one tuple
+        return apply(op, input, axes=tuple(dims))
+
+    return permute
+
+
+def _like(op, apply):
+    def reshape_as(input, other):
+        return apply(op, input, shape=shape_of(op.name, other))
+
+    return reshape_as
+
+
+def _view(op, apply):
+    """``view(*shape)``: ``reshape`` that must not copy. As in PyTorch, a view of a
+    non-contiguous tensor that would need a copy is an error (``reshape`` copies instead)."""
+
+    def view(input, *shape):
+        out = apply(op, input, shape=_varargs(shape))
+        _check_shared("view", input, out)
+        return out
+
+    return view
+
+
+def _view_as(op, apply):
+    def view_as(input, other):
+        out = apply(op, input, shape=shape_of("view_as", other))
+        _check_shared("view_as", input, out)
+        return out
+
+    return view_as
+
+
+def _check_shared(opname, input, out):
+    src, dst = getattr(input, "data", None), getattr(out, "data", None)  # eager tensors only
+    if src is None or dst is None or not getattr(dst, "size", 0) or _owner(src) is _owner(dst):
+        return
+    raise RuntimeError(
+        f"{opname}: a tensor of shape {tuple(src.shape)} whose memory is not laid out "
+        f"row-major (a transpose or a strided slice) cannot be viewed as {tuple(dst.shape)} "
+        "without a copy; use .reshape(...) (which copies when it must) or .contiguous() first"
+    )
+
+
+def _owner(array):
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _flatten(op, apply):
+    def flatten(input, start_dim=0, end_dim=-1):
+        return apply(op, input, start_dim=start_dim, end_dim=end_dim)
+
+    return flatten
+
+
+def _unsqueeze(op, apply):
+    def unsqueeze(input, dim):
+        return apply(op, input, axis=dims("unsqueeze", dim))
+
+    return unsqueeze
+
+
+def _squeeze(op, apply):
+    def squeeze(input, dim=None, *, axis=None):
+        return apply(op, input, dim=dims(op.name, axis if dim is None else dim))
+
+    return squeeze
+
+
+def _expand(op, apply):
+    """``expand(*sizes)``: -1 keeps a dim's size; new dims go in front."""
+
+    def expand(input, *sizes):
+        sizes = _varargs(sizes)
+        shape = shape_of("expand", input) if -1 in sizes else ()
+        lead = len(sizes) - len(shape)
+        return apply(op, input, shape=tuple(shape[i - lead] if s == -1 else s
+                                            for i, s in enumerate(sizes)))  # fmt: skip
+
+    return expand
+
+
+def _expand_as(op, apply):
+    def expand_as(input, other):
+        return apply(op, input, shape=shape_of("expand_as", other))
+
+    return expand_as
+
+
+def _broadcast_to(op, apply):
+    def broadcast_to(input, size):
+        return apply(op, input, shape=tuple(size))
+
+    return broadcast_to
+
+
+def _repeat(op, apply):
+    def repeat(input, *sizes):
+        return apply(op, input, repeats=_varargs(sizes))
+
+    return repeat
+
+
+def _permute(op, apply):
+    def permute(input, *dims):
+        if not dims:
+            raise TypeError("permute: give the new order of the dims, e.g. x.permute(1, 0)")
+        return apply(op, input, axes=_varargs(dims))
+
+    return permute
+
+
+def _numpy_t(op, apply):
+    def T(input):  # all dims reversed (numpy's .T; PyTorch's for 2-D)
+        return apply(op, input)
+
+    return T
+
+
+def _transpose(op, apply):
+    def transpose(input, dim0, dim1):
+        return apply(op, input, dim0=dim0, dim1=dim1)
+
+    return transpose
+
+
+def _t(op, apply):
+    def t(input):
+        n = len(shape_of("t", input))
+        if n > 2:
+            raise ShapeError(f"t: expects a tensor of at most 2 dims, got {n}; use transpose")
+        return apply(op, input, dim0=0, dim1=-1)
+
+    return t
+
+
+def _mT(op, apply):
+    def mT(input):
+        return apply(op, input, dim0=-2, dim1=-1)
+
+    return mT
+
+
+def _split(op, apply):
+    """``split(split_size_or_sections, dim=0)``: pieces of one size (the last may be
+    smaller), or of the given sizes; each piece is a slice of the input."""
+
+    def split(input, split_size_or_sections, dim=0):
+        shape = shape_of("split", input)
+        d = _axis("split", dim, len(shape), shape)
+        n = shape[d]
+        sizes = split_size_or_sections
+        if isinstance(sizes, int):
+            if sizes <= 0 and n:
+                raise ValueError(f"split: split_size must be positive, got {sizes}")
+            sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if n else [0]
+        elif sum(sizes) != n:
+            raise ValueError(f"split: sizes {list(sizes)} add up to {sum(sizes)}, but dim {dim} "
+                             f"has {n}")  # fmt: skip
+        pieces, start = [], 0
+        piece_of = "split" if isinstance(split_size_or_sections, int) else "split_with_sizes"
+        for size in sizes:
+            index = (slice(None),) * d + (slice(start, start + size), Ellipsis)
+            pieces.append(apply(op, input, index=index, piece_of=piece_of))
+            start += size
+        return tuple(pieces)
+
+    return split
+
+
+def _chunk(op, apply):
+    split = _split(op, apply)
+
+    def chunk(input, chunks, dim=0):
+        if type(chunks) is not int or chunks <= 0:
+            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        shape = shape_of("chunk", input)
+        n = shape[_axis("chunk", dim, len(shape), shape)]
+        if n == 0:  # as many empty pieces as asked for (PyTorch, SplitWithSizesBackward0)
+            return split(input, [0] * chunks, dim)
+        return split(input, -(-n // chunks), dim)
+
+    return chunk
+
+
+def _unbind(op, apply):
+    def unbind(input, dim=0):
+        shape = shape_of("unbind", input)
+        d = _axis("unbind", dim, len(shape), shape)
+        return tuple(apply(op, input, index=(slice(None),) * d + (i, Ellipsis), piece_of="unbind")
+                     for i in range(shape[d]))  # fmt: skip
+
+    return unbind
+
+
+def _gather(op, apply):
+    def gather(input, dim, index):
+        return apply(op, input, index, dim=dim)
+
+    return gather
+
+
+def _join(op, apply):
+    def join(tensors, dim=0, *, axis=None):
+        if not isinstance(tensors, list | tuple):
+            raise TypeError(f"{op.name}: expects a list or tuple of tensors, got "
+                            f"{type(tensors).__name__}")  # fmt: skip
+        if not tensors:  # as PyTorch: nothing to join (and no input to take a device from)
+            raise ShapeError(f"{op.name}: got an empty {type(tensors).__name__}; give at least "
+                             "one tensor")  # fmt: skip
+        return apply(op, *tensors, dim=dim if axis is None else axis)
+
+    return join
+
+
+declare("reshape", _reshape, methods=("reshape",))
+declare("reshape", _reshape_function, functions=("reshape",))
+declare("reshape", _view, methods=("view",))
+declare("reshape", _like, methods=("reshape_as",))
+declare("reshape", _view_as, methods=("view_as",))
+declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
+declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
+declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
+declare("broadcast_to", _expand, methods=("expand",))
+declare("broadcast_to", _expand_as, methods=("expand_as",))
+declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
+declare("repeat", _repeat, methods=("repeat",))
+declare("permute", _permute, methods=("permute",))
+declare("permute", _permute_function, functions=("permute",))
+declare("permute", _numpy_t, properties=("T",))
+declare("transpose", _transpose, methods=("transpose", "swapaxes", "swapdims"),
+        functions=("transpose", "swapaxes", "swapdims"))  # fmt: skip
+declare("transpose", _t, methods=("t",), functions=("t",))
+declare("transpose", _mT, properties=("mT",))
+declare("getitem", _split, methods=("split",), functions=("split",))
+declare("getitem", _chunk, methods=("chunk",), functions=("chunk",))
+declare("getitem", _unbind, methods=("unbind",), functions=("unbind",))
+declare("gather", _gather, methods=("gather",), functions=("gather",))
+declare("cat", _join, functions=("cat", "concat", "concatenate"))
+declare("stack", _join, functions=("stack",))
