@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -440,3 +441,21 @@ def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
     assert set(manifest["regions"]) == {"T1.1", "T1.2"}
     every = build_autograder_zip(repo, tmp_path / "all.zip")
     assert every["submission_files"] == ["toy/more.py", "toy/ops.py"]
+
+
+def test_the_grader_modules_ship_every_module_they_import():
+    """The zip's grader package is GRADER_MODULES copied from tinygrad_edu/grading: a module
+    they import from their own package (``from .x import``) must be in the list too."""
+    import ast
+
+    from tinygrad_edu.grading import gradescope
+
+    folder = Path(gradescope.__file__).parent
+    missing = set()
+    for name in gradescope.GRADER_MODULES:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                if node.module.split(".")[0] not in gradescope.GRADER_MODULES:
+                    missing.add((name, node.module))
+    assert not missing, f"add these to GRADER_MODULES: {sorted(missing)}"

@@ -140,8 +140,8 @@ _NOT_LIBRARY = ("tests", "notebooks", "docs", "benchmarks")
 # the grader's own modules, shipped as the package ``tgedu_grader`` (standard library, numpy
 # and pytest only: they must not need the course's library)
 GRADER_MODULES = ("autograder", "child", "gitignore", "kernel_state", "notebook", "probe",
-                  "pytest_plugin", "sandbox", "seccomp", "splice", "student", "submission",
-                  "wire")  # fmt: skip
+                  "pytest_plugin", "sandbox", "sandbox_config", "sandbox_sweep", "sandbox_users",
+                  "seccomp", "splice", "student", "submission", "wire")  # fmt: skip
 _GRADER_INIT = '''"""The autograder's grader: tinygrad_edu.grading's sandboxed grading modules."""
 '''
 _EXECUTABLE = 0o100755 << 16
