@@ -143,9 +143,8 @@ GIVEN_CODE_SUBMISSION = {
 }
 
 
-# Tasks that the submission above still solves in part, until the given code is fixed: an
-# einsum's derivative rule is a product's and a matrix product's (see docs/instructors.md).
-KNOWN_LEAKS = {"A1.3", "A1.5"}
+# Tasks that the submission above still solves in part (none: each leak found was fixed).
+KNOWN_LEAKS: set = set()
 
 
 def _stub(task: str) -> re.Pattern:
@@ -268,3 +267,37 @@ def test_a_memory_planned_run_profiles_through_the_plain_run(monkeypatch):
     monkeypatch.setattr(Executor, "run_on_device", stub)
     with pytest.raises(NotImplementedError, match="A1.2"):
         fresh.run(feed)
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ji,kj->ik", [(3, 2), (4, 3)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ij,j->ij", [(2, 3), (3,)]),
+    ("ij,ij->ij", [(2, 3), (2, 3)]), ("ij,jk->ki", [(2, 3), (3, 4)]), ("ij,ij->", [(2, 3)] * 2),
+])  # fmt: skip
+def test_an_einsums_derivative_is_pytorchs_and_a_product_asks_the_product_rule(
+        monkeypatch, equation, shapes):  # fmt: skip
+    """An einsum that is a product or a matrix product takes the mul/matmul rule (it once
+    held a second copy of both, which solved A1.3 and A1.5 for a submission)."""
+    import numpy as np
+    import torch
+
+    from tinygrad_edu.ops import RAW, get_op
+    from tinygrad_edu.ops.matrix import _as_product, parse_einsum
+
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal(s) for s in shapes]
+    ts = [torch.tensor(x, requires_grad=True) for x in xs]
+    y = torch.einsum(equation, *ts)
+    g = rng.standard_normal(tuple(y.shape))
+    want = torch.autograd.grad(y, ts, torch.tensor(g))
+    op = get_op("einsum")
+    got = op.vjp(RAW, g, xs, None, shapes, (True, True), equation=equation)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-12, atol=1e-12)
+    product = _as_product(*parse_einsum(equation, shapes))
+    if product is not None:
+        monkeypatch.setattr(type(get_op(product[0])), "vjp", _stubbed("A1.x"))
+        with pytest.raises(NotImplementedError):
+            op.vjp(RAW, g, xs, None, shapes, (True, True), equation=equation)
+    else:
+        assert equation in ("ij,jk->ki", "ij,ij->")
