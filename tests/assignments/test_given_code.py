@@ -75,7 +75,7 @@ GIVEN_CODE_SUBMISSION = {
         "'...jk') + '->...ik'\n"
         f"return get_op('einsum').vjp({_VJP}, equation=eq)\n"],
     ("tinygrad_edu/ops/reduce.py", "A1.6"): [
-        _OPS + f"return get_op('mean').vjp({_VJP}, axis=axis, keepdims=keepdims)\n"],
+        _OPS + f"return get_op('sum_to').vjp({_VJP})\n"],
     ("tinygrad_edu/ops/nn.py", "A1.7"): [
         _OPS + "gx = get_op('log_softmax').vjp(F, g, inputs[:1], out, shapes[:1], needs[:1])\n"
         "return (gx[0], None)\n"],
@@ -301,3 +301,26 @@ def test_an_einsums_derivative_is_pytorchs_and_a_product_asks_the_product_rule(
             op.vjp(RAW, g, xs, None, shapes, (True, True), equation=equation)
     else:
         assert equation in ("ij,jk->ki", "ij,ij->")
+
+
+@pytest.mark.parametrize("xshape, target", [((2, 3), (3,)), ((2, 3), (1, 3)), ((4, 2, 3), (2, 1)),
+                                            ((2, 3), ())])  # fmt: skip
+def test_sum_tos_derivative_asks_the_sum_rule(monkeypatch, xshape, target):
+    """sum_to's derivative once broadcast g back itself (the sum rule again, which gave a
+    submission 3 of A1.6's points); it now asks the sum rule, and its values are PyTorch's."""
+    import numpy as np
+    import torch
+
+    from tinygrad_edu.ops import RAW, get_op
+
+    x = np.random.default_rng(1).standard_normal(xshape)
+    t = torch.tensor(x, requires_grad=True)
+    y = t.sum_to_size(target) if target else t.sum()
+    g = np.random.default_rng(2).standard_normal(tuple(y.shape))
+    (want,) = torch.autograd.grad(y, t, torch.tensor(g))
+    op = get_op("sum_to")
+    (got,) = op.vjp(RAW, g, (x,), None, (xshape,), (True,), shape=target)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12)
+    monkeypatch.setattr(type(get_op("sum")), "vjp", _stubbed("A1.6"))
+    with pytest.raises(NotImplementedError, match="A1.6"):
+        op.vjp(RAW, g, (x,), None, (xshape,), (True,), shape=target)
