@@ -7,6 +7,12 @@ library's other ops and helpers (public or private), the lessons' references, fa
 recorded wrong answers, the course-compatibility modules. A body may adapt arguments (an
 einsum equation for the shapes, an argument order, a first element) and pick among given
 functions; it computes nothing itself: no arithmetic on the values, no loop of its own.
+"Does the job" means the given function computes the same function as the task (an einsum
+that is a matrix product, a sum_to that is a sum, a recursive walk that is a topological
+sort), not that some other rule fed crafted inputs coincides with it numerically (div's
+derivative in its numerator, $1/b$, is log's derivative at $b$): that is a derivation of
+the student's own. Where the graded rule is itself a call of given helpers (add's
+``_to_shapes(F, (g, g), shapes)``), writing that call is the task, not a leak.
 Graded the real way (the suites under the autograder's pytest plugin, ``--gradescope``), each
 task must score 0.
 
@@ -62,7 +68,7 @@ GIVEN_CODE_SUBMISSION = {
         "self.memory_plan = MemoryPlan(self.order, self.nodes)\n"
         "return self._run_planned(xp, feed_dict, observer)\n"],
     # derivative rules: the nearest op's rule (add as sub, mul as an einsum, exp as expm1,
-    # log as log1p, matmul as an einsum, sum as mean, the cross entropy as log_softmax's)
+    # log as log1p, matmul as an einsum, sum as a sum_to, the cross entropy as log_softmax's)
     ("tinygrad_edu/ops/elementwise.py", "A1.3"): [
         _OPS + f"return get_op('sub').vjp({_VJP})\n",
         _OPS + "s = 'abcdefgh'[:len(shapes[0])]\n"
