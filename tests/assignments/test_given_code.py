@@ -57,12 +57,12 @@ _VJP = "F, g, inputs, out, shapes, needs"
 # replaces the stub's ``raise NotImplementedError("<task>: write your solution here")`` line
 # and is indented like it.
 GIVEN_CODE_SUBMISSION = {
-    # a topological order: lesson 8's recorded wrong answer (a recursive walk), the one
-    # symbolic walk left in the edition that visits inputs before their users
+    # a topological order: lesson 8's recorded wrong answer (a recursive walk, once right on
+    # any small graph)
     ("tinygrad_edu/symbolic/graph.py", "A1.1"): [
         "from ..lessons.lesson08 import _topo_recursive\n"
         "order = _topo_recursive(list(nodes))\n"],
-    # running the graph: the memory-planned executor, which runs every node itself
+    # running the graph: the memory-planned executor (its first run once ran every node)
     ("tinygrad_edu/symbolic/executor.py", "A1.2"): [
         "from .memory import MemoryPlan\n"
         "self.memory_plan = MemoryPlan(self.order, self.nodes)\n"
