@@ -139,15 +139,20 @@ def _count_nodes(root):
     return dict.fromkeys(_reference_count(root), 1)
 
 
-def _count_recursive(root, counts=None):
-    counts = {root: 1} if counts is None else counts
-    for nxt, _ in root.next_functions:
-        if nxt is not None:
-            first = nxt not in counts
-            counts[nxt] = counts.get(nxt, 0) + 1
-            if first:
-                _count_recursive(nxt, counts)
-    return counts
+def _count_recursive(root):
+    """A wrong answer: a walk that calls itself (a 1500-deep chain goes deeper than Python
+    allows); its counts are the engine's (the graded ``_count_dependencies``), not a copy."""
+    seen = set()
+
+    def visit(node):
+        if node not in seen:
+            seen.add(node)
+            for nxt, _ in node.next_functions:
+                if nxt is not None:
+                    visit(nxt)
+
+    visit(root)
+    return _reference_count(root)
 
 
 def _count_every_visit(root):

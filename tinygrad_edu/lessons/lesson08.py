@@ -217,19 +217,21 @@ def _grade_topo(fn) -> Verdict:
 
 
 def _topo_recursive(outputs):
-    order, seen = [], set()
+    """A wrong answer: a walk that calls itself (a 3000-step chain goes deeper than Python
+    allows); its order is the graded ``topo_sort``'s, not a copy of it."""
+    from ..symbolic.graph import topo_sort  # noqa: PLC0415
+
+    seen = set()
 
     def visit(node):
-        if node in seen:
-            return
-        seen.add(node)
-        for i in node.inputs:
-            visit(i)
-        order.append(node)
+        if node not in seen:
+            seen.add(node)
+            for i in node.inputs:
+                visit(i)
 
     for o in outputs:
         visit(o)
-    return order
+    return topo_sort(outputs)
 
 
 def _topo_duplicates(outputs):

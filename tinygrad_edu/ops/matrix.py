@@ -125,6 +125,10 @@ class Einsum(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, equation=""):
         shapes = [_static_shape(s) for s in shapes]
         subs, outs = parse_einsum(equation, shapes)
+        product = _as_product(subs, outs)
+        if product is not None:  # a product or a matrix product: that op's rule, written once
+            name, attrs = product
+            return tuple(REGISTRY[name].vjp(F, g, inputs, out, shapes, needs, **attrs))
         grads = []
         for i, need in enumerate(needs):
             if not need:
@@ -141,6 +145,30 @@ class Einsum(Op):
                 gi = F.broadcast_to(gi, shapes[i])
             grads.append(F.sum_to(gi, shapes[i]))
         return tuple(grads)
+
+
+def _as_product(subs: list[str], out: str):
+    """``("mul", {})`` for an elementwise product (``"ij,j->ij"``), ``("matmul", {trans_A,
+    trans_B})`` for a (batched) matrix product (``"bij,bkj->bik"``), else None: these
+    equations take the ``mul`` and ``matmul`` derivative rules rather than a second copy."""
+    if len(subs) != 2:
+        return None
+    a, b = subs
+    if len(set(a)) < len(a) or len(set(b)) < len(b):  # a diagonal ("ii,i->i")
+        return None
+    if len(out) == max(len(a), len(b)) and a == out[len(out) - len(a):] and (
+            b == out[len(out) - len(b):]):  # fmt: skip
+        return "mul", {}
+    if not (len(a) == len(b) == len(out) >= 2 and a[:-2] == b[:-2] == out[:-2]):
+        return None
+    i, k = out[-2:]
+    shared = set(a[-2:]) & set(b[-2:])
+    if i == k or len(shared) != 1 or set(a[-2:]) != {i, *shared} or set(b[-2:]) != {k, *shared}:
+        return None
+    (j,) = shared
+    if j in out or len({i, j, k} & set(out[:-2])):
+        return None
+    return "matmul", {"trans_A": a[-2:] == j + i, "trans_B": b[-2:] == k + j}
 
 
 def _static_shape(shape):

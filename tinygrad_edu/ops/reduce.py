@@ -306,7 +306,27 @@ class SumTo(Op):
         return tuple(target)
 
     def vjp(self, F, g, inputs, out, shapes, needs, shape=None):
-        return (F.broadcast_to(g, shapes[0]),) + (None,) * (len(shapes) - 1)
+        target = shape if shape is not None else shapes[1] if len(shapes) > 1 else None
+        if not _static(target):  # g has the target's shape
+            target = getattr(g, "shape", None)
+        rest = (None,) * (len(shapes) - 1)
+        if not (_static(shapes[0]) and _static(target)):
+            return (F.broadcast_to(g, shapes[0]),) + rest
+        lead = len(shapes[0]) - len(target)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(target) if d == 1 and shapes[0][lead + i] != 1
+        )
+        if not axes:
+            return (F.broadcast_to(g, shapes[0]),) + rest
+        # the sum rule, written once: g with the summed axes kept, back over them
+        g = F.reshape(g, (1,) * lead + tuple(target))
+        (gx,) = REGISTRY["sum"].vjp(F, g, inputs[:1], None, shapes[:1], needs[:1], axis=axes,
+                                    keepdims=True)  # fmt: skip
+        return (gx,) + rest
+
+
+def _static(shape) -> bool:
+    return isinstance(shape, tuple | list) and all(isinstance(d, int) for d in shape)
 
 
 @register

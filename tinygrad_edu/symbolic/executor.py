@@ -118,7 +118,7 @@ class Executor:
         signature = tuple((tuple(a.shape), str(a.dtype)) for a in feeds.values())
         replay = plan.replays.get(signature) if supports_out(xp) else None
         if replay is None:
-            return self._profile(xp, feeds, observer, signature)
+            return self._profile(xp, feed_dict, observer, signature)
         plan.use(replay)
         values = self.values = {}
         buffers = [None] * len(replay.specs)
@@ -146,19 +146,19 @@ class Executor:
                 buffers[b] = None
         return [values[n] for n in self.nodes]
 
-    def _profile(self, xp, feeds, observer, signature) -> list:
-        """The first run for some feed shapes: the plain order, each value freed after its
-        last use; records each value's size and which memory it shares, then makes the plan
-        (see :meth:`MemoryPlan.learn`)."""
+    def _profile(self, xp, feed_dict, observer, signature) -> list:
+        """The first run for some feed shapes: the plain run (:meth:`run_on_device`'s own loop,
+        so a plan never runs a graph that the plain executor cannot), each value freed after
+        its last use; records each value's size and which memory it shares, then makes the
+        plan (see :meth:`MemoryPlan.learn`)."""
         plan = self.memory_plan
         order, (_, frees) = plan.plain_order, liveness(plan.plain_order, plan.outputs)
-        values = self.values = {}
+        step_of = {node: step for step, node in enumerate(order)}
         facts, owner, members = {}, {}, {}  # owner: id(memory) -> group; members: live count
         keys_of: dict = {}  # group -> the ids of its memory
-        for step, node in enumerate(order):
-            args = [values[i] for i in node.inputs]
-            value = feeds[node] if node.op is PLACEHOLDER else compute_node(xp, node, args)
-            values[node] = value
+
+        def profile(node, value):
+            values = self.values
             groups, size = set(), 0
             for array in _arrays(value):
                 base = getattr(array, "base", None)
@@ -173,6 +173,7 @@ class Executor:
                 groups |= {g for i in inputs for g in facts[i][1]}
             spec, writes_out = None, False
             if groups == {node} and _adoptable(xp, node, value):  # a fresh array of our own
+                args = [values[i] for i in node.inputs]
                 spec = (tuple(value.shape), value.dtype)
                 writes_out = out_kernel(xp, node, args) == spec
             groups = tuple(sorted(groups, key=lambda n: n.seq))
@@ -181,14 +182,22 @@ class Executor:
                 members[g] = members.get(g, 0) + 1
             if observer is not None:
                 observer(node, value)
-            for dead in frees[step]:
+            for dead in frees[step_of[node]]:
                 del values[dead]
                 for g in facts[dead][1]:  # a group no value uses any more: forget its memory
                     members[g] -= 1
                     if members[g] == 0:
                         for key in keys_of.pop(g, ()):
                             del owner[key]
-        outputs = [values[n] for n in self.nodes]
+
+        self.memory_plan = None  # the plain run
+        try:
+            outputs = self.run_on_device(feed_dict, profile)
+        finally:
+            self.memory_plan = plan
+        if len(facts) != len(order):
+            raise RuntimeError(f"Executor: the plain run computed {len(facts)} of the "
+                               f"{len(order)} nodes, so no memory plan can be made")  # fmt: skip
         plan.learn(signature, facts)
         return outputs
 
