@@ -149,12 +149,10 @@ class ExplainOutput:
 class _Entry:
     """A traced specialisation: its key, its program (None: runs eagerly) and its guards."""
 
-    def __init__(self, key, program, extra_guards, breaks, out_spec, out_leaves, ops, guards,
-                 tracer_args):  # fmt: skip
+    def __init__(self, key, program, extra_guards, breaks, out_spec, out_leaves, ops, guards):
         self.key, self.program, self.extra_guards = key, program, extra_guards
         self.breaks, self.out_spec, self.out_leaves, self.ops = breaks, out_spec, out_leaves, ops
         self.guard_text = guards
-        self.arg_positions = tracer_args
 
 
 class CompiledCallable:
@@ -257,11 +255,10 @@ class CompiledCallable:
                                .requires_grad]  # fmt: skip
             device = _device_of(leaves, trace)
             program = build_program(trace, outputs, grad_wanted, device)
-            program.tracer_args = tracer.args
         guards = _describe_guards(key, trace, tracer.extra_guards)
         entry = _Entry(key, program, tracer.extra_guards, list(trace.breaks), out_spec,
                        [None if isinstance(x, Tensor | TracedScalar) else x for x in out_leaves],
-                       trace.ops, guards, None)  # fmt: skip
+                       trace.ops, guards)  # fmt: skip
         entry.out_kinds = ["tensor" if isinstance(x, Tensor) else "scalar" if isinstance(
             x, TracedScalar) else "const" for x in out_leaves]  # fmt: skip
         self._entries.insert(0, entry)

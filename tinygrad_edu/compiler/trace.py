@@ -134,20 +134,17 @@ class TracedScalar:
     def __neg__(self):
         return self._wrap(-self.value, S.apply_op("neg", self.node))
 
-    def _compare(self, o, fn, opname):
-        return self._binary(o, fn, opname)
-
     def __gt__(self, o):
-        return self._compare(o, lambda a, b: a > b, "greater")
+        return self._binary(o, lambda a, b: a > b, "greater")
 
     def __ge__(self, o):
-        return self._compare(o, lambda a, b: a >= b, "greater_equal")
+        return self._binary(o, lambda a, b: a >= b, "greater_equal")
 
     def __lt__(self, o):
-        return self._compare(o, lambda a, b: a < b, "less")
+        return self._binary(o, lambda a, b: a < b, "less")
 
     def __le__(self, o):
-        return self._compare(o, lambda a, b: a <= b, "less_equal")
+        return self._binary(o, lambda a, b: a <= b, "less_equal")
 
     def __bool__(self):
         value = bool(self.value)
@@ -182,10 +179,10 @@ class TracedScalar:
         return hash(self._escape("hashing"))
 
     def __eq__(self, o):
-        return self._compare(o, lambda a, b: a == b, "equal")
+        return self._binary(o, lambda a, b: a == b, "equal")
 
     def __ne__(self, o):
-        return self._compare(o, lambda a, b: a != b, "not_equal")
+        return self._binary(o, lambda a, b: a != b, "not_equal")
 
 
 class Tracer:
