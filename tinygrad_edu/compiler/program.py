@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from numpy import ndarray as _ndarray
-
 from .. import backend
 from .. import symbolic as S
 from ..eager.function import Function
@@ -32,31 +30,12 @@ from ..symbolic.node import CONSTANT, PLACEHOLDER
 __all__ = ["Program", "build_program", "CompiledFunction"]
 
 
-def _keep(value):
-    """Program results stay on their device, as arrays (numpy scalars become 0-d arrays)."""
-    if type(value) is _ndarray or isinstance(value, tuple | list | dict):
-        return value
-    return value if hasattr(value, "shape") else backend.namespace_of(value).asarray(value)
-
-
-def _no_check(feed):
-    return None
-
-
-def _fed(xp, node, feed):
-    return feed[node]  # the caller feeds exactly the arrays the program needs, already made
-
-
 def _compiled(nodes, device, donated=()):
     """``nodes`` optimised and compiled; ``donated``: (placeholder, index of the output that
     is stored back into its array) pairs (see ``symbolic.compile``)."""
     nodes = S.optimize(list(nodes))
-    graph = S.compile(nodes, device=device, donated={p: nodes[k] for p, k in donated})
-    # the generated code's helpers, for a caller that feeds arrays of the right dtypes and
-    # shapes itself (the trace made the placeholders from them): no checks, no copies
-    graph._fn.__globals__.update(_out=_keep, _feed=_fed, _check=_no_check)
-    graph.needs = {n for n in topo_sort(nodes) if n.op is PLACEHOLDER}  # what it is fed
-    return graph
+    # raw: the trace made the placeholders from the arrays it feeds (no checks, no copies)
+    return S.compile(nodes, device=device, donated={p: nodes[k] for p, k in donated}, raw=True)
 
 
 @dataclass

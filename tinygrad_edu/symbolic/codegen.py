@@ -44,7 +44,7 @@ import linecache
 import math
 import re
 
-from ..backend import get_namespace
+from ..backend import get_namespace, namespace_of
 from ..ops.linalg import matrix_transpose
 from .executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
 from .graph import topo_sort
@@ -72,9 +72,12 @@ class CompiledGraph:
         nodes: the outputs; ``order``: the nodes in the order the code computes them.
     """
 
-    def __init__(self, nodes, device: str, source: str, env: dict, feedable, variables):
+    def __init__(self, nodes, device: str, source: str, env: dict, feedable, variables,
+                 raw: bool = False):  # fmt: skip
         self.nodes, self.device, self.source = nodes, device, source
         self.order = topo_sort(nodes)
+        #: the Variables the code reads (a raw caller feeds exactly these)
+        self.needs = {n for n in self.order if n.op is PLACEHOLDER}
         filename = f"<compiled graph {next(_counter)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         hints = feed_hints(self.order)
@@ -82,6 +85,8 @@ class CompiledGraph:
                    _namespace=lambda: get_namespace(device),
                    _feed=lambda xp, node, feed: feed_value(xp, node, feed, hints),
                    _out=to_numpy, _mT=matrix_transpose)  # fmt: skip
+        if raw:  # the caller feeds the arrays itself: no checks, no copies, results on device
+            env.update(_check=_no_check, _feed=_fed_as_is, _out=_on_device)
         exec(builtins.compile(source, filename, "exec"), env)  # noqa: S102 (our own source)
         self._fn = env["compiled"]
 
@@ -110,7 +115,7 @@ class CompiledGraph:
 
 
 def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
-            example=None, donated=()) -> CompiledGraph:  # fmt: skip
+            example=None, donated=(), raw: bool = False) -> CompiledGraph:  # fmt: skip
     """Compile ``outputs`` (a node or a list of nodes) into a Python function.
 
     Args:
@@ -128,6 +133,9 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
             the caller will store in that array anyway (so its dtype is the array's even
             where the graph does not know it, as in a gradient graph). ``tg.compile`` donates
             the parameters an optimizer step overwrites: ``w - lr * g`` lands in ``w``.
+        raw: the caller feeds exactly ``fn.needs``, arrays of the Variables' shapes and dtypes
+            on ``device`` (``tg.compile`` makes them so), and takes the results as arrays on
+            the device: the feed checks and conversions, and the copy to numpy, are skipped.
 
     Returns:
         a :class:`CompiledGraph`: ``fn(feed_dict)`` returns the outputs as numpy arrays;
@@ -152,7 +160,22 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
         planned = _function("compiled", nodes, replay.order, replay.frees, env, device,
                             replay=replay, variables=variables)  # fmt: skip
         source = planned + "\n\n\n" + generic
-    return CompiledGraph(nodes, device, source, env, feedable, variables)
+    return CompiledGraph(nodes, device, source, env, feedable, variables, raw)
+
+
+def _no_check(feed_dict) -> None:
+    return None
+
+
+def _fed_as_is(xp, node, feed_dict):
+    return feed_dict[node]
+
+
+def _on_device(value):
+    """A raw program's result: an array on its device (numpy scalars as 0-d arrays)."""
+    if hasattr(value, "shape") or isinstance(value, tuple | list | dict):
+        return value
+    return namespace_of(value).asarray(value)
 
 
 def _function(fname, nodes, order, frees, env, device, replay=None, variables=(),
