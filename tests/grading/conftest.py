@@ -126,7 +126,9 @@ def sandbox_setup():
     finally:
         for user in users:
             subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
-            subprocess.run(["userdel", user], capture_output=True)
+            # as the library finds useradd: a PATH without /usr/sbin still cleans up
+            userdel = shutil.which("userdel") or "/usr/sbin/userdel"
+            subprocess.run([userdel, user], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
 
 
