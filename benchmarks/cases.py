@@ -332,7 +332,7 @@ def digits(size: str = "full", device: str = "cpu") -> Case:
                 loss.backward()
                 opt.step()
             with tg.no_grad():
-                acc = float((to_numpy(model(xte).data).argmax(1) == yte).mean())
+                acc = float((to_numpy(model(xte)._data).argmax(1) == yte).mean())
             if acc >= target:
                 break
         return epochs, acc

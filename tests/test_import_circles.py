@@ -215,6 +215,7 @@ EAGER_LAYERS = [
     ["out"],
     ["dispatch"],
     ["functional", "dlpack", "random"],
+    ["tensor_convert"],
     ["tensor"],
     ["factories", "function"],
     ["autograd"],

@@ -104,7 +104,7 @@ class GradScaler:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = p.grad.data
+                g = p.grad._data
                 g *= inv
                 p.grad._version[0] += 1
                 xp = backend.namespace_of(g)

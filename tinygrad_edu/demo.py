@@ -326,7 +326,7 @@ def train_digits_cnn(
             opt.step()
             losses["eager"].append(loss.item())
             t1 = time.perf_counter()
-            feed = {x: xb.data, y: onehot[yb.data], lr_var: _np.float32(rate)}
+            feed = {x: xb._data, y: onehot[yb._data], lr_var: _np.float32(rate)}
             losses["symbolic"].append(float(step.run(feed)[0]))
             seconds["eager"] += t1 - t0
             seconds["symbolic"] += time.perf_counter() - t1
@@ -335,7 +335,7 @@ def train_digits_cnn(
                 bar.update(epoch * len(loader) + i + 1, text)
         model.eval()
         with tg.no_grad():
-            eager_pred = backend.to_numpy(model(tg.tensor(x_test)).data).argmax(1)
+            eager_pred = backend.to_numpy(model(tg.tensor(x_test))._data).argmax(1)
         sym_pred = predict.run({x: x_test})[0].argmax(1)
         for engine, pred in (("eager", eager_pred), ("symbolic", sym_pred)):
             histories[engine]["epoch_loss"].append(float(_np.mean(losses[engine])))

@@ -38,7 +38,7 @@ def _is_tensor_like(x) -> bool:
 
 def _host(x):
     """A numpy copy of a tensor's values (or of a number or array)."""
-    data = x.data if hasattr(x, "grad_fn") else x  # a Tensor: its backend array
+    data = x._data if hasattr(x, "grad_fn") else x  # a Tensor: its backend array
     return _np.asarray(backend.to_numpy(data))
 
 

@@ -23,7 +23,7 @@ EXEMPT = {
     "Tensor.stop_gradient": "Paddle's name (test_spec item 29)",
     "Tensor.astype": "numpy's to(dtype), no PyTorch name (tests/eager/test_torch_api.py)",
     "Tensor.name": "a label for drawings (viz), not an op",
-    "Tensor.data": "the backend array (PyTorch's .data is a tensor: docs/coming-from-pytorch.md)",
+    "Tensor.data": "a tensor outside autograd: tests/eager/test_pytorch_parity.py (with torch)",
     "Tensor.device": "device names: tests/eager (and the per-device engine's tests)",
     "Tensor.cuda": "needs a GPU: tests/nn and tests/assignments run it where CuPy sees one",
     "tg.Tensor": "the class itself; its methods are checked one by one",

@@ -425,14 +425,14 @@ def _sgd_step(model, opt, loss_fn=F.mse_loss, gate=None):
 
 def test_the_sgd_update_lands_in_the_parameters_own_memory():
     model = _mlp()
-    arrays = [p.data for p in model.parameters()]
+    arrays = [p._data for p in model.parameters()]
     step = tg.compile(_sgd_step(model, tg.optim.SGD(model.parameters(), lr=0.1)))
     x, y = tg.randn(5, 4), tg.randn(5, 3)
     for _ in range(3):
         step(x, y)
     src = step.programs[0].source_code.split("# backward")[0]
     assert src.count("out=") == len(arrays)  # each w - lr * g written into w
-    assert all(p.data is a for p, a in zip(model.parameters(), arrays))  # no new arrays
+    assert all(p._data is a for p, a in zip(model.parameters(), arrays))  # no new arrays
 
 
 def test_a_guard_that_fails_finds_the_parameters_untouched():

@@ -141,9 +141,9 @@ def test_a_fresh_gradient_becomes_grad_without_a_copy_a_shared_one_is_copied():
     made = _Twice.made[0]()
     # the array went to two leaves: the first to run gets a copy (the other's buffer still
     # holds the array), the second keeps the array itself, which nobody else holds by then
-    assert a.grad.data is not b.grad.data
-    assert made is not None and (made is a.grad.data or made is b.grad.data)
-    a.grad.data += 1  # writing into one gradient does not change the other
+    assert a.grad._data is not b.grad._data
+    assert made is not None and (made is a.grad._data or made is b.grad._data)
+    a.grad._data += 1  # writing into one gradient does not change the other
     np.testing.assert_allclose(b.grad.numpy(), [2.0, 2.0, 2.0])
     np.testing.assert_allclose(a.grad.numpy(), [3.0, 3.0, 3.0])
 
@@ -153,7 +153,7 @@ def test_a_weight_gradient_nobody_else_holds_is_kept_as_computed():
     x = tg.tensor(np.arange(12.0).reshape(4, 3))
     (x @ w).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ np.ones((4, 2)))
-    first = w.grad.data
+    first = w.grad._data
     (x @ w).sum().backward()  # the second gradient is added into the first, in place
-    assert w.grad.data is first
+    assert w.grad._data is first
     np.testing.assert_allclose(w.grad.numpy(), 2 * x.numpy().T @ np.ones((4, 2)))

@@ -8,7 +8,7 @@ import tinygrad_edu as tg
 from tinygrad_edu.eager import core, functional
 from tinygrad_edu.eager.tensor import Tensor
 
-FIELDS = ("data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version", "_grad",
+FIELDS = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version", "_grad",
           "_base")  # fmt: skip
 
 

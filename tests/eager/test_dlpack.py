@@ -14,7 +14,7 @@ from tinygrad_edu.eager import dlpack as dlpack_module
 
 
 def _ptr(t) -> int:
-    return t.data.__array_interface__["data"][0]
+    return t._data.__array_interface__["data"][0]
 
 
 # -- numpy (no PyTorch needed) -----------------------------------------------------------------
@@ -53,8 +53,8 @@ def test_copy_is_independent():
 def test_our_own_tensor_shares_data_and_version_counter():
     x = tg.tensor([1.0, 2.0])
     y = tg.from_dlpack(x)
-    assert y.data is x.data and y._version is x._version
-    assert tg.from_dlpack(x, copy=True).data is not x.data
+    assert y._data is x._data and y._version is x._version
+    assert tg.from_dlpack(x, copy=True)._data is not x._data
 
 
 def test_not_dlpack():
@@ -114,7 +114,7 @@ def test_any_array_namespace():
         assert t.tolist() == [5.0, 2.0, 3.0]
         a = np.arange(3.0)
         u = tg.from_dlpack(a)
-        assert type(u.data).__module__.startswith("array_api_strict")
+        assert type(u._data).__module__.startswith("array_api_strict")
         a[2] = -1.0
         assert u.tolist() == [0.0, 1.0, -1.0]
 
@@ -169,7 +169,7 @@ def test_ours_to_torch_shares_memory(torch):
 def test_non_contiguous_both_ways(torch):
     x = torch.zeros(3, 4)
     t = tg.from_dlpack(x.T)  # strides, not a copy
-    assert t.shape == (4, 3) and not t.data.flags.c_contiguous
+    assert t.shape == (4, 3) and not t._data.flags.c_contiguous
     x[2, 1] = 8.0
     assert t[1, 2].item() == 8.0
     ours = tg.tensor(np.arange(12.0, dtype=np.float32).reshape(3, 4))

@@ -100,13 +100,13 @@ def test_to_copies_between_devices():
     x = tg.tensor([1.0, 2.0])
     y = x.to("sim:0")
     assert y.device == "sim:0" and y.is_leaf and not y.requires_grad
-    assert not np.shares_memory(x.data, y.data)
+    assert not np.shares_memory(x._data, y._data)
     z = y.to("sim:1")
-    assert z.device == "sim:1" and not np.shares_memory(y.data, z.data)
+    assert z.device == "sim:1" and not np.shares_memory(y._data, z._data)
     back = z.cpu()
-    assert back.device == "cpu" and not np.shares_memory(z.data, back.data)
+    assert back.device == "cpu" and not np.shares_memory(z._data, back._data)
     assert y.to("sim:0") is y
-    assert not np.shares_memory(y.numpy(), y.data), "numpy() of a device tensor is a host copy"
+    assert not np.shares_memory(y.numpy(), y._data), "numpy() of a device tensor is a host copy"
     np.testing.assert_array_equal(back.numpy(), [1.0, 2.0])
 
 

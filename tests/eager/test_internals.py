@@ -158,7 +158,7 @@ def test_reshape_that_copies_gets_its_own_counter():
     t = a.T  # a view, not contiguous
     flat = t.reshape(6)  # numpy must copy here
     assert t._version is a._version
-    assert not np.shares_memory(flat.data, a.data)
+    assert not np.shares_memory(flat._data, a._data)
     assert flat._version is not a._version
     flat.add_(1.0)
     assert a._version_value == 0 and flat._version_value == 1

@@ -345,18 +345,90 @@ def test_assigning_a_tensor_to_a_parameters_data_replaces_its_values():
 
 
 def test_assigning_a_number_to_a_parameters_data_is_a_type_error():
-    p = tg.nn.Parameter([1.0, 2.0])
-    with pytest.raises(TypeError, match="data: expected a Tensor"):
-        p.data = 3.0
+    p, tp = tg.nn.Parameter([1.0, 2.0]), torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    for bad in (3.0, [1.0, 2.0]):
+        with pytest.raises(TypeError, match="must be set to a tensor.*copy_"):
+            p.data = bad
+        with pytest.raises(TypeError):
+            tp.data = bad
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        p.data = torch.zeros(2)  # another library's tensor is not ours
     assert p.tolist() == [1.0, 2.0]
 
 
-def test_a_plain_tensor_whose_data_is_a_tensor_is_a_clear_error():
-    x = tg.ones(2, 2)
-    x.data = tg.zeros(2, 2)  # a plain tensor's .data is its array (see coming-from-pytorch)
-    for fn in (lambda: x + 1, lambda: x @ tg.ones(2, 2)):
-        with pytest.raises(TypeError, match=r"\.data was set to a tensor.*x\.data = t\.data"):
-            fn()
+def test_data_is_a_tensor_outside_autograd_as_in_pytorch():
+    for M in (tg, torch):
+        x = M.ones(3, requires_grad=True)
+        d = x.data
+        assert isinstance(d, M.Tensor) and d is not x.data
+        assert not d.requires_grad and d.is_leaf and d.grad_fn is None
+        d.add_(1)  # shares memory, but not the version counter
+        version = (lambda t: t._version) if M is torch else (lambda t: t._version_value)
+        assert x.tolist() == [2.0, 2.0, 2.0] and version(x) == 0 and version(d) == 1
+        v = M.ones(4)[1:]
+        assert v.data._base is None and v.data.shape == (3,)
+
+
+def test_plain_tensor_data_assignment_swaps_memory_shape_and_dtype():
+    for M in (tg, torch):
+        x, t = M.ones(2, 2), M.zeros(3, dtype=M.float64)
+        x.data = t
+        assert x.shape == (3,) and x.dtype == M.float64
+        t[0] = 5.0  # no copy: x now lives in t's memory
+        assert (x + 1).tolist() == [6.0, 1.0, 1.0]
+        x = M.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError):
+            x.data = M.zeros(2, dtype=M.int64)  # a tensor that requires grad stays floating
+        assert x.dtype == M.float32
+
+
+def test_changing_a_saved_value_through_data_is_not_checked_as_in_pytorch():
+    grads = []
+    for M in (tg, torch):
+        a = M.tensor([0.5, 1.0], dtype=M.float64, requires_grad=True)
+        b = a.exp()
+        b.data.mul_(2)  # invisible to the version check, so backward sees the new values
+        b.sum().backward()
+        grads.append(a.grad.tolist())
+    np.testing.assert_allclose(grads[0], grads[1])
+    assert grads[0] == pytest.approx(list(2 * np.exp([0.5, 1.0])))
+
+
+def _init_and_train(M, steps=5):
+    """A PyTorch tutorial's ways with ``.data``: DCGAN's weights_init, the blitz's manual SGD
+    (``p.data.sub_(p.grad.data * lr)``) and ``p.grad.data.zero_()``."""
+    M.manual_seed(0)
+    model = M.nn.Sequential(M.nn.Linear(4, 8), M.nn.BatchNorm1d(8), M.nn.ReLU(),
+                            M.nn.Linear(8, 3))  # fmt: skip
+    w = [np.linspace(-1, 1, p.numel()).reshape(tuple(p.shape)) for p in model.parameters()]
+    for p, a in zip(model.parameters(), w):
+        p.data.copy_(M.tensor(a))
+
+    def weights_init(m):
+        if type(m).__name__.find("BatchNorm") != -1:
+            m.weight.data.fill_(1.0)
+            M.nn.init.constant_(m.bias.data, 0.25)
+
+    model.apply(weights_init)
+    x = M.tensor(np.linspace(-2, 2, 24).reshape(6, 4), dtype=M.float32)
+    y = M.tensor([0, 1, 2, 0, 1, 2])
+    losses = []
+    for _ in range(steps):
+        loss = M.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        for p in model.parameters():
+            p.data.sub_(p.grad.data * 0.1)
+            p.grad.data.zero_()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def test_pytorch_idioms_on_data_train_as_in_pytorch():
+    (ours, ps), (theirs, tps) = _init_and_train(tg), _init_and_train(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    assert ours[-1] < ours[0]
+    for p, tp in zip(ps, tps):
+        np.testing.assert_allclose(p, tp, rtol=1e-4, atol=1e-6)
 
 
 def test_backward_with_inputs_fills_a_non_leaf_grad_without_a_warning():

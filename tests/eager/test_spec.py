@@ -238,7 +238,7 @@ def test_14_detach_shares_data_and_version():
     y = a * 2
     d = y.detach()
     assert d.is_leaf and not d.requires_grad
-    assert np.shares_memory(d.data, y.data)
+    assert np.shares_memory(d._data, y._data)
     d.add_(1.0)
     assert y._version_value == d._version_value == 1
     np.testing.assert_allclose(y.numpy(), [3.0, 5.0])
@@ -466,7 +466,7 @@ def test_23_ctx_features():
     class AddOneInPlace(tg.Function):
         @staticmethod
         def forward(ctx, t):
-            t.data[...] = t.data + 1
+            t._data[...] = t._data + 1
             ctx.mark_dirty(t)
             return t
 

@@ -45,10 +45,10 @@ def _version(t):
 def test_zero_dim_results_are_0d_arrays_not_numpy_scalars():
     x = tg.tensor([1.0, 2.0, 3.0])
     for t in (x.sum(), x.mean(), x.max(), x[0], x[-1], (x * x).sum(), x.amax(), x.sum() * 2):
-        assert type(t.data) is np.ndarray and t.data.ndim == 0, type(t.data)
+        assert type(t._data) is np.ndarray and t._data.ndim == 0, type(t._data)
     s = leaf(3.0)
     (s * s).backward()
-    assert type(s.grad.data) is np.ndarray and s.grad.data.ndim == 0
+    assert type(s.grad._data) is np.ndarray and s.grad._data.ndim == 0
 
 
 def test_in_place_ops_on_0d_tensors(L):
@@ -75,7 +75,7 @@ def test_sgd_momentum_on_a_0d_parameter_matches_pytorch():
             (q * q).backward()
             o.step()
         assert p.item() == pytest.approx(tp.item(), rel=1e-6)
-    assert type(p.data) is np.ndarray and p.data.ndim == 0
+    assert type(p._data) is np.ndarray and p._data.ndim == 0
 
 
 def test_tensor_of_an_array_copies_so_a_step_cannot_reach_the_users_array():

@@ -426,7 +426,7 @@ def _cases_of(op_name):
 def _shares(L, out, x) -> bool:
     if L is torch:
         return out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-    return np.shares_memory(out.data, x.data)
+    return np.shares_memory(out._data, x._data)
 
 
 def _call(case, lib, name, inputs, args, extra):

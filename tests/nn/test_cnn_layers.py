@@ -114,8 +114,8 @@ def test_batchnorm_module_training_and_eval_match_torch(kind, shape, momentum):
         3, momentum=momentum).double()  # fmt: skip
     rng = np.random.default_rng(0)
     with tg.no_grad():
-        ours.weight.data[...] = rng.standard_normal(3)
-        ours.bias.data[...] = rng.standard_normal(3)
+        ours.weight._data[...] = rng.standard_normal(3)
+        ours.bias._data[...] = rng.standard_normal(3)
     theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
     for step in range(3):
         x = rng.standard_normal(shape) * (1 + step) + step

@@ -112,13 +112,13 @@ def test_adam_formula_in_numpy():
 
 def test_step_bumps_version_and_keeps_dtype_and_identity():
     p = nn.Parameter([1.0, 2.0])
-    data = p.data
+    data = p._data
     opt = optim.Adam([p], lr=0.1)
     y = p * p  # saves p
     y.sum().backward(retain_graph=True)
     v0 = p._version_value
     opt.step()
-    assert p._version_value == v0 + 1 and p.data is data and p.dtype == np.float32
+    assert p._version_value == v0 + 1 and p._data is data and p.dtype == np.float32
     with pytest.raises(RuntimeError, match="in-place"):
         y.sum().backward()  # p changed after y saved it
 

@@ -116,7 +116,7 @@ def _output_spec(obj, leaves: list):
 
 def _tensor_key(t: Tensor):
     # the dtype itself, not its name: str() of a numpy dtype costs more than the rest
-    return (tuple(t.shape), t.data.dtype, str(t.device), t.requires_grad)
+    return (tuple(t.shape), t._data.dtype, str(t.device), t.requires_grad)
 
 
 # -- explain -----------------------------------------------------------------------------------
@@ -291,8 +291,8 @@ class CompiledCallable:
             if bool(values[k]) != want:
                 return False, None
         for k, t in program.write_slots:
-            if values[k] is not t.data:  # (a donated parameter was updated in its memory)
-                t.data[...] = values[k]
+            if values[k] is not t._data:  # (a donated parameter was updated in its memory)
+                t._data[...] = values[k]
             t._version[0] += 1
         for k, t in program.grad_slots:
             t._grad = None if k is None else Tensor._make(values[k], device=t._device)
@@ -361,9 +361,9 @@ def _source_tensor_from(program, i, leaves):
 def _fetch(source, leaves):
     kind = source.kind
     if kind == "arg":
-        return leaves[source.index].data
+        return leaves[source.index]._data
     if kind == "tensor":
-        return source.tensor.data
+        return source.tensor._data
     value = source.fetch()
     if kind == "scalar":
         return _np.asarray(value, dtype=source.dtype)

@@ -157,7 +157,7 @@ def _donated(trace, write_slots) -> list:
     written = {id(t): k for k, t in write_slots}
     fed = [(n, s.tensor) for n, s in trace.placeholders if s.kind == "tensor"]
     return [(node, written[id(t)]) for node, t in fed if id(t) in written and not any(
-        u is not t and _overlap(t.data, u.data) for _, u in fed)]  # fmt: skip
+        u is not t and _overlap(t._data, u._data) for _, u in fed)]  # fmt: skip
 
 
 def _released(trace, grad_slots) -> list:
@@ -196,7 +196,7 @@ class CompiledFunction(Function):
             )
         program = call.program
         needs = program.backward.needs
-        feed = {p: v for p, v in zip(program.backward_feeds, call.saved + [g.data for g in grads])
+        feed = {p: v for p, v in zip(program.backward_feeds, call.saved + [g._data for g in grads])
                 if p in needs}  # fmt: skip
         values = program.backward(feed)
         call.saved = None  # like a node's saved tensors: one backward

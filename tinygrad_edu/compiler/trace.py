@@ -281,7 +281,7 @@ class Tracer:
             self.graph_break(f"{op.name}: cannot be recorded in a graph ({e})")
             return
         self._node[id(result)] = (result, node)
-        self._by_data[id(result.data)] = (result.data, node)
+        self._by_data[id(result._data)] = (result._data, node)
 
     def _check_attr(self, op, value):
         if isinstance(value, tuple | list):
@@ -292,7 +292,7 @@ class Tracer:
             return
         hit = self._by_data.get(id(value))
         baked = hit is not None and hit[0] is value
-        if baked or any(t.data is value for t, _ in self._node.values()):
+        if baked or any(t._data is value for t, _ in self._node.values()):
             self.graph_break(
                 f"{op.name}: an index or argument computed from a tensor of the program "
                 "(tensor indexing with values that change between calls)"

@@ -97,7 +97,7 @@ def _old_grad(tracer, t):
 
 
 def _grad_of(t):
-    return lambda: t._grad.data
+    return lambda: t._grad._data
 
 
 def _grad_present(t):
@@ -113,7 +113,7 @@ def _zero_grad(tracer, original):
             if p._grad is None:
                 tracer.trace.grads[id(p)] = (p, None)
             else:  # zeroed in place
-                zeros = S.constant(p._grad.data.copy())
+                zeros = S.constant(p._grad._data.copy())
                 tracer.trace.grads[id(p)] = (p, zeros)
                 tracer.bind(p._grad, zeros)
 
@@ -214,7 +214,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
         if had_state:
             m, v = state_in("exp_avg"), state_in("exp_avg_sq")
         else:
-            m = v = S.constant(p.data * 0)
+            m = v = S.constant(p._data * 0)
         m = m + (1 - b1) * (g - m)
         v = v * b2 + (1 - b2) * (g * g)
         state_out("exp_avg", m)
@@ -230,7 +230,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
             st = o.state.setdefault(key, {})
             old = st.get("step", 0)
             if isinstance(old, Tensor):
-                old.data[...] += 1
+                old._data[...] += 1
             else:
                 st["step"] = old + 1
 

@@ -14,6 +14,7 @@ only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; th
 * ``out`` (``out=``), ``dispatch``: ``apply_op``, the hot path, and the generated op methods;
 * ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory shared with
   PyTorch, numpy and CuPy), ``random`` (generators);
+* ``tensor_convert``: devices, dtypes, DLPack and ``new_*`` (a base class of ``Tensor``);
 * ``tensor``: the ``Tensor`` class;
 * ``factories``, ``function`` (custom Functions), ``autograd`` (``backward`` and ``grad``).
 """

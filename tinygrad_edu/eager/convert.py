@@ -59,11 +59,11 @@ def _raw_index(index, t):
     out = []
     for p in parts:
         if isinstance(p, core.Tensor):
-            p = p.data
+            p = p._data
             if p.ndim == 0 and not backend.is_floating(p.dtype) and p.dtype != bool:
                 p = int(p)
         elif isinstance(p, list):
-            p = backend.namespace_of(t.data).asarray(p)
+            p = backend.namespace_of(t._data).asarray(p)
         out.append(p)
     if all(isinstance(p, int) for p in out):
         out.append(Ellipsis)
@@ -92,7 +92,7 @@ def _resolve_dtype(like, dtype):
 def _to_array(data, dtype, dev):
     """Python data -> float32 (bools stay bool); arrays keep their dtype unless told."""
     if isinstance(data, core.Tensor):
-        data = data.data
+        data = data._data
     xp = backend.get_namespace(dev)
     if dtype is not None and isinstance(dtype, str):
         dtype = getattr(xp, dtype)

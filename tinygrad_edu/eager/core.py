@@ -4,7 +4,7 @@ that holds the ``Tensor`` class.
 The modules of ``eager/`` form layers, each importing only from those below it::
 
     core -> node, convert -> engine -> out -> dispatch -> functional, dlpack, random
-         -> tensor -> factories, function -> autograd (the public functions)
+         -> tensor_convert -> tensor -> factories, function -> autograd (the public functions)
 
 The lower layers make and inspect tensors without importing the class: ``tensor.py``
 hands ``Tensor`` over once, when it is defined (:func:`hand_over`), as PyTorch's C++ core is
@@ -44,7 +44,7 @@ def init_tensor(t, data, device, grad_fn=None, counter=None, output_nr=0):
     view's, detach()'s), else a new one. The rarely set fields (hooks, labels, a view's
     record) are class attributes of ``Tensor`` until assigned.
     """
-    t.data, t._device = data, device  # pairs: see NOTE [Instructions per op] in dispatch.py
+    t._data, t._device = data, device  # pairs: see NOTE [Instructions per op] in dispatch.py
     t._grad_fn, t._requires_grad = grad_fn, grad_fn is not None
     t._output_nr, t._grad, t._base = output_nr, None, None
     t._version = [0] if counter is None else counter

@@ -62,21 +62,11 @@ _ndarray = _np.ndarray
 def _as_array(xp, value, opname="tensor"):
     """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
     if hasattr(value, "__setitem__"):
-        if isinstance(value, core.Tensor):  # an input whose .data was set to a tensor
-            raise data_error(opname)
         return value
     out = xp.asarray(value)
     if out.dtype == object:  # an op met something that is not a number (a symbolic Node)
         raise mixing_error(opname, value)
     return out
-
-
-def data_error(opname) -> TypeError:
-    """The error for an op on a tensor whose ``.data`` was set to a tensor (not an array)."""
-    return TypeError(
-        f"{opname}: an input's .data was set to a tensor; a plain tensor's .data is its array: "
-        "assign x.data = t.data, or write the values with x.copy_(t) under tg.no_grad()"
-    )
 
 
 def mixing_error(opname, value) -> TypeError:
@@ -121,8 +111,6 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
     for a in args:
         if _foreign(a):
             return mixing_error(op.name, a)
-        if isinstance(a, Tensor) and isinstance(a.data, Tensor):
-            return data_error(op.name)
         if not (isinstance(a, Tensor | int | float | bool) or hasattr(a, "shape")):
             if isinstance(a, ValuesIndices):
                 return TypeError(
@@ -182,7 +170,7 @@ def apply_op(op, *args, **attrs):
                 dev = a._device
             elif a._device is not dev and a._device != dev:
                 raise _device_error(op, args, dev, a._device)
-            datas.append(a.data)
+            datas.append(a._data)
             if a._requires_grad:
                 mask |= bit
         else:
@@ -251,7 +239,7 @@ def _record(op, args, attrs, datas, mask, dev, out):
                 edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
             else:
                 edges.append(_NO_EDGE)
-            d = a.data
+            d = a._data
             meta.append(d.shape)
             meta.append(d.dtype)
         elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
@@ -292,8 +280,8 @@ def _record(op, args, attrs, datas, mask, dev, out):
 def _device_error(op, args, dev, other) -> Exception:
     """The error for inputs on two devices (or a tensor around another library's array)."""
     for x in args:
-        if _foreign(getattr(x, "data", x)):
-            return mixing_error(op.name, getattr(x, "data", x))
+        if _foreign(getattr(x, "_data", x)):
+            return mixing_error(op.name, getattr(x, "_data", x))
     return RuntimeError(
         f"{op.name}: inputs are on different devices ({dev} and {other}); "
         f"move them to one device first, e.g. x.to('{dev}')"
@@ -340,13 +328,13 @@ def _saves(op, mask: int) -> tuple:
 def _record_view(result, src, op, args, attrs) -> None:
     """Make ``result`` (which shares ``src``'s memory) a view: its base and how to replay it
     from there (see NOTE [Views and version counters])."""
-    extra = () if len(args) == 1 else tuple(a.data if isinstance(a, core.Tensor) else a
+    extra = () if len(args) == 1 else tuple(a._data if isinstance(a, core.Tensor) else a
                                             for a in args[1:])  # fmt: skip
     base = src._base
     if base is None:
-        base, steps = src, ((op, extra, attrs, src.data.shape),)
+        base, steps = src, ((op, extra, attrs, src._data.shape),)
     else:
-        steps = src._view_steps + ((op, extra, attrs, src.data.shape),)
+        steps = src._view_steps + ((op, extra, attrs, src._data.shape),)
     result._base = base
     state = result.__dict__
     state["_view_steps"] = steps

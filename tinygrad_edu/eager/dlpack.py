@@ -136,7 +136,7 @@ def from_dlpack(x, *, copy: bool = False):
     5.0
     """
     if isinstance(x, core.Tensor):  # ours: detach() shares memory and the version counter too
-        return core.new_tensor(x.data.copy(), x._device) if copy else x.detach()
+        return core.new_tensor(x._data.copy(), x._device) if copy else x.detach()
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"from_dlpack: expected an object with __dlpack__ (a PyTorch tensor, a numpy or "
@@ -179,11 +179,11 @@ def to_dlpack(t, stream=None, max_version=None, dl_device=None, copy=None):
             "shared (another library could change it behind autograd's back); share "
             "t.detach() instead: the same memory, outside the graph"
         )
-    data = t.data
+    data = t._data
     if isinstance(data, _np.generic):
         # a numpy scalar (what numpy reductions return) has no __dlpack__: hold a 0-d array
         # from now on, so the memory we hand out is really this tensor's
-        t.data = data = _np.asarray(data)
+        t._data = data = _np.asarray(data)
     flags = getattr(data, "flags", None)  # numpy's; CuPy's flags have no "writeable"
     if not getattr(flags, "writeable", True):
         raise BufferError(
@@ -204,7 +204,7 @@ def to_dlpack(t, stream=None, max_version=None, dl_device=None, copy=None):
 def dlpack_device(t) -> tuple:
     """``Tensor.__dlpack_device__``: ``(DLPack device type, index)``, e.g. ``(1, 0)`` for the
     CPU."""
-    data = t.data
+    data = t._data
     if isinstance(data, _np.generic):
         return (_CPU, 0)
     kind, index = data.__dlpack_device__()

@@ -538,12 +538,12 @@ def _identity(g):
 def _unwrap(value, create_graph):
     if create_graph:
         return value if isinstance(value, core.Tensor) else core.Tensor(value)
-    return value.data if isinstance(value, core.Tensor) else value
+    return value._data if isinstance(value, core.Tensor) else value
 
 
 def _check_nan(node, outs):
     for i, g in enumerate(outs):
-        data = g.data if isinstance(g, core.Tensor) else g
+        data = g._data if isinstance(g, core.Tensor) else g
         if data is not None and bool(namespace_of(data).any(namespace_of(data).isnan(data))):
             raise RuntimeError(f"{node.name()} returned nan values in its gradient {i}.")
 
@@ -565,7 +565,7 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
                     f"outputs, and this output has shape {t.shape}; pass gradient= of that shape, "
                     "or reduce the output first (e.g. y.sum())"
                 )
-            seed = namespace_of(t.data).ones_like(t.data)  # same shape, dtype and device
+            seed = namespace_of(t._data).ones_like(t._data)  # same shape, dtype and device
             edges.append(_edge(t))
             seeds.append(core.new_tensor(seed, t._device) if create_graph else seed)
             continue
@@ -583,7 +583,7 @@ def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
         if g.dtype != t.dtype:
             g = g.astype(t.dtype)
         edges.append(_edge(t))
-        seeds.append(g if create_graph else g.data)
+        seeds.append(g if create_graph else g._data)
     return GraphRoot(edges, seeds)
 
 

@@ -81,7 +81,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         raise TypeError("tensor(): data is None; give a number, a list of numbers or an array")
     src = None
     if isinstance(data, Tensor):
-        data, src = data.data, data._device
+        data, src = data._data, data._device
     if not hasattr(data, "shape") or isinstance(data, _np.generic):
         data = _python_data(data)
     src = src or backend.device_of(data)

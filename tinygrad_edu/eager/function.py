@@ -123,7 +123,7 @@ class FunctionBackward(Node):
                 )
             if dtype is not None and g.dtype != dtype:  # a gradient takes its input's dtype
                 g = g.astype(dtype)
-            out.append(g if create_graph else g.data)
+            out.append(g if create_graph else g._data)
         return tuple(out)
 
     def release(self):
@@ -185,7 +185,7 @@ class Function:
                     )
                 o._version[0] += 1
             elif any(o is a for a in args):  # returned an input as-is: give it its own tensor
-                o = outs[i] = Tensor._make(o.data, counter=o._version, device=o._device)
+                o = outs[i] = Tensor._make(o._data, counter=o._version, device=o._device)
             if node is not None and not any(o is n for n in ctx._non_diff):
                 o.grad_fn, o._output_nr, o._requires_grad = node, i, True
         if node is not None:

@@ -164,7 +164,7 @@ class SavedTensor:
     __slots__ = ("data", "tensor", "version", "counter", "is_output")
 
     def __init__(self, tensor, is_output: bool = False):
-        self.data = tensor.data
+        self.data = tensor._data
         self.counter = tensor._version
         self.version = self.counter[0]
         self.is_output = is_output

@@ -46,10 +46,10 @@ def _write(name: str, result, out):
     if src != dst and not (_np.can_cast(src, dst, "same_kind") or src.kind == "b"):
         raise RuntimeError(f"{name}(): result type {src} can't be cast to the desired output "
                            f"type {dst}")  # fmt: skip
-    xp = backend.namespace_of(out.data)
-    data = result.data if src == dst else backend.astype(result.data, out.dtype)
+    xp = backend.namespace_of(out._data)
+    data = result._data if src == dst else backend.astype(result._data, out.dtype)
     if out.shape == result.shape:
-        out.data[...] = data
+        out._data[...] = data
     else:
         if out.numel():
             warnings.warn(f"{name}(): An output with one or more elements was resized since it "
@@ -59,7 +59,7 @@ def _write(name: str, result, out):
                           "they have zero elements. You can explicitly reuse an out tensor t "
                           "by resizing it, inplace, to zero elements with t.resize_(0).",
                           UserWarning, stacklevel=3)  # fmt: skip
-        out.data = xp.asarray(data, copy=True)
+        out._data = xp.asarray(data, copy=True)
     out._version[0] += 1
     return out
 

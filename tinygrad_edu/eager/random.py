@@ -83,7 +83,7 @@ class Generator:
 
     def set_state(self, new_state) -> Generator:
         """Restore a state from :meth:`get_state`; returns the generator."""
-        arr = getattr(new_state, "data", new_state)
+        arr = getattr(new_state, "_data", new_state)
         dtype = getattr(arr, "dtype", None)
         if dtype != _np.uint8 or getattr(arr, "shape", None) != (_STATE_BYTES,):
             raise TypeError(

@@ -34,18 +34,15 @@ from ..ops.dtypes import can_cast
 from . import core, grad_mode
 from .convert import (
     _device_of,
-    _is_device,
     _legacy_data,
     _raw_index,
-    _resolve_dtype,
     _to_array,
-    _varargs,
 )
-from .dispatch import METHODS, _as_array, apply_op
-from .dlpack import dlpack_device, to_dlpack
+from .dispatch import METHODS, _as_array, _foreign, apply_op
 from .engine import backward as _backward
-from .node import AccumulateGrad, CopySlices, ToCopyBackward
+from .node import AccumulateGrad, CopySlices
 from .printing import tensor_repr
+from .tensor_convert import Conversions
 
 __all__ = ["Tensor", "apply_op"]
 
@@ -81,7 +78,7 @@ def _unshared(g) -> bool:
 _edge = core.edge
 
 
-class Tensor:
+class Tensor(Conversions):
     """An n-dimensional array that can record the ops applied to it.
 
     ``Tensor(data)`` wraps ``data`` as PyTorch's legacy ``torch.Tensor(data)`` does: Python
@@ -92,15 +89,15 @@ class Tensor:
     factories.
 
     Attributes:
-        data: the backend array (numpy on the CPU, CuPy on CUDA). PyTorch's ``x.data`` is a
-            tensor; here it is the raw array (use ``x.detach()`` for PyTorch's meaning).
+        data: PyTorch's ``x.data``: a tensor sharing this one's memory, outside autograd.
+        _data: the backend array itself (numpy on the CPU, CuPy on CUDA), what ops compute on.
         grad_fn: the backward node that produced this tensor (None for leaves).
         name: an optional label used by drawings.
     """
 
     # Fields every tensor sets are slots; rarely set ones (hooks, labels, flags) take their
     # class default until assigned, which keeps making a tensor cheap.
-    __slots__ = ("data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version",
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version",
                  "_grad", "_base", "__weakref__", "__dict__")  # fmt: skip
     _grad_acc = _hooks = name = None
     _flags = 0
@@ -126,19 +123,53 @@ class Tensor:
     # -- basic properties ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def device(self) -> str:
         return backend.device_name(self._device)  # a str: "cpu", "cuda:0"; .type, .index
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's ``x.data``: a new tensor on this one's memory that autograd does not see.
+
+        It is a leaf that does not require grad, with a version counter of its own, so a
+        change through it (``p.grad.data.zero_()``, ``m.weight.data.normal_(0, 0.02)``) is
+        not checked against values saved for backward: prefer ``x.detach()`` (which shares
+        the counter) or ``with tg.no_grad(): x.copy_(...)``. The backend array itself is
+        ``x._data``.
+        """
+        return core.new_tensor(self._data, self._device)
+
+    @data.setter
+    def data(self, value) -> None:
+        """``x.data = t``: ``x`` takes ``t``'s memory, shape, dtype and device (no copy, and no
+        graph: PyTorch's way to swap a weight's values). An array of ``x``'s own backend is
+        taken as it is."""
+        if isinstance(value, Tensor):
+            array, device = value._data, value._device
+        elif (hasattr(value, "shape") and not _foreign(value)
+              and backend.namespace_of(value) is backend.namespace_of(self._data)):  # fmt: skip
+            array, device = value, self._device
+        else:
+            raise TypeError(
+                f"data: x.data must be set to a tensor, got {_kind(value)}; to fill "
+                "x with values use `with tg.no_grad(): x.copy_(tg.as_tensor(values))`"
+            )
+        if self._requires_grad and not backend.is_floating(array.dtype):
+            raise RuntimeError(
+                f"data: this tensor requires grad, so its data must be floating point, got "
+                f"{array.dtype}; convert first (t.float()) or set requires_grad=False"
+            )
+        self._data, self._device = array, device
 
     @property
     def is_leaf(self) -> bool:
@@ -158,7 +189,7 @@ class Tensor:
         return self.shape if dim is None else self.shape[dim]
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     ndimension = dim
 
@@ -183,8 +214,8 @@ class Tensor:
         """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
         another device, simulated ones included, is copied to the host)."""
         if self._device.type == "sim":
-            return backend.to_device(self.data, "cpu", src=self._device)
-        return backend.to_numpy(self.data)
+            return backend.to_device(self._data, "cpu", src=self._device)
+        return backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         out = self.numpy()
@@ -354,7 +385,7 @@ class Tensor:
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Paddle's name: zero the gradient in place (or drop it with ``set_to_zero=False``)."""
         if self._grad is not None and set_to_zero:
-            self._grad.data[...] = 0
+            self._grad._data[...] = 0
             self._grad._version[0] += 1
         else:
             self._grad = None
@@ -379,7 +410,7 @@ class Tensor:
                 g = backend.namespace_of(g).asarray(g, copy=True)
             self._grad = Tensor._make(g, device=self._device)
         else:
-            self._grad.data += g
+            self._grad._data += g
             self._grad._version[0] += 1
         # END SOLUTION
 
@@ -410,131 +441,11 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A leaf that shares this tensor's data and version counter, outside the graph."""
-        return Tensor._make(self.data, counter=self._version, device=self._device)
+        return Tensor._make(self._data, counter=self._version, device=self._device)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
         _backward((self,), (gradient,), retain_graph, create_graph, inputs)
-
-    # -- devices and dtypes -------------------------------------------------------------------
-    def to(self, *args, device=None, dtype=None, copy=False) -> Tensor:
-        """This tensor on another device and/or dtype: ``to("cuda")``, ``to("sim:1")``,
-        ``to(tg.float64)``, ``to("cpu", tg.float64)``, ``to(other)`` (other's device and dtype).
-
-        A move is a copy recorded in the graph (``ToCopyBackward``), as in PyTorch: the result
-        of moving a tensor that requires grad is not a leaf, and its gradient flows back to the
-        original's device. To get a leaf on a device, make it there (``device=``), or move a
-        module with ``model.to(device)``.
-        """
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, str | backend.Device) and _is_device(a):
-                device = a
-            else:
-                dtype = a
-        out = self if dtype is None else self.astype(dtype)
-        dev = None if device is None else backend.parse_device(device)
-        if dev is None or dev == out._device:
-            return out.clone() if copy and out is self else out
-        data = backend.to_device(out.data, dev, src=out._device)
-        if not (out._requires_grad and grad_mode.is_grad_enabled()):
-            return Tensor._make(data, device=dev)
-        node = ToCopyBackward(_edge(out), out._device, dev)
-        if grad_mode.is_anomaly_enabled():
-            node._record_trace()
-        return Tensor._make(data, node, device=dev)
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    # -- DLPack: PyTorch, numpy and CuPy share our memory (see eager/dlpack.py) ----------------
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,
-        not copied; see NOTE [Shared buffers and version counters] in ``eager/dlpack.py``)."""
-        return to_dlpack(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self) -> tuple:
-        return dlpack_device(self)
-
-    def cuda(self, index: int = 0) -> Tensor:
-        return self.to(f"cuda:{index}")
-
-    def astype(self, dtype) -> Tensor:
-        """A copy converted to ``dtype`` (``ToCopyBackward0``). A conversion to an integer or
-        bool dtype leaves the graph: such tensors cannot require grad (as in PyTorch)."""
-        dt = _resolve_dtype(self.data, dtype)
-        if dt == self.dtype:
-            return self
-        if backend.is_floating(dt):
-            return apply_op(_ASTYPE, self, dtype=dt, src=self.dtype)
-        with grad_mode.no_grad():
-            return apply_op(_ASTYPE, self, dtype=dt, src=self.dtype)
-
-    def type(self, dtype=None):
-        return str(self.dtype) if dtype is None else self.astype(dtype)
-
-    def float(self) -> Tensor:
-        return self.astype("float32")
-
-    def double(self) -> Tensor:
-        return self.astype("float64")
-
-    def half(self) -> Tensor:
-        return self.astype("float16")
-
-    def long(self) -> Tensor:
-        return self.astype("int64")
-
-    def int(self) -> Tensor:
-        return self.astype("int32")
-
-    def bool(self) -> Tensor:
-        return self.astype("bool")
-
-    def contiguous(self) -> Tensor:
-        """This tensor when its memory is in row-major order, else a copy that is."""
-        flags = getattr(self.data, "flags", None)
-        if flags is None or flags.c_contiguous:
-            return self
-        out = self.clone()  # a copy keeps the layout (numpy's order "K"): lay it out row-major
-        if not out.data.flags.c_contiguous:
-            out.data = backend.namespace_of(out.data).ascontiguousarray(out.data)
-        return out
-
-    def is_contiguous(self) -> bool:
-        flags = getattr(self.data, "flags", None)
-        return flags is None or bool(flags.c_contiguous)
-
-    def new_tensor(self, data, dtype=None, requires_grad=False) -> Tensor:
-        """A new leaf holding a copy of ``data``, with this tensor's dtype (unless ``dtype``)
-        and device."""
-        if data is None:
-            raise TypeError("new_tensor(): data is None; give a number, a list of numbers or "
-                            "an array")  # fmt: skip
-        dt = _resolve_dtype(self.data, dtype) or self.dtype
-        arr = _to_array(data, dt, self._device)
-        arr = backend.namespace_of(arr).asarray(arr, dtype=dt, copy=True)
-        return Tensor(arr, requires_grad=requires_grad, device=self._device)
-
-    def new_full(self, size, fill_value, dtype=None, requires_grad=False) -> Tensor:
-        """A tensor of ``size`` holding ``fill_value``, with this tensor's dtype (unless
-        ``dtype``) and device."""
-        shape = (size,) if isinstance(size, int) else tuple(size)
-        if not all(isinstance(d, int) and d >= 0 for d in shape):
-            raise TypeError(f"new_full(): a size must be non-negative ints, got {size!r}")
-        dt = _resolve_dtype(self.data, dtype) or self.dtype
-        xp = backend.namespace_of(self.data)
-        data = xp.full(shape, fill_value, dtype=dt)
-        return Tensor(data, requires_grad=requires_grad, device=self._device)
-
-    def new_zeros(self, *size, dtype=None, requires_grad=False) -> Tensor:
-        return self.new_full(_varargs(size), 0, dtype, requires_grad)
-
-    def new_ones(self, *size, dtype=None, requires_grad=False) -> Tensor:
-        return self.new_full(_varargs(size), 1, dtype, requires_grad)
-
-    new_empty = new_zeros
 
     # -- indexing -----------------------------------------------------------------------------
     def __getitem__(self, index):
@@ -547,10 +458,10 @@ class Tensor:
         if grad_mode._state.trace is None and not (grad_mode.is_grad_enabled() and (
                 self._requires_grad or isinstance(value, Tensor) and value._requires_grad)):
             self._check_view_inplace("setitem", False)
-            v = value.data if isinstance(value, Tensor) else value
+            v = value._data if isinstance(value, Tensor) else value
             _check_writable("setitem", self)
             try:
-                self.data[index] = v  # a plain write: no graph to keep
+                self._data[index] = v  # a plain write: no graph to keep
             except ValueError as e:
                 raise _write_error("setitem", self, e, getattr(v, "shape", ())) from None
             self._version[0] += 1
@@ -603,11 +514,11 @@ class Tensor:
         if not recording:
             with grad_mode.no_grad():
                 result = apply_op(op, self, *others, **attrs)
-            self._write(op, result.data)
+            self._write(op, result._data)
             return self
         # the old value, as an alias that keeps the old place in the graph
         old = Tensor._make(
-            self.data.copy() if 0 in op.saves else self.data,
+            self._data.copy() if 0 in op.saves else self._data,
             self.grad_fn,
             output_nr=self._output_nr,
             device=self._device,
@@ -615,12 +526,12 @@ class Tensor:
         old._requires_grad, old._grad_acc = self._requires_grad, self._grad_acc
         result = apply_op(op, old, *others, **attrs)
         if not view:
-            self._write(op, result.data)
+            self._write(op, result._data)
             self._rebase(result._grad_fn)
             return self
         base = self._base
         edge = _edge(base)  # the base's history before the change
-        self._write(op, result.data)
+        self._write(op, result._data)
         base._rebase(CopySlices(edge, self._view_steps, result._grad_fn))
         self._view_version = -1  # replay from the new base now, as PyTorch's rebase_history
         self.grad_fn  # noqa: B018
@@ -639,7 +550,7 @@ class Tensor:
             )
         _check_writable(op.name, self)
         try:
-            self.data[...] = values
+            self._data[...] = values
         except ValueError as e:
             raise _write_error(op.name + "_", self, e) from None
         self._version[0] += 1
@@ -674,6 +585,12 @@ _NO_GRAD_VIEW = (
 )
 
 
+def _kind(value) -> str:
+    """A value's type as an error names it: ``list``, ``torch.Tensor``."""
+    mod = type(value).__module__
+    return type(value).__qualname__ if mod == "builtins" else f"{mod}.{type(value).__qualname__}"
+
+
 def _replay(base, steps) -> Tensor:
     """The view ``steps`` describe (``_view_steps``), taken again from ``base``."""
     view = base
@@ -684,7 +601,7 @@ def _replay(base, steps) -> Tensor:
 
 def _check_writable(opname, t) -> None:
     """An expand's view repeats elements: writing into it is PyTorch's error, not numpy's."""
-    flags = getattr(t.data, "flags", None)
+    flags = getattr(t._data, "flags", None)
     if flags is not None and not flags.writeable and any(
             step[0].name == "broadcast_to" for step in t._view_steps):
         raise RuntimeError(
@@ -696,7 +613,7 @@ def _check_writable(opname, t) -> None:
 
 def _write_error(opname, t, err, shape=None) -> RuntimeError:
     """numpy's errors for a write into a tensor's memory, in PyTorch's words."""
-    if not getattr(t.data, "flags", None) or t.data.flags.writeable:
+    if not getattr(t._data, "flags", None) or t._data.flags.writeable:
         return ShapeError(
             f"{opname}: the value has shape {tuple(shape)}, which cannot be broadcast to the "
             f"indexed shape of this {t.shape} tensor: the expanded size must match the "
@@ -715,4 +632,4 @@ core.hand_over(tensor_class=Tensor)
 for _name, _method in METHODS.items():
     setattr(Tensor, _name, _method)
 
-_GETITEM, _SETITEM, _FILL, _ASTYPE = (REGISTRY[n] for n in ("getitem", "setitem", "fill", "astype"))
+_GETITEM, _SETITEM, _FILL = (REGISTRY[n] for n in ("getitem", "setitem", "fill"))

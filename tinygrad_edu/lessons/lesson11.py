@@ -204,7 +204,7 @@ def _grade_running(fn) -> Verdict:
         return Verdict(False, f"returned {type(got).__name__}", "return two arrays: the new "
                        "running mean and the new running variance")  # fmt: skip
     bn = nn.BatchNorm2d(3, momentum=0.1, dtype="float64")
-    bn.running_mean.data[...], bn.running_var.data[...] = mean0, var0
+    bn.running_mean._data[...], bn.running_var._data[...] = mean0, var0
     bn.train()
     bn(tg.tensor(x, dtype="float64"))
     want = np.concatenate([bn.running_mean.numpy(), bn.running_var.numpy()])

@@ -64,13 +64,13 @@ class Embedding(Module):
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
-                self.weight.data[self.padding_idx] = 0
+                self.weight._data[self.padding_idx] = 0
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):  # fmt: skip
         """An Embedding holding ``embeddings`` (2-D); ``freeze`` keeps them from training."""
-        data = embeddings.data if isinstance(embeddings, Tensor) else embeddings
+        data = embeddings._data if isinstance(embeddings, Tensor) else embeddings
         rows, dim = data.shape
         return cls(rows, dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=data, _freeze=freeze)  # fmt: skip

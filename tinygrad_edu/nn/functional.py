@@ -117,7 +117,7 @@ def nll_loss(input: Tensor, target, weight=None, size_average=None, ignore_index
     to ``ignore_index`` contributes nothing)."""
     x = _tensor_input("nll_loss", input)
     t = _class_targets("nll_loss", x, target)
-    w = None if weight is None else as_tensor(weight).data
+    w = None if weight is None else as_tensor(weight)._data
     return apply_op(REGISTRY["nll_loss"], x, t, weight=w, ignore_index=ignore_index,
                     reduction=_legacy(reduction, size_average, reduce))  # fmt: skip
 
@@ -188,7 +188,7 @@ def l1_loss(input: Tensor, target, size_average=None, reduce=None,
 def _attr_array(value, like):
     """A tensor-or-array argument that gets no gradient (a loss's ``weight``), as a raw array
     of ``like``'s dtype and device."""
-    return None if value is None else as_tensor(value, dtype=like.dtype, device=like.device).data
+    return None if value is None else as_tensor(value, dtype=like.dtype, device=like.device)._data
 
 
 def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, reduce=None,
@@ -199,7 +199,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     too (one op, ``BinaryCrossEntropyBackward0``)."""
     p = _tensor_input("binary_cross_entropy", input)
     t = _same_shape("binary_cross_entropy", p, target)
-    if p.numel() and (float(p.data.min()) < 0 or float(p.data.max()) > 1):
+    if p.numel() and (float(p._data.min()) < 0 or float(p._data.max()) > 1):
         raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
                          "for logits use binary_cross_entropy_with_logits")  # fmt: skip
     return apply_op(_BCE, p, t, weight=_attr_array(weight, p),

@@ -49,11 +49,11 @@ def _value(name: str, what: str, x) -> Tensor:
 
 
 def _full_like(x: Tensor, v: float) -> Tensor:
-    return Tensor(backend.namespace_of(x.data).full_like(x.data, v))
+    return Tensor(backend.namespace_of(x._data).full_like(x._data, v))
 
 
 def _index(x: Tensor, ints) -> object:
-    return backend.namespace_of(x.data).asarray(ints)
+    return backend.namespace_of(x._data).asarray(ints)
 
 
 def _indices(ints, like: Tensor) -> Tensor:
@@ -63,27 +63,27 @@ def _indices(ints, like: Tensor) -> Tensor:
 def _update_running_stats(x, running_mean, running_var, momentum) -> None:
     """PyTorch's update: an exponential moving average of the batch mean and of the
     *unbiased* batch variance (``n / (n - 1)`` times the biased one used to normalise)."""
-    xp = backend.namespace_of(x.data)
+    xp = backend.namespace_of(x._data)
     axes = (0,) + tuple(range(2, x.ndim))
     n = x.numel() // x.shape[1]
     with no_grad():
-        mean = xp.mean(x.data, axis=axes)
-        var = xp.var(x.data, axis=axes) * (n / max(n - 1, 1))
+        mean = xp.mean(x._data, axis=axes)
+        var = xp.var(x._data, axis=axes) * (n / max(n - 1, 1))
         m = float(momentum)
         for stat, batch in ((running_mean, mean), (running_var, var)):
-            stat.data[...] = (1 - m) * stat.data + m * xp.astype(batch, stat.dtype)
+            stat._data[...] = (1 - m) * stat._data + m * xp.astype(batch, stat.dtype)
             stat._version[0] += 1
 
 
 def _renorm_rows(idx, w, max_norm, norm_type) -> None:
-    xp = backend.namespace_of(w.data)
+    xp = backend.namespace_of(w._data)
     unique = getattr(xp, "unique_values", None) or xp.unique  # numpy 2, the Array API; CuPy
-    rows = unique(xp.reshape(idx.data, (-1,)))
+    rows = unique(xp.reshape(idx._data, (-1,)))
     with no_grad():
-        sel = w.data[rows]
+        sel = w._data[rows]
         norms = xp.sum(xp.abs(sel) ** norm_type, axis=1) ** (1.0 / norm_type)
         scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        w.data[rows] = sel * xp.astype(scale[:, None], w.dtype)
+        w._data[rows] = sel * xp.astype(scale[:, None], w.dtype)
         w._version[0] += 1
 
 

@@ -90,7 +90,7 @@ def _fill(t: Tensor, values) -> Tensor:
     if not isinstance(t, Tensor):
         raise TypeError(f"init: expected a tensor, got {type(t).__name__}")
     arr = _np.asarray(values).astype(_np.dtype(t.dtype), copy=False)
-    t.data[...] = backend.to_device(arr, t._device)
+    t._data[...] = backend.to_device(arr, t._device)
     t._version[0] += 1
     return t
 

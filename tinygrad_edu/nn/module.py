@@ -48,9 +48,6 @@ __all__ = ["Module", "Parameter", "save", "load", "IncompatibleKeys"]
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
-_DATA = Tensor.data  # the slot that holds every tensor's array
-
-
 class Parameter(Tensor):
     """A tensor that is a model's weight: a leaf with ``requires_grad=True`` by default.
 
@@ -62,26 +59,10 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    # ``p.data = t`` (PyTorch's way to swap a weight's values without the graph seeing it): a
-    # tensor's array replaces the parameter's. Reading ``p.data`` gives the array, as for any
-    # tensor. Only parameters pay for the check: plain tensors keep the plain slot.
-    def _set_data(self, value) -> None:
-        if isinstance(value, Tensor):
-            self._device = value._device
-            value = value.data
-        elif not (hasattr(value, "shape") and hasattr(value, "dtype")):
-            raise TypeError(
-                f"data: expected a Tensor (or an array), got {type(value).__name__}; to fill "
-                "a parameter with a number use `with tg.no_grad(): p.fill_(value)`"
-            )
-        _DATA.__set__(self, value)
-
-    data = property(Tensor.data.__get__, _set_data, doc="The parameter's array (settable).")
-
     def __init__(self, data, requires_grad: bool = True, dtype=None, device=None):
         if isinstance(data, Tensor):
             device = device if device is not None else data.device
-            data = data.data
+            data = data._data
         super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
     def __repr__(self) -> str:
@@ -366,7 +347,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         """Set ``requires_grad`` on every parameter (False: freeze the module); returns self."""
@@ -396,10 +377,10 @@ class Module:
             dev = backend.parse_device(device)
             for p in self._tensors():
                 if p._device != dev:
-                    p.data = backend.to_device(p.data, dev, src=p._device)
+                    p._data = backend.to_device(p._data, dev, src=p._device)
                     p._device = dev
                     if p._grad is not None:
-                        p._grad = Tensor(backend.to_device(p._grad.data, dev, src=p._grad._device),
+                        p._grad = Tensor(backend.to_device(p._grad._data, dev, src=p._grad._device),
                                          device=dev)  # fmt: skip
         return self
 
@@ -412,12 +393,12 @@ class Module:
         with no_grad():
             for t in self._tensors():
                 if which(t):
-                    dt = getattr(backend.namespace_of(t.data), dtype_name)
-                    if t.data.dtype != dt:
-                        t.data = backend.astype(t.data, dt)
+                    dt = getattr(backend.namespace_of(t._data), dtype_name)
+                    if t._data.dtype != dt:
+                        t._data = backend.astype(t._data, dt)
                         t._version[0] += 1
                         if t._grad is not None:
-                            t._grad = Tensor(backend.astype(t._grad.data, dt), device=t._device)
+                            t._grad = Tensor(backend.astype(t._grad._data, dt), device=t._device)
         return self
 
     def cpu(self) -> Module:
@@ -481,8 +462,8 @@ class Module:
                     f"load_state_dict for {type(self).__name__}: {name!r} has shape "
                     f"{tuple(value.shape)} in the state dict but {p.shape} in the model"
                 )
-            xp = backend.namespace_of(p.data)
-            p.data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
+            xp = backend.namespace_of(p._data)
+            p._data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
             p._version[0] += 1  # an in-place change, as for any optimizer step
         return IncompatibleKeys(missing, unexpected)
 
@@ -662,7 +643,7 @@ def _refuse_torch_file(path, files) -> None:
 
 def _to_device(value, device):
     if isinstance(value, Tensor):
-        moved = Tensor(value.data, device=device)
+        moved = Tensor(value._data, device=device)
         return moved.requires_grad_() if value.requires_grad else moved
     if isinstance(value, dict):
         return {k: _to_device(v, device) for k, v in value.items()}

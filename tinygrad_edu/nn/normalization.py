@@ -66,15 +66,15 @@ class _BatchNorm(Module):
             with no_grad():
                 for t, v in ((self.running_mean, 0), (self.running_var, 1),
                              (self.num_batches_tracked, 0)):  # fmt: skip
-                    t.data[...] = v
+                    t._data[...] = v
                     t._version[0] += 1
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
         if self.affine:
             with no_grad():
-                self.weight.data[...] = 1
-                self.bias.data[...] = 0
+                self.weight._data[...] = 1
+                self.bias._data[...] = 0
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._dims:
@@ -89,7 +89,7 @@ class _BatchNorm(Module):
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             with no_grad():
-                self.num_batches_tracked.data[...] += 1
+                self.num_batches_tracked._data[...] += 1
                 self.num_batches_tracked._version[0] += 1
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())

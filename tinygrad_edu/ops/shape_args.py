@@ -67,7 +67,7 @@ def _view_as(op, apply):
 
 
 def _check_shared(opname, input, out):
-    src, dst = getattr(input, "data", None), getattr(out, "data", None)  # eager tensors only
+    src, dst = getattr(input, "_data", None), getattr(out, "_data", None)  # eager tensors only
     if src is None or dst is None or not getattr(dst, "size", 0) or _owner(src) is _owner(dst):
         return
     raise RuntimeError(

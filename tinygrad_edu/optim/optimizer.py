@@ -5,7 +5,7 @@ learning rate) and per-parameter *state* (momentum buffers, Adam's moments). ``s
 each parameter's ``.grad`` and changes the parameter **in place**, outside the graph.
 
 NOTE [Optimizer updates are in place]
-    The update writes into ``p.data`` (the backend array) and bumps ``p``'s version counter,
+    The update writes into ``p._data`` (the backend array) and bumps ``p``'s version counter,
     exactly as ``p.sub_(...)`` under ``tg.no_grad()`` would, without building a temporary
     tensor per operation. A graph that saved ``p`` before the step then refuses to run backward
     with the stale value (the version check), as in PyTorch.
@@ -93,7 +93,7 @@ class Optimizer:
                 if set_to_none or p.grad is None:
                     p.grad = None
                 else:
-                    p.grad.data[...] = 0
+                    p.grad._data[...] = 0
 
     def step(self, closure=None):
         """Update every parameter that has a gradient (see the subclass for the formula).
@@ -112,10 +112,10 @@ class Optimizer:
                     if p.grad is None:
                         continue
                     state = self.state[p]
-                    grad = -p.grad.data if group.get("maximize") else p.grad.data
-                    new = self._update(p.data, grad, state, group)
-                    if new is not p.data:
-                        p.data[...] = new
+                    grad = -p.grad._data if group.get("maximize") else p.grad._data
+                    new = self._update(p._data, grad, state, group)
+                    if new is not p._data:
+                        p._data[...] = new
                     p._version[0] += 1  # see NOTE [Optimizer updates are in place]
         return loss
 
@@ -162,7 +162,7 @@ class Optimizer:
         self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = params[int(i)]
-            xp = backend.namespace_of(p.data)
+            xp = backend.namespace_of(p._data)
             self.state[p] = {
                 k: (xp.asarray(backend.to_device(_np.asarray(v), p.device))
                     if hasattr(v, "shape") else v)

@@ -91,7 +91,7 @@ def esc(text) -> str:
 def to_numpy(value):
     from ..backend import to_device  # noqa: PLC0415
 
-    data = getattr(value, "data", value) if not isinstance(value, np.ndarray) else value
+    data = getattr(value, "_data", value) if not isinstance(value, np.ndarray) else value
     if hasattr(data, "shape") and not isinstance(data, np.ndarray):
         data = to_device(data, "cpu")
     return np.asarray(data)

@@ -45,8 +45,8 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     if len(devices) > 1:
         raise RuntimeError(f"clip_grad_norm_: the gradients are on different devices "
                            f"({sorted(map(str, devices))}); move the model to one device")
-    xp = backend.namespace_of(tensors[0].data)
-    norms = [_norm(xp, t.data, norm_type) for t in tensors]
+    xp = backend.namespace_of(tensors[0]._data)
+    norms = [_norm(xp, t._data, norm_type) for t in tensors]
     dtype = norms[0].dtype
     total = _norm(xp, xp.stack([backend.astype(n, dtype) for n in norms]), norm_type)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
@@ -65,10 +65,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     if not grads:
         return total
-    xp = backend.namespace_of(total.data)
-    coef = xp.minimum(float(max_norm) / (total.data + 1e-6), xp.ones((), dtype=total.dtype))
+    xp = backend.namespace_of(total._data)
+    coef = xp.minimum(float(max_norm) / (total._data + 1e-6), xp.ones((), dtype=total.dtype))
     for g in grads:
-        g.data *= backend.astype(coef, g.dtype)
+        g._data *= backend.astype(coef, g.dtype)
         g._version[0] += 1
     return total
 
@@ -78,6 +78,6 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     place."""
     c = float(clip_value)
     for g in _grads(parameters):
-        xp = backend.namespace_of(g.data)
-        g.data[...] = xp.clip(g.data, -c, c)
+        xp = backend.namespace_of(g._data)
+        g._data[...] = xp.clip(g._data, -c, c)
         g._version[0] += 1

@@ -44,11 +44,11 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     if vec.ndim != 1 or vec.shape[0] != need:
         raise RuntimeError(f"vector_to_parameters: the vector has shape {vec.shape} but the "
                            f"parameters hold {need} numbers; give a 1-D tensor of {need}")
-    flat = backend.to_device(vec.data, params[0]._device, src=vec._device)
+    flat = backend.to_device(vec._data, params[0]._device, src=vec._device)
     start = 0
     with no_grad():
         for p in params:
             n = p.numel()
-            p.data[...] = flat[start:start + n].reshape(p.shape)
+            p._data[...] = flat[start:start + n].reshape(p.shape)
             p._version[0] += 1
             start += n

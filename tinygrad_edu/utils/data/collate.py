@@ -49,8 +49,8 @@ def _stack(batch: list[Tensor]) -> Tensor:
     dev = batch[0]._device
     if any(t.requires_grad or t._device != dev for t in batch):
         return FUNCTIONS["stack"](batch, 0)  # the op: recorded, or its device error
-    xp = backend.namespace_of(batch[0].data)  # plain data: stack the arrays directly
-    return Tensor._make(xp.stack([t.data for t in batch]), device=dev)
+    xp = backend.namespace_of(batch[0]._data)  # plain data: stack the arrays directly
+    return Tensor._make(xp.stack([t._data for t in batch]), device=dev)
 
 
 def default_collate(batch):
