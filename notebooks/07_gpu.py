@@ -74,12 +74,13 @@ for bad in ["tpu", "cuda:x"]:
 
 # %% [markdown]
 # `backend.cuda_available()` answers one question without raising: does CuPy import **and** see
-# at least one CUDA device? Use it to pick a device:
+# at least one CUDA device? Use it to pick a device. A tensor's array is `x._data` (PyTorch's
+# `x.data`, which this library has too, is a *tensor* on the same memory):
 
 # %%
 print("cuda_available():", backend.cuda_available())
 x = tg.tensor([1.0, 2.0, 3.0], device=DEVICE)
-print("x lives on", x.device, "as a", type(x.data).__module__, type(x.data).__name__)
+print("x lives on", x.device, "as a", type(x._data).__module__, type(x._data).__name__)
 
 # %% [markdown]
 # ## 2. One namespace per device
@@ -90,7 +91,7 @@ print("x lives on", x.device, "as a", type(x.data).__module__, type(x.data).__na
 # %%
 xp = backend.get_namespace("cpu")
 print("get_namespace('cpu')   ->", xp.__name__)
-print("namespace_of(x.data)   ->", backend.namespace_of(x.data).__name__)
+print("namespace_of(x._data)  ->", backend.namespace_of(x._data).__name__)
 if HAS_GPU:
     print("get_namespace('cuda')  ->", backend.get_namespace("cuda").__name__)
 
@@ -120,7 +121,7 @@ def logsumexp(a):
     return xp.log(xp.sum(xp.exp(a - m), axis=-1)) + m[..., 0]
 
 
-print(logsumexp(tg.randn(2, 5, device=DEVICE).data))
+print(logsumexp(tg.randn(2, 5, device=DEVICE)._data))
 
 
 # %% [markdown]
@@ -277,9 +278,9 @@ with backend.use_cpu_namespace(xps), warnings.catch_warnings():
     xs = tg.tensor([0.1, 0.2, 0.3], requires_grad=True)
     loss = ((xs * xs).exp() * xs.tanh()).sum()
     loss.backward()
-    print("data computed with:", type(xs.data).__module__, "- grad with:",
-          type(xs.grad.data).__module__)
-    strict_grad = np.asarray(xs.grad.data)  # a strict array -> numpy, for the check
+    print("data computed with:", type(xs._data).__module__, "- grad with:",
+          type(xs.grad._data).__module__)
+    strict_grad = np.asarray(xs.grad._data)  # a strict array -> numpy, for the check
 
 xn = np.array([0.1, 0.2, 0.3], dtype=np.float32)
 expected = np.exp(xn**2) * (2 * xn * np.tanh(xn) + 1 - np.tanh(xn) ** 2)

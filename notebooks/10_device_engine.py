@@ -63,7 +63,7 @@ from tinygrad_edu.lessons import lesson10 as ex
 
 # %%
 a = tg.tensor([1.0, 2.0], device="sim:0")
-print(a, "| its data is a", type(a.data).__name__)
+print(a, "| its data is a", type(a._data).__name__)
 try:
     tg.tensor([1.0, 1.0]) + a
 except RuntimeError as error:
