@@ -356,16 +356,23 @@ class Replay:
         # holds is computed now, while its inputs hold this call's values. The replay's own
         # references are counted (its entry in `calls`, each use as an op's input); the
         # interpreter's count says whether there are more.
-        uses: dict = {}
-        for _, args, _, _ in self.calls:
-            for a in args:
-                if isinstance(a, Tensor):
-                    uses[id(a)] = uses.get(id(a), 0) + 1
+        uses = _uses(self.calls)
         pending = [c[3] for c in self.calls if _pending(c[3])]
         for t in pending:
             # getrefcount's argument, the loop variable, `pending`, the call's tuple
             if sys.getrefcount(t) - 4 - uses.get(id(t), 0) > 0:
                 self.force(t)
+
+
+def _uses(calls) -> dict:
+    """id -> how often the calls take that tensor as an input (a function of its own: no
+    loop variable is left holding one)."""
+    uses: dict = {}
+    for _, args, _, _ in calls:
+        for a in args:
+            if isinstance(a, Tensor):
+                uses[id(a)] = uses.get(id(a), 0) + 1
+    return uses
 
 
 def _eager(op, args, attrs):

@@ -173,8 +173,9 @@ class TracedScalar:
         return value
 
     def _escape(self, what):
-        self.tracer.graph_break(f"{what} of a value read from a tensor (.item()) leaves the graph",
-                                read=self)
+        self.tracer.graph_break(
+            f"{what} of a value read from a tensor (.item()) leaves the graph", read=self
+        )
         return self.value
 
     def __float__(self):
@@ -312,8 +313,9 @@ class Tracer:
         self._by_data[id(result.data)] = (result.data, node)
         refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
         self._op_of[id(node)] = len(self.trace.log)
-        self.trace.log.append(Rec(op, attrs, refs, node, result.requires_grad,
-                                  tuple(result.shape), result.dtype))
+        self.trace.log.append(
+            Rec(op, attrs, refs, node, result.requires_grad, tuple(result.shape), result.dtype)
+        )
 
     def _ref(self, arg, value):
         """Where an op's input came from, as a replay checks it (see :class:`Rec`)."""
@@ -474,8 +476,9 @@ def patch_tensor_reads(tracer: Tracer):
 def escaping_format(tracer):
     def __format__(self, spec):  # noqa: N807
         if tracer.is_traced(self):
-            tracer.graph_break("formatting (print, f-string) of a tensor computed in the function",
-                               read=self)
+            tracer.graph_break(
+                "formatting (print, f-string) of a tensor computed in the function", read=self
+            )
         return format(str(self) if not spec else self.item(), spec)
 
     return __format__
