@@ -176,14 +176,20 @@ ex.guard.check(guard)
 #
 # Some things a graph cannot express: printing a tensor, `.numpy()` of an intermediate
 # value, random numbers (a compiled program would repeat the same ones). Each is a **graph
-# break**, recorded with the line that caused it; the function then runs eagerly (its results
-# are exactly eager's), and `explain()` says where and why:
+# break**, recorded with the line that caused it. Where Python only reads a value (a print,
+# `.item()`, `.numpy()`), the function is cut there, as PyTorch does: the ops before the read
+# run as one compiled program, the print runs eagerly, and the ops after it as a second
+# program. Later calls re-run the Python code with stand-in tensors that only check each op
+# against the trace; the first read runs the program of the segment so far. `explain()` says
+# where and why:
 
 # %%
 x = tg.tensor(np.random.default_rng(0).standard_normal((5, 3)))
 w = tg.tensor(np.random.default_rng(1).standard_normal((3, 2)), requires_grad=True)
 cnoisy = tg.compile(ex.noisy_step)
-cnoisy(x, w)
+cnoisy(x, w)  # traced (eagerly)
+loss = cnoisy(x, w)  # a compiled segment, the print, then the rest
+print(loss.grad_fn.name())
 print(cnoisy.explain())
 
 # %% [markdown]
@@ -197,9 +203,9 @@ except tg.compiler.GraphBreak as error:
     print(type(error).__name__ + ":", error)
 
 # %% [markdown]
-# (PyTorch goes one step further: Dynamo rewrites the function's bytecode so that the code
-# before and after the break are compiled separately and only the offending line runs eagerly.
-# Here a function with a break runs eagerly as a whole.)
+# (Dynamo gets its segments by rewriting the function's bytecode; here a replay with stand-in
+# tensors, as PyTorch/XLA's LazyTensor does. Breaks that cannot be cut at, such as random
+# numbers, make the function run eagerly as a whole; `explain()` then says why.)
 #
 # ### Exercise 15.2 — remove the graph break
 #

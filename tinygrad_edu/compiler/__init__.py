@@ -14,9 +14,12 @@ imports it; the package's ``__init__`` re-exports ``tg.compile``.
 * :mod:`~tinygrad_edu.compiler.program`: the forward and backward programs (the symbolic
   engine's ``gradients``, ``optimize`` and ``compile``) and the ``CompiledFunctionBackward``
   node that joins them to the eager graph;
+* :mod:`~tinygrad_edu.compiler.segments`: a function with graph breaks at value reads cut
+  into compiled segments, replayed with stand-in tensors;
 * :mod:`~tinygrad_edu.compiler.api`: ``compile()``, the cache of specialisations, ``explain``.
 
-Imports point down: ``api`` -> ``program``/``training`` -> ``trace`` -> the engines.
+Imports point down: ``api`` -> ``segments`` -> ``program``/``training`` -> ``trace`` -> the
+engines.
 """
 
 from .api import CompiledCallable, ExplainOutput, GraphBreak, compile

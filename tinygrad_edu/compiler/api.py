@@ -15,10 +15,14 @@ instead of the Python function, as long as the **guards** hold:
 
 A call whose guards fail traces again: each specialisation is kept, up to
 ``cache_size_limit`` (8, as PyTorch's); past that the function runs eagerly, with a warning.
-Where the graph cannot express what the function does (printing a tensor, ``.numpy()`` of an
-intermediate, random numbers, an unsupported optimizer), the **graph breaks** and that
-specialisation runs eagerly; ``fullgraph=True`` makes a break an error naming the line, and
-``compiled.explain()`` says what was captured, which guards hold and where it broke.
+Where Python reads a value in the middle of the function (``print(y)``, ``y.numpy()``,
+``float(loss)``), the **graph breaks**: as in PyTorch, the ops before the read run as one
+compiled program, the read runs eagerly, and the ops after it run as another program
+(:mod:`~tinygrad_edu.compiler.segments`). Breaks the graph cannot be cut at (random numbers,
+an in-place op or a training step in a function that also breaks, an unsupported optimizer)
+make that specialisation run eagerly as a whole. ``fullgraph=True`` makes any break an error
+naming the line, and ``compiled.explain()`` says what was captured, which guards hold, where
+it broke and why a function runs eagerly.
 
 >>> import tinygrad_edu as tg
 >>> @tg.compile
@@ -49,6 +53,7 @@ from ..nn.module import Module
 from . import trace as _trace
 from .module import OptimizedModule
 from .program import attach, build_program
+from .segments import Replay, patch_replay_reads, plan
 from .trace import GraphBreak, TracedScalar, Tracer
 from .training import patch_training
 
@@ -124,22 +129,28 @@ def _tensor_key(t: Tensor):
 class ExplainOutput:
     """What ``compiled.explain()`` reports (PyTorch's ``torch._dynamo.explain`` names)."""
 
-    graph_count: int = 0
+    graph_count: int = 0  # compiled programs: forward and backward, of every segment
     graph_break_count: int = 0
+    segment_count: int = 0  # compiled forward segments (a break between two: 2)
     break_reasons: list = field(default_factory=list)  # (reason, line)
     op_count: int = 0
     guards: list = field(default_factory=list)  # text, one per guard
     compile_times: int = 0
     sources: list = field(default_factory=list)  # generated code, one per graph
+    eager_reasons: list = field(default_factory=list)  # why a specialisation runs eagerly
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}",
                  f"Graph break count: {self.graph_break_count}",
+                 f"Compiled segments: {self.segment_count}",
                  f"Op count: {self.op_count}", f"Traces: {self.compile_times}"]  # fmt: skip
         if self.break_reasons:
             lines.append("Break reasons:")
             lines += [f"  {i + 1}. {r}\n     at {where}"
                       for i, (r, where) in enumerate(self.break_reasons)]  # fmt: skip
+        if self.eager_reasons:
+            lines.append("Runs eagerly as a whole (a break the graph cannot be cut at):")
+            lines += [f"  - {r}" for r in self.eager_reasons]
         lines.append("Guards:")
         lines += [f"  - {g}" for g in self.guards]
         return "\n".join(lines)
@@ -153,6 +164,8 @@ class _Entry:
         self.key, self.program, self.extra_guards = key, program, extra_guards
         self.breaks, self.out_spec, self.out_leaves, self.ops = breaks, out_spec, out_leaves, ops
         self.guard_text = guards
+        self.segments = self.log = None  # a segmented specialisation: see segments.py
+        self.eager_reasons: list = []
 
 
 class CompiledCallable:
@@ -170,6 +183,7 @@ class CompiledCallable:
                           "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
         self._entries: list[_Entry] = []
+        self._dropped = 0  # segmented specialisations dropped after a call left their log
         self._warned = False
         self._modules = None
         self.__wrapped__ = fn
@@ -187,12 +201,14 @@ class CompiledCallable:
         for entry in self._entries:
             if entry.key != key or not all(f() == want for f, want in entry.extra_guards):
                 continue
+            if entry.segments is not None:  # graph breaks: compiled segments, eager reads
+                return self._replay(entry, args, kwargs, leaves)
             if entry.program is None:
-                return self.fn(*args, **kwargs)  # a graph break: this one runs eagerly
+                return self.fn(*args, **kwargs)  # a break it cannot be cut at: runs eagerly
             hit, result = self._run(entry, leaves)
             if hit:
                 return result
-        if len(self._entries) >= cache_size_limit:
+        if len(self._entries) + self._dropped >= cache_size_limit:
             if not self._warned:
                 self._warned = True
                 warnings.warn(
@@ -246,8 +262,13 @@ class CompiledCallable:
             if isinstance(leaf, Tensor) and leaf.grad_fn is not None and not tracer.is_traced(
                     leaf):  # fmt: skip
                 tracer.graph_break("the function returns a tensor the trace did not see made")
-        program = None
-        if not trace.breaks:
+        program, segments, eager_reasons = None, None, []
+        if trace.breaks:
+            eager_reasons = _unsegmentable(trace, tracer)
+            if not eager_reasons:
+                segments = plan(trace, outputs, grad_mode.is_grad_enabled(), tracer.args,
+                                _device_of(leaves, trace))  # fmt: skip
+        else:
             grad_wanted = []
             if grad_mode.is_grad_enabled() and not trace.grads:
                 grad_wanted = [i for i, (_, s) in enumerate(trace.placeholders)
@@ -261,7 +282,30 @@ class CompiledCallable:
                        trace.ops, guards)  # fmt: skip
         entry.out_kinds = ["tensor" if isinstance(x, Tensor) else "scalar" if isinstance(
             x, TracedScalar) else "const" for x in out_leaves]  # fmt: skip
+        entry.segments, entry.log, entry.eager_reasons = segments, trace.log, eager_reasons
         self._entries.insert(0, entry)
+        return result
+
+    # -- running a segmented specialisation --------------------------------------------------
+    def _replay(self, entry, args, kwargs, leaves):
+        """Run the function with ops answered by stand-ins and the segments' programs (see
+        :mod:`~tinygrad_edu.compiler.segments`); a call that leaves the log finishes eagerly
+        and drops the specialisation, so the next call traces again."""
+        replay = Replay(entry, leaves)
+        _trace.ACTIVE.tracer = grad_mode._state.trace = replay
+        undo = patch_replay_reads(replay)
+        try:
+            result = self.fn(*args, **kwargs)
+            replay.finish()
+        except BaseException:
+            replay.diverge()  # no stand-in leaves without its value
+            raise
+        finally:
+            _trace.ACTIVE.tracer = grad_mode._state.trace = None
+            undo()
+            if replay.diverged and entry in self._entries:
+                self._entries.remove(entry)
+                self._dropped += 1
         return result
 
     # -- running a compiled specialisation ---------------------------------------------------
@@ -323,9 +367,11 @@ class CompiledCallable:
         """What was captured, the guards, and where the graph broke (all specialisations)."""
         out = ExplainOutput(compile_times=len(self._entries))
         for e in self._entries:
-            if e.program is not None:
-                out.graph_count += 1 + (e.program.backward is not None)
-                out.sources.append(e.program.source_code)
+            for p in _programs(e):
+                out.graph_count += 1 + (p.backward is not None)
+                out.segment_count += 1
+                out.sources.append(p.source_code)
+            out.eager_reasons += e.eager_reasons
             out.graph_break_count += len(e.breaks)
             out.break_reasons += e.breaks
             out.op_count += e.ops
@@ -335,7 +381,7 @@ class CompiledCallable:
     @property
     def programs(self) -> list:
         """The compiled programs, newest first (``.source_code``, ``.graph_nodes`` ...)."""
-        return [e.program for e in self._entries if e.program is not None]
+        return [p for e in self._entries for p in _programs(e)]
 
     def __get__(self, obj, objtype=None):  # as a decorator on a method
         if obj is None:
@@ -347,6 +393,21 @@ class CompiledCallable:
 
     def __repr__(self) -> str:
         return f"<tg.compile of {self.__name__}: {len(self._entries)} specialisation(s)>"
+
+
+def _programs(entry) -> list:
+    if entry.segments is not None:
+        return [s.program for s in entry.segments if s.program is not None]
+    return [] if entry.program is None else [entry.program]
+
+
+def _unsegmentable(trace, tracer) -> list:
+    """Why a trace with breaks cannot be cut into segments (empty: it can)."""
+    reasons = list(dict.fromkeys(trace.whole))
+    if trace.writes or trace.grads or trace.state_writes or tracer.extra_guards:
+        reasons.append("a training step (backward, opt.step, zero_grad) or an in-place "
+                       "write to an input in a function with a break")  # fmt: skip
+    return reasons
 
 
 def _source_tensor(tracer, source):

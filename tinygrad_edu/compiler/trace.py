@@ -19,7 +19,12 @@ What the trace keeps besides the graph:
   updated by ``opt.step()``, ``.grad`` filled by ``loss.backward()``), written back after
   every call;
 * **breaks**: what the graph cannot express (printing a tensor, ``.numpy()`` of an
-  intermediate, random numbers, an unsupported optimizer): each with the line that did it.
+  intermediate, random numbers, an unsupported optimizer): each with the line that did it;
+* **the op log**: each recorded op with its attributes and where each input came from (an
+  earlier op, an argument, a captured tensor, a number), and the **sync points**: the op
+  counts at which Python read a value (a print, ``.item()``, ``bool``). A function whose
+  breaks are all such reads is cut there into segments (:mod:`~tinygrad_edu.compiler.segments`);
+  ``whole`` lists what keeps it in one piece (then it runs eagerly where it breaks).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from .. import symbolic as S
 from ..eager import factories
 from ..eager.tensor import Tensor
 
-__all__ = ["Tracer", "Source", "GraphBreak", "TracedScalar", "user_line"]
+__all__ = ["Tracer", "Source", "GraphBreak", "TracedScalar", "Rec", "user_line"]
 
 _LIBRARY = __name__.rsplit(".", 2)[0]  # "tinygrad_edu"
 
@@ -61,7 +66,7 @@ def user_line() -> str:
 class Source:
     """Where a graph input's value comes from on each call."""
 
-    kind: str  # "arg" (index into the flat args), "tensor" (its .data), "grad" (its .grad),
+    kind: str  # "arg" (index into the flat args), "tensor" (its ._data), "grad" (its .grad),
     #            "state" (an optimizer state array), "scalar" (a number computed per call)
     index: int = -1
     tensor: object = None
@@ -75,12 +80,28 @@ class Trace:
 
     placeholders: list = field(default_factory=list)  # (node, Source)
     guards: list = field(default_factory=list)  # (node, expected bool, line)
-    writes: dict = field(default_factory=dict)  # id -> (tensor, node): .data written back
+    writes: dict = field(default_factory=dict)  # id -> (tensor, node): ._data written back
     grads: dict = field(default_factory=dict)  # id -> (tensor, node or None): .grad set
     grad_reads: set = field(default_factory=set)  # ids of tensors whose old .grad is read
     state_writes: list = field(default_factory=list)  # (setter, node)
     breaks: list = field(default_factory=list)  # (reason, line)
     ops: int = 0
+    log: list = field(default_factory=list)  # Rec, one per recorded op
+    syncs: list = field(default_factory=list)  # (op count, node read or None)
+    whole: list = field(default_factory=list)  # reasons the function cannot be segmented
+
+
+@dataclass
+class Rec:
+    """One recorded op: what a replay checks a later call's op against."""
+
+    op: object
+    attrs: dict
+    refs: tuple  # per input: ("op", j), ("arg", i), ("tensor", node), ("scalar",), ("value", v)
+    node: object
+    requires_grad: bool
+    shape: tuple = ()  # the eager result's (a replay's stand-in has them)
+    dtype: object = None
 
 
 class TracedScalar:
@@ -152,7 +173,9 @@ class TracedScalar:
         return value
 
     def _escape(self, what):
-        self.tracer.graph_break(f"{what} of a value read from a tensor (.item()) leaves the graph")
+        self.tracer.graph_break(
+            f"{what} of a value read from a tensor (.item()) leaves the graph", read=self
+        )
         return self.value
 
     def __float__(self):
@@ -188,6 +211,8 @@ class TracedScalar:
 class Tracer:
     """Records the eager ops of one call into a symbolic graph (see the module docstring)."""
 
+    replaying = False  # (the dispatcher asks: a Replay answers True)
+
     def __init__(self, args_flat, fullgraph: bool = False, names=None):
         self.fullgraph = fullgraph
         self.trace = Trace()
@@ -198,6 +223,8 @@ class Tracer:
         self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
         self.extra_guards: list = []  # (callable, value it returned while traced)
+        self._op_of: dict = {}  # id(node) -> index of the recorded op that made it
+        self._ref_of: dict = {}  # id(placeholder) -> ("arg", i) or ("tensor", node)
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
                 self._placeholder(a, Source("arg", index=i), f"arg{i}")
@@ -208,6 +235,8 @@ class Tracer:
         self._node[id(t)] = (t, node)
         self._sources.add(id(t))
         self.trace.placeholders.append((node, source))
+        self._ref_of[id(node)] = ("arg", source.index) if source.kind == "arg" else (
+            "tensor", node)  # fmt: skip
         return node
 
     def scalar_input(self, name, fetch, like):
@@ -282,6 +311,26 @@ class Tracer:
             return
         self._node[id(result)] = (result, node)
         self._by_data[id(result._data)] = (result._data, node)
+        refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
+        self._op_of[id(node)] = len(self.trace.log)
+        self.trace.log.append(
+            Rec(op, attrs, refs, node, result.requires_grad, tuple(result.shape), result.dtype)
+        )
+
+    def _ref(self, arg, value):
+        """Where an op's input came from, as a replay checks it (see :class:`Rec`)."""
+        if isinstance(arg, TracedScalar):
+            return ("scalar",)
+        if isinstance(value, S.Node):
+            j = self._op_of.get(id(value))
+            if j is not None:
+                return ("op", j)
+            ref = self._ref_of.get(id(value))
+            if ref is not None:
+                return ref
+            self.trace.whole.append("a tensor whose value the graph holds (a .grad, ...)")
+            return ("value", None)
+        return ("value", value)
 
     def _check_attr(self, op, value):
         if isinstance(value, tuple | list):
@@ -293,6 +342,7 @@ class Tracer:
         hit = self._by_data.get(id(value))
         baked = hit is not None and hit[0] is value
         if baked or any(t._data is value for t, _ in self._node.values()):
+            self.trace.whole.append(f"{op.name}: an index computed from a tensor")
             self.graph_break(
                 f"{op.name}: an index or argument computed from a tensor of the program "
                 "(tensor indexing with values that change between calls)"
@@ -306,15 +356,29 @@ class Tracer:
             return
         node = hit[1]
         self._node[id(t)] = (t, node)
+        self.trace.whole.append("an in-place op (add_, x[i] = ...) in a function with a break")
         if id(t) in self._sources:  # an argument or captured tensor: written back every call
             self.trace.writes[id(t)] = (t, node)
 
     def guard(self, node, expected: bool) -> None:
         self.trace.guards.append((node, bool(expected), user_line()))
 
-    def graph_break(self, reason: str) -> None:
+    def sync(self, t=None) -> None:
+        """Python reads a value here: where a segmented function's compiled segment ends."""
+        node = None if t is None else self.node_of(t)
+        self.trace.syncs.append((len(self.trace.log), node))
+
+    def graph_break(self, reason: str, read=None) -> None:
+        """The graph breaks here; ``read``: the traced tensor (or TracedScalar) whose value
+        Python reads (a print, ``.numpy()``): a break a segmented function survives."""
         line = user_line()
         self.trace.breaks.append((reason, line))
+        if read is None:
+            self.trace.whole.append(reason)
+        elif isinstance(read, TracedScalar):
+            self.trace.syncs.append((len(self.trace.log), read.node))
+        else:
+            self.sync(read)
         if self.fullgraph:
             raise GraphBreak(
                 f"tg.compile(fullgraph=True): the graph breaks at {line}: {reason}. Remove "
@@ -328,10 +392,12 @@ class Tracer:
             return value
         if not isinstance(value, bool | int | float):
             return value
+        self.sync(t)
         return TracedScalar(value, self.node_of(t), self)
 
     def read_bool(self, t: Tensor, value: bool) -> bool:
         if self.is_traced(t):
+            self.sync(t)
             self.guard(self.node_of(t), value)
         return value
 
@@ -377,7 +443,7 @@ def patch_tensor_reads(tracer: Tracer):
     def escaping(name, what):
         def method(self, *a, **k):
             if not quiet[0] and tracer.is_traced(self) and ACTIVE.tracer is tracer:
-                tracer.graph_break(f"{what} of a tensor computed in the function")
+                tracer.graph_break(f"{what} of a tensor computed in the function", read=self)
             quiet[0] += 1
             try:
                 return saved[name](self, *a, **k)
@@ -410,7 +476,9 @@ def patch_tensor_reads(tracer: Tracer):
 def escaping_format(tracer):
     def __format__(self, spec):  # noqa: N807
         if tracer.is_traced(self):
-            tracer.graph_break("formatting (print, f-string) of a tensor computed in the function")
+            tracer.graph_break(
+                "formatting (print, f-string) of a tensor computed in the function", read=self
+            )
         return format(str(self) if not spec else self.item(), spec)
 
     return __format__

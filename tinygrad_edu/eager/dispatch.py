@@ -159,6 +159,9 @@ def apply_op(op, *args, **attrs):
         a mask where a flag would do, and assignments split over two lines.
     """
     Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
+    trace = _modes.trace
+    if trace is not None and trace.replaying:  # tg.compile replays a segmented function:
+        return trace.replay(op, args, attrs)  # a stand-in, computed later by a compiled program
     # 1. the inputs' arrays, their device, and the mask of inputs that require grad
     datas = []
     dev = None
@@ -214,8 +217,8 @@ def apply_op(op, *args, **attrs):
             node.saved_out = SavedTensor(result, is_output=True)
         if _modes.anomaly:
             node._record_trace()
-    if _modes.trace is not None:  # tg.compile is tracing: record the op into its graph
-        _modes.trace.record(op, args, attrs, result)
+    if trace is not None:  # tg.compile is tracing: record the op into its graph
+        trace.record(op, args, attrs, result)
     return result
 
 
