@@ -401,6 +401,139 @@ def test_optimizing_model_parameters(package):
     assert "loss:" in printed and "[   64/  640]" in printed and printed.endswith("Done!\n")
 
 
+# "Neural Networks" (the 60-minute blitz): LeNet, MSELoss, next_functions, and the weights
+# updated by hand through .data before torch.optim takes over
+NEURAL_NETWORKS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+
+    def __init__(self):
+        super(Net, self).__init__()
+        # 1 input image channel, 6 output channels, 5x5 square convolution
+        # kernel
+        self.conv1 = nn.Conv2d(1, 6, 5)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        # an affine operation: y = Wx + b
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)  # 5*5 from image dimension
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, input):
+        # Convolution layer C1: 1 input image channel, 6 output channels,
+        # 5x5 square convolution, it uses RELU activation function, and
+        # outputs a Tensor with size (N, 6, 28, 28), where N is the size of the batch
+        c1 = F.relu(self.conv1(input))
+        # Subsampling layer S2: 2x2 grid, purely functional,
+        # this layer does not have any parameter, and outputs a (N, 6, 14, 14) Tensor
+        s2 = F.max_pool2d(c1, (2, 2))
+        # Convolution layer C3: 6 input channels, 16 output channels,
+        # 5x5 square convolution, it uses RELU activation function, and
+        # outputs a (N, 16, 10, 10) Tensor
+        c3 = F.relu(self.conv2(s2))
+        # Subsampling layer S4: 2x2 grid, purely functional,
+        # this layer does not have any parameter, and outputs a (N, 16, 5, 5) Tensor
+        s4 = F.max_pool2d(c3, 2)
+        # Flatten operation: purely functional, outputs a (N, 400) Tensor
+        s4 = torch.flatten(s4, 1)
+        # Fully connected layer F5: (N, 400) Tensor input,
+        # and outputs a (N, 120) Tensor, it uses RELU activation function
+        f5 = F.relu(self.fc1(s4))
+        # Fully connected layer F6: (N, 120) Tensor input,
+        # and outputs a (N, 84) Tensor, it uses RELU activation function
+        f6 = F.relu(self.fc2(f5))
+        # Gaussian layer OUTPUT: (N, 84) Tensor input, and
+        # outputs a (N, 10) Tensor
+        output = self.fc3(f6)
+        return output
+
+
+net = Net()
+print(net)
+
+params = list(net.parameters())
+print(len(params))
+print(params[0].size())  # conv1's .weight
+
+input = torch.randn(1, 1, 32, 32)
+out = net(input)
+print(out)
+
+net.zero_grad()
+out.backward(torch.randn(1, 10))
+
+output = net(input)
+target = torch.randn(10)  # a dummy target, for example
+target = target.view(1, -1)  # make it the same shape as output
+criterion = nn.MSELoss()
+
+loss = criterion(output, target)
+print(loss)
+
+print(loss.grad_fn)  # MSELoss
+print(loss.grad_fn.next_functions[0][0])  # Linear
+print(loss.grad_fn.next_functions[0][0].next_functions[0][0])  # ReLU
+
+net.zero_grad()     # zeroes the gradient buffers of all parameters
+
+print('conv1.bias.grad before backward')
+print(net.conv1.bias.grad)
+
+loss.backward()
+
+print('conv1.bias.grad after backward')
+print(net.conv1.bias.grad)
+# -- the update by hand
+learning_rate = 0.01
+for f in net.parameters():
+    f.data.sub_(f.grad.data * learning_rate)
+# -- torch.optim
+import torch.optim as optim
+
+# create your optimizer
+optimizer = optim.SGD(net.parameters(), lr=0.01)
+
+# in your training loop:
+optimizer.zero_grad()   # zero the gradient buffers
+output = net(input)
+loss = criterion(output, target)
+loss.backward()
+optimizer.step()    # Does the update
+"""
+
+
+@BOTH
+def test_neural_networks_blitz(package):
+    """The blitz's LeNet as published, in its three parts: the update by hand through
+    ``f.data.sub_(f.grad.data * learning_rate)`` moves each weight by exactly -0.01 times its
+    gradient, and SGD then lowers the loss."""
+    forward, by_hand, optim_part = NEURAL_NETWORKS.split("\n# -- ")
+    scope, printed = run_tutorial(forward, package)
+    lines = printed.splitlines()
+    assert lines[0] == "Net(" and lines[7] == "10" and lines[8] in ("(6, 1, 5, 5)",
+                                                                   "torch.Size([6, 1, 5, 5])")
+    i = lines.index("conv1.bias.grad before backward")
+    assert lines[i + 1] == "None" and lines[i + 2] == "conv1.bias.grad after backward"
+    # the loss's node and two steps down its next_functions (MSELoss is graded assignment
+    # A3.2's composition here, so its nodes are MeanBackward0, MulBackward0, SubBackward0)
+    nodes = lines[i - 3:i]
+    assert all(n.startswith("<") and ("Backward0" in n or "AccumulateGrad" in n)
+               for n in nodes), nodes  # fmt: skip
+    before = [(p.detach().numpy().copy(), p.grad.numpy().copy()) for p in scope["params"]]
+    scope, _ = run_tutorial("#" + by_hand, package, **scope)
+    for p, (w, g) in zip(scope["params"], before):
+        np.testing.assert_allclose(p.detach().numpy(), w - np.float32(0.01) * g, rtol=1e-6)
+        assert p.requires_grad and p.is_leaf
+    first = scope["criterion"](scope["net"](scope["input"]), scope["target"]).item()
+    scope, _ = run_tutorial("#" + optim_part, package, **scope)
+    assert scope["loss"].item() == pytest.approx(first, rel=1e-6)  # the loss before the step
+    after = scope["criterion"](scope["net"](scope["input"]), scope["target"]).item()
+    assert after < first
+
+
 def _digits(n, seed):
     """MNIST's shapes, flattened as nn_tutorial loads them: (n, 784) float32 in [0, 1) and
     (n,) int64 labels, the class a brighter band of rows."""
