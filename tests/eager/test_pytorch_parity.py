@@ -382,6 +382,21 @@ def test_plain_tensor_data_assignment_swaps_memory_shape_and_dtype():
         assert x.dtype == M.float32
 
 
+def test_a_graph_whose_tensor_changed_shape_through_data_is_a_clear_error():
+    for M in (tg, torch):
+        x = M.ones(3, requires_grad=True)
+        y = x * 2
+        y.data = M.zeros(5)  # allowed, as in PyTorch; the graph recorded before no longer fits
+        with pytest.raises(RuntimeError, match=r"(?s)Backward0.*\[?\(?5,?\)?\]?.*\[?\(?3,?\)?"):
+            y.sum().backward()
+    x = tg.ones(3, requires_grad=True)
+    y = x * 2
+    y.data = tg.zeros(5)
+    with pytest.raises(RuntimeError, match=r"MulBackward0 got a gradient of shape \(5,\) for "
+                                           r"its output of shape \(3,\).*x\.data = t"):
+        y.sum().backward()
+
+
 def test_changing_a_saved_value_through_data_is_not_checked_as_in_pytorch():
     grads = []
     for M in (tg, torch):

@@ -159,10 +159,10 @@ class GraphTask:
         if done and queue is not self.cpu_queue:  # the caller may sleep in pop(): wake it
             self.cpu_queue.push(FunctionTask(None, None, None, 0))
 
-    def _fail(self, error, node) -> None:
+    def _fail(self, error, node, grads=None) -> None:
         with self.lock:
             if self.exception is None:  # the first one wins; the rest of the task is skipped
-                self.exception = _node_error(error, node) if node is not None else error
+                self.exception = _node_error(error, node, grads) if node is not None else error
 
 
 class FunctionTask:
@@ -289,7 +289,7 @@ def _run_on_caller(task):
         try:
             _evaluate(task, node, grads, push)
         except Exception as e:
-            error = _node_error(e, node)
+            error = _node_error(e, node, grads)
             if error is e:
                 raise
             raise error from e
@@ -322,7 +322,7 @@ def _work(queue, task=None):
             try:
                 _evaluate(owner, ft.node, ft.inputs, ready.append)
             except BaseException as e:
-                owner._fail(e, ft.node)
+                owner._fail(e, ft.node, ft.inputs)
             finally:
                 _modes.grad = grad_mode
         for _, k, nxt, inputs in ready:
@@ -442,9 +442,13 @@ def current_queue_device() -> str:
     return "cpu" if queue is None else str(queue.device)
 
 
-def _node_error(e, node):
+def _node_error(e, node, grads=None):
     """``e`` with a message that names the node, the thread (and, in anomaly mode, the
-    forward call that created the node); the original is its ``__cause__``."""
+    forward call that created the node); the original is its ``__cause__``. A gradient whose
+    shape is not the node's output's is named instead of the array library's error."""
+    mismatch = _gradient_mismatch(node, grads)
+    if mismatch is not None:
+        e = RuntimeError(mismatch)
     notes = []
     if node.name() not in str(e):
         thread = threading.current_thread().name
@@ -460,6 +464,28 @@ def _node_error(e, node):
         error = RuntimeError(f"{type(e).__name__}: {message}")
     error.__cause__ = e
     return error
+
+
+def _gradient_mismatch(node, grads):
+    """The error message when ``node``'s incoming gradient has another shape than the output
+    its op made (a tensor whose ``.data`` was set to another shape after the op ran), else
+    None. Only called on the error path: the shape rule runs again from the recorded shapes."""
+    g = grads[0] if grads else None
+    op, shapes = getattr(node, "op", None), getattr(node, "shapes", None)
+    if g is None or op is None or not shapes or not hasattr(g, "shape"):
+        return None
+    try:
+        expected = tuple(op.shape(*shapes, **(node.attrs or {})))
+    except Exception:
+        return None
+    if tuple(g.shape) == expected:
+        return None
+    return (
+        f"{node.name()} got a gradient of shape {tuple(g.shape)} for its output of shape "
+        f"{expected}: the tensor it made was given another shape after the op ran (x.data = t "
+        "with another shape?), so the graph recorded before no longer fits. Set .data before "
+        "the ops that use it, or rebuild the graph"
+    )
 
 
 def _after_node(task, node, grads, outs):
