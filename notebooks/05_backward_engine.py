@@ -334,9 +334,9 @@ ex.clip_hook.check(clip_hook)
 #
 # `MulBackward0` for $a \odot b$ saved $a$ and $b$. If you change $a$ in place afterwards, the
 # backward would multiply with the wrong numbers — silently. So every tensor carries a
-# **version counter** (`t._version`, a one-element list shared by every view and `detach()` of
-# the same data); each in-place op (`add_`, `mul_`, `+=` ...) bumps it, a saved value remembers
-# the version it had, and backward compares:
+# **version counter** (`t._counter`, a one-element list shared by every view and `detach()` of
+# the same data; `t._version` reads it, as in PyTorch); each in-place op (`add_`, `mul_`, `+=`
+# ...) bumps it, a saved value remembers the version it had, and backward compares:
 
 # %%
 x = tg.tensor([1.0, 2.0], requires_grad=True)

@@ -106,7 +106,7 @@ class GradScaler:
                     continue
                 g = p.grad._data
                 g *= inv
-                p.grad._version[0] += 1
+                p.grad._counter[0] += 1
                 xp = backend.namespace_of(g)
                 found = found or not bool(xp.all(xp.isfinite(g)))
         self._unscaled[id(optimizer)] = found

@@ -8,7 +8,7 @@ import tinygrad_edu as tg
 from tinygrad_edu.eager import core, functional
 from tinygrad_edu.eager.tensor import Tensor
 
-FIELDS = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version", "_grad",
+FIELDS = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_counter", "_grad",
           "_base")  # fmt: skip
 
 
@@ -30,13 +30,13 @@ def test_every_way_of_making_a_tensor_sets_every_field(make):
     for name in FIELDS:
         getattr(t, name)  # an unset slot raises AttributeError
     assert t._requires_grad == (t._grad_fn is not None)
-    assert isinstance(t._version, list)
+    assert isinstance(t._counter, list)
 
 
 def test_a_view_shares_the_version_counter_and_a_result_does_not():
     x = tg.tensor([1.0, 2.0, 3.0])
-    assert x[:2]._version is x._version and x[:2]._base is x
-    assert (x * 2)._version is not x._version
+    assert x[:2]._counter is x._counter and x[:2]._base is x
+    assert (x * 2)._counter is not x._counter
 
 
 def test_new_tensor_copies_with_this_tensors_dtype_as_pytorch():

@@ -240,7 +240,7 @@ def test_14_detach_shares_data_and_version():
     assert d.is_leaf and not d.requires_grad
     assert np.shares_memory(d._data, y._data)
     d.add_(1.0)
-    assert y._version_value == d._version_value == 1
+    assert y._version == d._version == 1
     np.testing.assert_allclose(y.numpy(), [3.0, 5.0])
 
 
@@ -274,9 +274,9 @@ def test_16_inplace_versions_and_lazy_error():
     a = leaf([1.0, 2.0])
     h = a * 1
     y = h * h  # saves h
-    assert h._version_value == 0
+    assert h._version == 0
     h.add_(1.0)
-    assert h._version_value == 1
+    assert h._version == 1
     with pytest.raises(RuntimeError, match="in-place") as e:
         y.sum().backward()
     msg = str(e.value)
@@ -291,7 +291,7 @@ def test_16_inplace_versions_and_lazy_error():
     for op in ("add_", "sub_", "mul_", "div_"):
         t = tg.tensor([1.0])
         getattr(t, op)(2.0)
-        assert t._version_value == 1
+        assert t._version == 1
     t = tg.tensor([1.0, 2.0])
     t.zero_()
     t.fill_(3.0)
@@ -299,7 +299,7 @@ def test_16_inplace_versions_and_lazy_error():
     t -= 1
     t *= 2
     t /= 2
-    assert t._version_value == 6
+    assert t._version == 6
     np.testing.assert_allclose(t.numpy(), [3.0, 3.0])
 
 
@@ -312,7 +312,7 @@ def test_17_inplace_on_leaf_requiring_grad():
     with tg.no_grad():
         a.sub_(0.5)
     np.testing.assert_allclose(a.numpy(), [0.5, 1.5])
-    assert a._version_value == 1
+    assert a._version == 1
 
 
 def test_18_inplace_on_non_leaf_rebases_grad_fn():
@@ -475,9 +475,9 @@ def test_23_ctx_features():
             return g
 
     z = x * 1
-    v0 = z._version_value
+    v0 = z._version
     z2 = AddOneInPlace.apply(z)
-    assert z2 is z and z._version_value == v0 + 1 and z.grad_fn.name() == "AddOneInPlaceBackward"
+    assert z2 is z and z._version == v0 + 1 and z.grad_fn.name() == "AddOneInPlaceBackward"
 
 
 # -- graph and engine --------------------------------------------------------------------------

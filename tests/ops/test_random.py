@@ -69,7 +69,7 @@ def test_a_failed_fill_leaves_the_tensor_unchanged():
     x = tg.ones(3)
     with pytest.raises(RuntimeError):
         x.uniform_(1.0, 0.0)
-    assert x.tolist() == [1.0, 1.0, 1.0] and x._version == [0]
+    assert x.tolist() == [1.0, 1.0, 1.0] and x._counter == [0]
 
 
 def test_fills_on_parameters_need_no_grad_as_in_pytorch():

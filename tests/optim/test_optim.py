@@ -116,9 +116,9 @@ def test_step_bumps_version_and_keeps_dtype_and_identity():
     opt = optim.Adam([p], lr=0.1)
     y = p * p  # saves p
     y.sum().backward(retain_graph=True)
-    v0 = p._version_value
+    v0 = p._version
     opt.step()
-    assert p._version_value == v0 + 1 and p._data is data and p.dtype == np.float32
+    assert p._version == v0 + 1 and p._data is data and p.dtype == np.float32
     with pytest.raises(RuntimeError, match="in-place"):
         y.sum().backward()  # p changed after y saved it
 

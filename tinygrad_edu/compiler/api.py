@@ -337,7 +337,7 @@ class CompiledCallable:
         for k, t in program.write_slots:
             if values[k] is not t._data:  # (a donated parameter was updated in its memory)
                 t._data[...] = values[k]
-            t._version[0] += 1
+            t._counter[0] += 1
         for k, t in program.grad_slots:
             t._grad = None if k is None else Tensor._make(values[k], device=t._device)
         for k, setter in program.state_slots:

@@ -192,7 +192,7 @@ def _become(t, real) -> None:
     fake = t._data
     t._data, t._device, t._grad_fn = real._data, real._device, real._grad_fn
     t._requires_grad, t._output_nr, t._base = real._requires_grad, real._output_nr, real._base
-    t._version = real._version
+    t._counter = real._counter
     t.__dict__.update(getattr(real, "__dict__", {}))
     if type(fake) is _Pending:
         fake.real = real._data

@@ -47,7 +47,7 @@ def init_tensor(t, data, device, grad_fn=None, counter=None, output_nr=0):
     t._data, t._device = data, device  # pairs: see NOTE [Instructions per op] in dispatch.py
     t._grad_fn, t._requires_grad = grad_fn, grad_fn is not None
     t._output_nr, t._grad, t._base = output_nr, None, None
-    t._version = [0] if counter is None else counter
+    t._counter = [0] if counter is None else counter
     return t
 
 

@@ -208,7 +208,7 @@ def apply_op(op, *args, **attrs):
         node = _record(op, args, attrs, datas, mask, dev, out)
     # 4. the result: a tensor around ``out``; a view shares its input's version counter
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
-        result = _init(_new(Tensor), out, dev, node, args[0]._version)
+        result = _init(_new(Tensor), out, dev, node, args[0]._counter)
         _record_view(result, args[0], op, args, attrs)
     else:
         result = _init(_new(Tensor), out, dev, node)
@@ -341,7 +341,7 @@ def _record_view(result, src, op, args, attrs) -> None:
     result._base = base
     state = result.__dict__
     state["_view_steps"] = steps
-    state["_view_version"] = src._version[0]
+    state["_view_version"] = src._counter[0]
     if src._view_no_grad or not _modes.grad:
         state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
     if src._view_multi:

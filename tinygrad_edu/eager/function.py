@@ -183,9 +183,9 @@ class Function:
                         f"{cls.__name__}: forward changed a leaf that requires grad in place "
                         "(mark_dirty); do it under no_grad() or on a copy"
                     )
-                o._version[0] += 1
+                o._counter[0] += 1
             elif any(o is a for a in args):  # returned an input as-is: give it its own tensor
-                o = outs[i] = Tensor._make(o._data, counter=o._version, device=o._device)
+                o = outs[i] = Tensor._make(o._data, counter=o._counter, device=o._device)
             if node is not None and not any(o is n for n in ctx._non_diff):
                 o.grad_fn, o._output_nr, o._requires_grad = node, i, True
         if node is not None:

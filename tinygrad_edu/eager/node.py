@@ -165,7 +165,7 @@ class SavedTensor:
 
     def __init__(self, tensor, is_output: bool = False):
         self.data = tensor._data
-        self.counter = tensor._version
+        self.counter = tensor._counter
         self.version = self.counter[0]
         self.is_output = is_output
         # see NOTE [Saved outputs and reference cycles]

@@ -60,7 +60,7 @@ def _write(name: str, result, out):
                           "by resizing it, inplace, to zero elements with t.resize_(0).",
                           UserWarning, stacklevel=3)  # fmt: skip
         out._data = xp.asarray(data, copy=True)
-    out._version[0] += 1
+    out._counter[0] += 1
     return out
 
 

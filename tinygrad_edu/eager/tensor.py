@@ -97,7 +97,7 @@ class Tensor(Conversions):
 
     # Fields every tensor sets are slots; rarely set ones (hooks, labels, flags) take their
     # class default until assigned, which keeps making a tensor cheap.
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_version",
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_counter",
                  "_grad", "_base", "__weakref__", "__dict__")  # fmt: skip
     _grad_acc = _hooks = name = None
     _flags = 0
@@ -177,8 +177,11 @@ class Tensor(Conversions):
         return self.grad_fn is None
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """PyTorch's ``x._version``: how many in-place changes this tensor's memory has seen.
+        The counter itself, a one-element list shared by views and ``detach()``, is
+        ``x._counter`` (see NOTE [Views and version counters] in dispatch.py)."""
+        return self._counter[0]
 
     def numel(self) -> int:
         return math.prod(self.shape)
@@ -272,7 +275,7 @@ class Tensor(Conversions):
         """The backward node that made this tensor (None for leaves). A view whose base was
         changed in place since replays itself from the base first (see NOTE [Views and
         version counters] in ``dispatch.py``)."""
-        if self._base is not None and self._view_version != self._version[0]:
+        if self._base is not None and self._view_version != self._counter[0]:
             self._replay_history()
         return self._grad_fn
 
@@ -280,7 +283,7 @@ class Tensor(Conversions):
     def grad_fn(self, node) -> None:
         self._grad_fn = node
         if self._base is not None:
-            self._view_version = self._version[0]  # a history set now is current
+            self._view_version = self._counter[0]  # a history set now is current
 
     def _replay_history(self) -> None:
         """Rebuild a stale view's ``grad_fn`` by replaying its view ops on its base (PyTorch's
@@ -288,14 +291,14 @@ class Tensor(Conversions):
         AsStridedBackward0)."""
         base = self._base
         if self._grad_fn is None and not base._requires_grad:
-            self._view_version = self._version[0]
+            self._view_version = self._counter[0]
             return  # outside the graph, as when it was made
         if self._view_no_grad:
             if not grad_mode.is_grad_enabled():
                 return
             changed = "its base or another view of its base has been modified"
             raise RuntimeError(f"grad_fn: {_NO_GRAD_VIEW % changed}")
-        self._view_version = self._version[0]
+        self._view_version = self._counter[0]
         with grad_mode.enable_grad():
             view = _replay(base, self._view_steps)
         self._rebase(view._grad_fn)
@@ -386,7 +389,7 @@ class Tensor(Conversions):
         """Paddle's name: zero the gradient in place (or drop it with ``set_to_zero=False``)."""
         if self._grad is not None and set_to_zero:
             self._grad._data[...] = 0
-            self._grad._version[0] += 1
+            self._grad._counter[0] += 1
         else:
             self._grad = None
 
@@ -411,7 +414,7 @@ class Tensor(Conversions):
             self._grad = Tensor._make(g, device=self._device)
         else:
             self._grad._data += g
-            self._grad._version[0] += 1
+            self._grad._counter[0] += 1
         # END SOLUTION
 
     def retain_grad(self) -> None:
@@ -441,7 +444,7 @@ class Tensor(Conversions):
 
     def detach(self) -> Tensor:
         """A leaf that shares this tensor's data and version counter, outside the graph."""
-        return Tensor._make(self._data, counter=self._version, device=self._device)
+        return Tensor._make(self._data, counter=self._counter, device=self._device)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
@@ -464,7 +467,7 @@ class Tensor(Conversions):
                 self._data[index] = v  # a plain write: no graph to keep
             except ValueError as e:
                 raise _write_error("setitem", self, e, getattr(v, "shape", ())) from None
-            self._version[0] += 1
+            self._counter[0] += 1
             return
         self._inplace(_SETITEM, value, index=index)
 
@@ -553,7 +556,7 @@ class Tensor(Conversions):
             self._data[...] = values
         except ValueError as e:
             raise _write_error(op.name + "_", self, e) from None
-        self._version[0] += 1
+        self._counter[0] += 1
         if grad_mode._state.trace is not None:  # tg.compile: this tensor now holds values
             grad_mode._state.trace.rebind(self, values)
 

@@ -72,7 +72,7 @@ def _update_running_stats(x, running_mean, running_var, momentum) -> None:
         m = float(momentum)
         for stat, batch in ((running_mean, mean), (running_var, var)):
             stat._data[...] = (1 - m) * stat._data + m * xp.astype(batch, stat.dtype)
-            stat._version[0] += 1
+            stat._counter[0] += 1
 
 
 def _renorm_rows(idx, w, max_norm, norm_type) -> None:
@@ -84,7 +84,7 @@ def _renorm_rows(idx, w, max_norm, norm_type) -> None:
         norms = xp.sum(xp.abs(sel) ** norm_type, axis=1) ** (1.0 / norm_type)
         scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
         w._data[rows] = sel * xp.astype(scale[:, None], w.dtype)
-        w._version[0] += 1
+        w._counter[0] += 1
 
 
 def _dropout_mask(x: Tensor, p: float) -> Tensor:

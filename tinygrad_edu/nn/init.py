@@ -91,7 +91,7 @@ def _fill(t: Tensor, values) -> Tensor:
         raise TypeError(f"init: expected a tensor, got {type(t).__name__}")
     arr = _np.asarray(values).astype(_np.dtype(t.dtype), copy=False)
     t._data[...] = backend.to_device(arr, t._device)
-    t._version[0] += 1
+    t._counter[0] += 1
     return t
 
 

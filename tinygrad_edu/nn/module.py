@@ -396,7 +396,7 @@ class Module:
                     dt = getattr(backend.namespace_of(t._data), dtype_name)
                     if t._data.dtype != dt:
                         t._data = backend.astype(t._data, dt)
-                        t._version[0] += 1
+                        t._counter[0] += 1
                         if t._grad is not None:
                             t._grad = Tensor(backend.astype(t._grad._data, dt), device=t._device)
         return self
@@ -464,7 +464,7 @@ class Module:
                 )
             xp = backend.namespace_of(p._data)
             p._data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
-            p._version[0] += 1  # an in-place change, as for any optimizer step
+            p._counter[0] += 1  # an in-place change, as for any optimizer step
         return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:

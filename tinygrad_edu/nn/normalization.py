@@ -67,7 +67,7 @@ class _BatchNorm(Module):
                 for t, v in ((self.running_mean, 0), (self.running_var, 1),
                              (self.num_batches_tracked, 0)):  # fmt: skip
                     t._data[...] = v
-                    t._version[0] += 1
+                    t._counter[0] += 1
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
@@ -90,7 +90,7 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats:
             with no_grad():
                 self.num_batches_tracked._data[...] += 1
-                self.num_batches_tracked._version[0] += 1
+                self.num_batches_tracked._counter[0] += 1
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or self.running_mean is None

@@ -116,7 +116,7 @@ class Optimizer:
                     new = self._update(p._data, grad, state, group)
                     if new is not p._data:
                         p._data[...] = new
-                    p._version[0] += 1  # see NOTE [Optimizer updates are in place]
+                    p._counter[0] += 1  # see NOTE [Optimizer updates are in place]
         return loss
 
     def _check(self, **values) -> None:

@@ -69,7 +69,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     coef = xp.minimum(float(max_norm) / (total._data + 1e-6), xp.ones((), dtype=total.dtype))
     for g in grads:
         g._data *= backend.astype(coef, g.dtype)
-        g._version[0] += 1
+        g._counter[0] += 1
     return total
 
 
@@ -80,4 +80,4 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     for g in _grads(parameters):
         xp = backend.namespace_of(g._data)
         g._data[...] = xp.clip(g._data, -c, c)
-        g._version[0] += 1
+        g._counter[0] += 1

@@ -50,5 +50,5 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
         for p in params:
             n = p.numel()
             p._data[...] = flat[start:start + n].reshape(p.shape)
-            p._version[0] += 1
+            p._counter[0] += 1
             start += n
