@@ -18,11 +18,12 @@ A call whose guards fail traces again: each specialisation is kept, up to
 Where Python reads a value in the middle of the function (``print(y)``, ``y.numpy()``,
 ``float(loss)``), the **graph breaks**: as in PyTorch, the ops before the read run as one
 compiled program, the read runs eagerly, and the ops after it run as another program
-(:mod:`~tinygrad_edu.compiler.segments`). Breaks the graph cannot be cut at (random numbers,
-an in-place op or a training step in a function that also breaks, an unsupported optimizer)
-make that specialisation run eagerly as a whole. ``fullgraph=True`` makes any break an error
-naming the line, and ``compiled.explain()`` says what was captured, which guards hold, where
-it broke and why a function runs eagerly.
+(:mod:`~tinygrad_edu.compiler.segments`), also around ``backward()`` and ``opt.step()``; a
+branch on the value read keeps one compiled path per way it goes. Breaks the graph cannot be
+cut at (random numbers, an in-place op in a function that also breaks, an unsupported
+optimizer) make that specialisation run eagerly as a whole. ``fullgraph=True`` makes any
+break an error naming the line, and ``compiled.explain()`` says what was captured, which
+guards hold, where it broke and why a function runs eagerly.
 
 >>> import tinygrad_edu as tg
 >>> @tg.compile
