@@ -204,8 +204,10 @@ except tg.compiler.GraphBreak as error:
 
 # %% [markdown]
 # (Dynamo gets its segments by rewriting the function's bytecode; here a replay with stand-in
-# tensors, as PyTorch/XLA's LazyTensor does. Breaks that cannot be cut at, such as random
-# numbers, make the function run eagerly as a whole; `explain()` then says why.)
+# tensors, as PyTorch/XLA's LazyTensor does. When a branch on the value read goes the other
+# way, the call runs eagerly from there while it is traced, and the new path is kept beside
+# the first: each path is compiled once. Breaks that cannot be cut at, random numbers and
+# in-place writes, make the function run eagerly as a whole; `explain()` then says why.)
 #
 # ### Exercise 15.2 — remove the graph break
 #
@@ -268,6 +270,37 @@ check("100 compiled Adam steps give the parameters of 100 eager steps",
       rtol=1e-4, atol=1e-6)
 check_true("the step compiled into one program (built for the state Adam's first step left)",
            len(step.programs) == 1 and step.explain().graph_break_count == 0)
+
+# %% [markdown]
+# Printing the loss inside the step is a graph break, not a reason to give up the graph:
+# the step is cut at the read. Here the read comes after `opt.step()`, so the whole step is
+# one compiled segment and only the print runs eagerly; a read before `loss.backward()`
+# would make the forward one segment, and the backward with the update a second one. The
+# segments' programs write the parameters and the optimizer's state back as above.
+
+# %%
+tg.manual_seed(0)
+net = tg.nn.Sequential(tg.nn.Linear(64, 32), tg.nn.Tanh(), tg.nn.Linear(32, 10))
+opt = tg.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+
+
+@tg.compile
+def verbose_step(xb, yb):
+    opt.zero_grad()
+    loss = F.cross_entropy(net(xb), yb)
+    loss.backward()
+    opt.step()
+    print(f"loss {loss.item():.4f}")
+    return loss
+
+
+for xb, yb in batches[:3]:
+    verbose_step(xb, yb)
+print(verbose_step.explain())
+
+# %%
+check_true("the step with a print runs compiled, only the print eagerly",
+           not verbose_step.explain().eager_reasons and verbose_step.explain().segment_count == 1)
 
 # %% [markdown]
 # Where does the time go? The eager engine pays Python's cost $c_{py}$ (about 10 µs) for every

@@ -15,11 +15,13 @@ imports it; the package's ``__init__`` re-exports ``tg.compile``.
   engine's ``gradients``, ``optimize`` and ``compile``) and the ``CompiledFunctionBackward``
   node that joins them to the eager graph;
 * :mod:`~tinygrad_edu.compiler.segments`: a function with graph breaks at value reads cut
-  into compiled segments, replayed with stand-in tensors;
+  into compiled segments, one tree of them for every path a value read sent it down;
+* :mod:`~tinygrad_edu.compiler.replay`: a later call of such a function, replayed with
+  stand-in tensors (training calls deferred to the segments' programs);
 * :mod:`~tinygrad_edu.compiler.api`: ``compile()``, the cache of specialisations, ``explain``.
 
-Imports point down: ``api`` -> ``segments`` -> ``program``/``training`` -> ``trace`` -> the
-engines.
+Imports point down: ``api`` -> ``replay`` -> ``segments`` -> ``program``/``training`` ->
+``trace`` -> the engines.
 """
 
 from .api import CompiledCallable, ExplainOutput, GraphBreak, compile

@@ -18,11 +18,12 @@ A call whose guards fail traces again: each specialisation is kept, up to
 Where Python reads a value in the middle of the function (``print(y)``, ``y.numpy()``,
 ``float(loss)``), the **graph breaks**: as in PyTorch, the ops before the read run as one
 compiled program, the read runs eagerly, and the ops after it run as another program
-(:mod:`~tinygrad_edu.compiler.segments`). Breaks the graph cannot be cut at (random numbers,
-an in-place op or a training step in a function that also breaks, an unsupported optimizer)
-make that specialisation run eagerly as a whole. ``fullgraph=True`` makes any break an error
-naming the line, and ``compiled.explain()`` says what was captured, which guards hold, where
-it broke and why a function runs eagerly.
+(:mod:`~tinygrad_edu.compiler.segments`), also around ``backward()`` and ``opt.step()``; a
+branch on the value read keeps one compiled path per way it goes. Breaks the graph cannot be
+cut at (random numbers, an in-place op in a function that also breaks, an unsupported
+optimizer) make that specialisation run eagerly as a whole. ``fullgraph=True`` makes any
+break an error naming the line, and ``compiled.explain()`` says what was captured, which
+guards hold, where it broke and why a function runs eagerly.
 
 >>> import tinygrad_edu as tg
 >>> @tg.compile
@@ -44,16 +45,15 @@ import inspect
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as _np
-
 from .. import backend
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
 from . import trace as _trace
 from .module import OptimizedModule
-from .program import attach, build_program
-from .segments import Replay, patch_replay_reads, plan
+from .program import attach, build_program, fetch, write_back
+from .replay import Replay
+from .segments import Variant, plan
 from .trace import GraphBreak, TracedScalar, Tracer
 from .training import patch_training
 
@@ -138,12 +138,14 @@ class ExplainOutput:
     compile_times: int = 0
     sources: list = field(default_factory=list)  # generated code, one per graph
     eager_reasons: list = field(default_factory=list)  # why a specialisation runs eagerly
+    divergence_count: int = 0  # calls that left a segmented function's log (then traced)
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}",
                  f"Graph break count: {self.graph_break_count}",
                  f"Compiled segments: {self.segment_count}",
-                 f"Op count: {self.op_count}", f"Traces: {self.compile_times}"]  # fmt: skip
+                 f"Op count: {self.op_count}", f"Traces: {self.compile_times}",
+                 f"Divergences: {self.divergence_count}"]  # fmt: skip
         if self.break_reasons:
             lines.append("Break reasons:")
             lines += [f"  {i + 1}. {r}\n     at {where}"
@@ -164,8 +166,14 @@ class _Entry:
         self.key, self.program, self.extra_guards = key, program, extra_guards
         self.breaks, self.out_spec, self.out_leaves, self.ops = breaks, out_spec, out_leaves, ops
         self.guard_text = guards
-        self.segments = self.log = None  # a segmented specialisation: see segments.py
+        self.variants = self.root = None  # a segmented specialisation: see segments.py
         self.eager_reasons: list = []
+        self.divergences = 0  # replays that left the log (each traced a new variant)
+        self.grad_on, self.device = key[2], "cpu"
+
+    def replan(self) -> None:
+        """The tree of segments of all variants (rebuilt when a path is added)."""
+        self.root = plan(self.variants, self.grad_on, self.device)
 
 
 class CompiledCallable:
@@ -183,7 +191,6 @@ class CompiledCallable:
                           "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
         self._entries: list[_Entry] = []
-        self._dropped = 0  # segmented specialisations dropped after a call left their log
         self._warned = False
         self._modules = None
         self.__wrapped__ = fn
@@ -199,20 +206,26 @@ class CompiledCallable:
         key = (spec, tuple(_tensor_key(t) if isinstance(t, Tensor) else None for t in leaves),
                grad_mode.is_grad_enabled(), self._modes())  # fmt: skip
         for entry in self._entries:
-            if entry.key != key or not all(f() == want for f, want in entry.extra_guards):
+            if entry.key != key:
                 continue
-            if entry.segments is not None:  # graph breaks: compiled segments, eager reads
-                return self._replay(entry, args, kwargs, leaves)
+            if entry.variants is not None:  # graph breaks: compiled segments, eager reads
+                ready = [v for v in entry.variants
+                         if all(f() == want for f, want in v.extra_guards)]  # fmt: skip
+                if ready:
+                    return self._replay(entry, ready, args, kwargs, leaves)
+                continue
+            if not all(f() == want for f, want in entry.extra_guards):
+                continue
             if entry.program is None:
                 return self.fn(*args, **kwargs)  # a break it cannot be cut at: runs eagerly
             hit, result = self._run(entry, leaves)
             if hit:
                 return result
-        if len(self._entries) + self._dropped >= cache_size_limit:
+        if self._traces() >= cache_size_limit:
             if not self._warned:
                 self._warned = True
                 warnings.warn(
-                    f"tg.compile: {self.__name__} was traced {len(self._entries)} times "
+                    f"tg.compile: {self.__name__} was traced {self._traces()} times "
                     f"(cache_size_limit = {cache_size_limit}): its guards keep failing (new "
                     "shapes, dtypes, or a branch on tensor values that changes every call). "
                     "It runs eagerly from now on; see .explain() for the guards",
@@ -221,16 +234,22 @@ class CompiledCallable:
             return self.fn(*args, **kwargs)
         return self._trace(key, args, kwargs, leaves)
 
+    def _traces(self) -> int:
+        """Traces kept: one per specialisation, one per path of a segmented one."""
+        return sum(len(e.variants) if e.variants is not None else 1 for e in self._entries)
+
     def _modes(self) -> tuple:
         if self._modules is None:  # found once; their training flags are read every call
             self._modules = _modules_of(self.fn)
         return tuple(m.training for m in self._modules)
 
     # -- tracing -----------------------------------------------------------------------------
+    def _names(self) -> dict:
+        return {id(t): n for m in _modules_of(self.fn)[:1] for n, t in
+                [*m.named_parameters(), *m.named_buffers()]}  # fmt: skip
+
     def _trace(self, key, args, kwargs, leaves):
-        names = {id(t): n for m in _modules_of(self.fn)[:1] for n, t in
-                 [*m.named_parameters(), *m.named_buffers()]}  # fmt: skip
-        tracer = Tracer(leaves, self.fullgraph, names)
+        tracer = Tracer(leaves, self.fullgraph, self._names())
         _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
         undo_reads = _trace.patch_tensor_reads(tracer)
         undo_training = patch_training(tracer)
@@ -241,6 +260,12 @@ class CompiledCallable:
             _trace.ACTIVE.tracer = grad_mode._state.trace = None
             undo_reads()
             undo_training()
+        self._conclude(tracer, result, key, args, kwargs, leaves)
+        return result
+
+    def _conclude(self, tracer, result, key, args, kwargs, leaves, entry=None) -> None:
+        """Make a specialisation of a finished trace, or (``entry``: a segmented one whose
+        replay left the log and traced the rest of the call) add its path as a variant."""
         after: list = []
         if _flatten((args, kwargs), after) != key[0] or any(
                 a is not b for a, b in zip(after, leaves)):  # fmt: skip
@@ -249,6 +274,7 @@ class CompiledCallable:
                                "return the new ones")  # fmt: skip
         out_leaves: list = []
         out_spec = _output_spec(result, out_leaves)
+        tracer.finish(out_leaves)
         trace = tracer.trace
         outputs = []
         for leaf in out_leaves:
@@ -262,12 +288,23 @@ class CompiledCallable:
             if isinstance(leaf, Tensor) and leaf.grad_fn is not None and not tracer.is_traced(
                     leaf):  # fmt: skip
                 tracer.graph_break("the function returns a tensor the trace did not see made")
-        program, segments, eager_reasons = None, None, []
+        requires = [isinstance(a, Tensor) and a.requires_grad for a in tracer.args]
+        if entry is not None:
+            entry.divergences += 1
+            entry.breaks = list(dict.fromkeys(entry.breaks + trace.breaks))
+            entry.ops += trace.ops
+            entry.eager_reasons = list(dict.fromkeys(trace.whole))
+            if entry.eager_reasons:  # a path the graph cannot be cut on: eager from now on
+                entry.variants = entry.root = None
+            else:
+                entry.variants.append(Variant(trace, outputs, tracer.extra_guards, requires))
+                entry.replan()
+            return
+        program, variants, eager_reasons = None, None, []
         if trace.breaks:
-            eager_reasons = _unsegmentable(trace, tracer)
+            eager_reasons = list(dict.fromkeys(trace.whole))
             if not eager_reasons:
-                segments = plan(trace, outputs, grad_mode.is_grad_enabled(), tracer.args,
-                                _device_of(leaves, trace))  # fmt: skip
+                variants = [Variant(trace, outputs, tracer.extra_guards, requires)]
         else:
             grad_wanted = []
             if grad_mode.is_grad_enabled() and not trace.grads:
@@ -282,30 +319,34 @@ class CompiledCallable:
                        trace.ops, guards)  # fmt: skip
         entry.out_kinds = ["tensor" if isinstance(x, Tensor) else "scalar" if isinstance(
             x, TracedScalar) else "const" for x in out_leaves]  # fmt: skip
-        entry.segments, entry.log, entry.eager_reasons = segments, trace.log, eager_reasons
+        entry.eager_reasons = eager_reasons
+        if variants is not None:
+            entry.variants, entry.device = variants, _device_of(leaves, trace)
+            entry.replan()
         self._entries.insert(0, entry)
-        return result
 
     # -- running a segmented specialisation --------------------------------------------------
-    def _replay(self, entry, args, kwargs, leaves):
+    def _replay(self, entry, ready, args, kwargs, leaves):
         """Run the function with ops answered by stand-ins and the segments' programs (see
-        :mod:`~tinygrad_edu.compiler.segments`); a call that leaves the log finishes eagerly
-        and drops the specialisation, so the next call traces again."""
-        replay = Replay(entry, leaves)
-        _trace.ACTIVE.tracer = grad_mode._state.trace = replay
-        undo = patch_replay_reads(replay)
+        :mod:`~tinygrad_edu.compiler.replay`); a call that leaves the log runs eagerly from
+        there, traced, and its path becomes another variant of ``entry``."""
+        replay = Replay(entry.root, ready, leaves, self._traces() < cache_size_limit,
+                        self._names())  # fmt: skip
+        replay.install()
         try:
             result = self.fn(*args, **kwargs)
             replay.finish()
+            if replay.tracer is not None:
+                replay.tracer.check_random()
         except BaseException:
-            replay.diverge()  # no stand-in leaves without its value
+            replay.abandon()  # no stand-in leaves without its value
             raise
         finally:
-            _trace.ACTIVE.tracer = grad_mode._state.trace = None
-            undo()
-            if replay.diverged and entry in self._entries:
-                self._entries.remove(entry)
-                self._dropped += 1
+            replay.close()
+        if replay.tracer is not None:
+            self._conclude(replay.tracer, result, entry.key, args, kwargs, leaves, entry)
+        elif replay.diverged:
+            entry.divergences += 1
         return result
 
     # -- running a compiled specialisation ---------------------------------------------------
@@ -315,7 +356,7 @@ class CompiledCallable:
         needs = program.forward.needs if program.forward is not None else ()
         for node, source in program.placeholders:
             if node in needs:
-                feed[node] = _fetch(source, leaves)
+                feed[node] = fetch(source, leaves)
         if program.donated and any(feed[n].shape != n.shape for n, s in program.placeholders
                                    if s.kind == "tensor" and n in feed):  # fmt: skip
             # a captured tensor changed shape: the program would fail part-way, after some
@@ -334,14 +375,7 @@ class CompiledCallable:
         for k, want, _ in program.guard_slots:
             if bool(values[k]) != want:
                 return False, None
-        for k, t in program.write_slots:
-            if values[k] is not t._data:  # (a donated parameter was updated in its memory)
-                t._data[...] = values[k]
-            t._counter[0] += 1
-        for k, t in program.grad_slots:
-            t._grad = None if k is None else Tensor._make(values[k], device=t._device)
-        for k, setter in program.state_slots:
-            setter(values[k])
+        write_back(program, values)
         outs, tensors, diff = [], [], set(program.differentiable)
         for kind, const, slot in zip(entry.out_kinds, entry.out_leaves, program.output_index):
             if kind == "const":
@@ -365,8 +399,9 @@ class CompiledCallable:
     # -- reports -----------------------------------------------------------------------------
     def explain(self) -> ExplainOutput:
         """What was captured, the guards, and where the graph broke (all specialisations)."""
-        out = ExplainOutput(compile_times=len(self._entries))
+        out = ExplainOutput(compile_times=self._traces())
         for e in self._entries:
+            out.divergence_count += e.divergences
             for p in _programs(e):
                 out.graph_count += 1 + (p.backward is not None)
                 out.segment_count += 1
@@ -396,18 +431,9 @@ class CompiledCallable:
 
 
 def _programs(entry) -> list:
-    if entry.segments is not None:
-        return [s.program for s in entry.segments if s.program is not None]
+    if entry.root is not None:
+        return [s.program for s in entry.root.walk() if s.program is not None]
     return [] if entry.program is None else [entry.program]
-
-
-def _unsegmentable(trace, tracer) -> list:
-    """Why a trace with breaks cannot be cut into segments (empty: it can)."""
-    reasons = list(dict.fromkeys(trace.whole))
-    if trace.writes or trace.grads or trace.state_writes or tracer.extra_guards:
-        reasons.append("a training step (backward, opt.step, zero_grad) or an in-place "
-                       "write to an input in a function with a break")  # fmt: skip
-    return reasons
 
 
 def _source_tensor(tracer, source):
@@ -417,18 +443,6 @@ def _source_tensor(tracer, source):
 def _source_tensor_from(program, i, leaves):
     _, source = program.placeholders[i]
     return source.tensor if source.kind == "tensor" else leaves[source.index]
-
-
-def _fetch(source, leaves):
-    kind = source.kind
-    if kind == "arg":
-        return leaves[source.index]._data
-    if kind == "tensor":
-        return source.tensor._data
-    value = source.fetch()
-    if kind == "scalar":
-        return _np.asarray(value, dtype=source.dtype)
-    return value
 
 
 def _device_of(leaves, trace) -> str:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as _np
+
 from .. import backend
 from .. import symbolic as S
 from ..eager.function import Function
@@ -27,7 +29,7 @@ from ..eager.tensor import Tensor
 from ..symbolic.graph import topo_sort
 from ..symbolic.node import CONSTANT, PLACEHOLDER
 
-__all__ = ["Program", "build_program", "CompiledFunction"]
+__all__ = ["Program", "build_program", "CompiledFunction", "fetch", "write_back"]
 
 
 def _compiled(nodes, device, donated=()):
@@ -175,6 +177,34 @@ def _overlap(a, b) -> bool:
     """May arrays ``a`` and ``b`` share memory (True where the namespace cannot tell)?"""
     check = getattr(backend.namespace_of(a), "may_share_memory", None)
     return True if check is None else bool(check(a, b))
+
+
+def fetch(source, leaves):
+    """The array a placeholder is fed in this call: an argument's (``leaves``: the call's flat
+    arguments), a captured tensor's, or a value computed now (optimizer state, the learning
+    rate, Adam's bias corrections)."""
+    kind = source.kind
+    if kind == "arg":
+        return leaves[source.index]._data
+    if kind == "tensor":
+        return source.tensor._data
+    value = source.fetch()
+    if kind == "scalar":
+        return _np.asarray(value, dtype=source.dtype)
+    return value
+
+
+def write_back(program, values) -> None:
+    """After ``program`` ran: its state goes back in place (parameters an ``opt.step()``
+    updated, buffers), each ``.grad`` it set, and the optimizer's state arrays."""
+    for k, t in program.write_slots:
+        if values[k] is not t._data:  # (a donated parameter was updated in its memory)
+            t._data[...] = values[k]
+        t._counter[0] += 1
+    for k, t in program.grad_slots:
+        t._grad = None if k is None else Tensor._make(values[k], device=t._device)
+    for k, setter in program.state_slots:
+        setter(values[k])
 
 
 class CompiledFunction(Function):

@@ -3,102 +3,196 @@ r"""Graph breaks without giving up the graph: a function cut into compiled segme
 Where Python reads a value in the middle of a compiled function (``print(y)``, ``y.numpy()``,
 ``if y.sum().item() > 0``), PyTorch's Dynamo compiles the code before the read as one graph,
 runs the read eagerly, and resumes in a second graph after it (it rewrites the bytecode into
-"resume functions"). A Python-level tracer cannot rewrite bytecode; this module gets the same
+"resume functions", one per continuation, each kept and selected by its guards). A
+Python-level tracer cannot rewrite bytecode; this module and :mod:`~.replay` get the same
 behaviour the way LazyTensor (PyTorch/XLA) does:
 
-* the trace (:mod:`~tinygrad_edu.compiler.trace`) logs every op and the points where Python
-  read a value; the graph is cut at those points into **segments**, each compiled into a
-  program (with its own backward program) whose inputs are the arguments, captured tensors
-  and values of earlier segments, and whose outputs are what later segments, the reads and
-  the caller use (:func:`plan`);
-* a later call **replays** the Python function with the dispatcher redirected (``Replay``):
-  an op computes nothing, it checks itself against the log (the same op, attributes and
-  inputs, by position) and returns a **stand-in** tensor (shape and dtype, no values);
-* when Python first needs a value (everything that reads one goes through
-  ``Tensor.numpy()``), the program of the segment so far runs, its outputs become real tensors
-  in place of their stand-ins (joined to the eager graph by one ``CompiledFunctionBackward``
-  each), and the read happens eagerly on them; at the end the last segment's program runs.
-
-Anything the log does not predict (another op, another branch, a read elsewhere) **diverges**:
-every stand-in is computed eagerly from the ops this call made, and the rest of the call
-runs eagerly; the specialisation is then dropped, so the next call traces again. A replay
-never returns a value it did not compute from this call's inputs.
+* the trace (:mod:`~tinygrad_edu.compiler.trace`) logs every op, every training call
+  (``backward``, ``opt.step()``, ``zero_grad``) and the points where Python read a value; the
+  graph is cut at those points into **segments**, each compiled into a program whose inputs
+  are the arguments, captured tensors, optimizer state and values of earlier segments, and
+  whose outputs are what later segments, the reads and the caller use, plus the state the
+  training calls of the segment write back (parameters, ``.grad``, optimizer state);
+* one traced path is a :class:`Variant`. A call whose ops leave the log after a read (a
+  branch on the value read went the other way) is traced from there on, and its path becomes
+  another variant sharing the first one's log up to that point. The segments of all variants
+  form a **tree** (:func:`plan`): a segment is shared by the variants whose logs agree up to
+  its end, and outputs what any of them needs later; its children are the continuations;
+* a later call **replays** the function (:class:`~.replay.Replay`): each op checks itself
+  against the log of the variants still possible, and the segment the read or the end of the
+  call selects runs.
 """
 
 from __future__ import annotations
 
-import sys
-import weakref
-
-import numpy as _np
-
 from .. import symbolic as S
-from ..eager import core, grad_mode
-from ..eager.tensor import Tensor
 from ..symbolic.graph import topo_sort
 from ..symbolic.node import CONSTANT, PLACEHOLDER
-from . import trace as _trace
-from .program import attach, build_program
+from .program import build_program
 from .trace import Source, Trace
 
-__all__ = ["Segment", "plan", "Replay"]
+__all__ = ["Variant", "Segment", "plan"]
 
 
-class Segment:
-    """One compiled piece: ops ``[start, end)`` of the log, its program, and the ops whose
-    values it hands on (``roots``, in the program's output order)."""
+class Variant:
+    """One traced path through a segmented function: its trace (the log, the reads, the
+    placeholders, the state it writes), the graph nodes it returned, and its extra guards
+    (optimizer state, ``.grad`` present), which a call checks before the replay."""
 
-    def __init__(self, start, end, roots, program):
-        self.start, self.end, self.roots, self.program = start, end, roots, program
+    def __init__(self, trace, outputs, extra_guards, args_requires_grad):
+        self.trace, self.log, self.outputs = trace, trace.log, list(outputs)
+        self.args_requires_grad = list(args_requires_grad)
+        self.extra_guards = list(extra_guards)
+        n = len(self.log)
+        self.reads = sorted({p for p, _ in trace.syncs if 0 < p <= n})
+        self.read_set = set(self.reads)
+        self.op_of = {id(r.node): j for j, r in enumerate(self.log) if not r.event}
+        self.sources = {id(nd): s for nd, s in trace.placeholders}
+        # a function that writes a captured tensor (opt.step()) pins those tensors: a replay
+        # feeds and writes back the very tensors the trace saw
+        self.pinned = any(kind == "write" for _, kind, _, _ in trace.effects)
+        self.needed = _needed(self)
+
+    def boundary_after(self, a):
+        """Where the segment starting at ``a`` ends: the next read, else the end (None: the
+        log ends at ``a``)."""
+        for p in self.reads:
+            if p > a:
+                return p
+        return len(self.log) if len(self.log) > a else None
+
+    def ranges(self) -> list:
+        out, a = [], 0
+        while (b := self.boundary_after(a)) is not None:
+            out.append((a, b))
+            a = b
+        return out
+
+    def effects(self, a, b):
+        """The writes of log entries ``[a, b)``: ({id: (tensor, node)}, {id: (tensor, node or
+        None)}, [(setter, node)]), the last of each tensor's."""
+        writes, grads, state = {}, {}, []
+        for pos, kind, key, node in self.trace.effects:
+            if a <= pos < b:
+                if kind == "write":
+                    writes[id(key)] = (key, node)
+                elif kind == "grad":
+                    grads[id(key)] = (key, node)
+                else:
+                    state.append((key, node))
+        return writes, grads, state
+
+    def guards_before(self, p) -> int:
+        """How many of the extra guards the trace had made before log entry ``p``."""
+        for r in self.log[p:]:
+            if r.event:
+                return r.guards
+        return len(self.extra_guards)
 
 
-def plan(trace, outputs, grad_on: bool, args, device) -> list:
-    """The segments of a trace whose breaks are all value reads; ``outputs``: the graph
-    nodes the function returned (None where not a tensor of the graph)."""
-    log = trace.log
-    n = len(log)
-    ranges, start = [], 0
-    for b in sorted({p for p, _ in trace.syncs if 0 < p <= n}) + [n]:
-        if b > start:
-            ranges.append((start, b))
-            start = b
-    owner = [0] * n
-    for k, (a, b) in enumerate(ranges):
-        owner[a:b] = [k] * (b - a)
-    op_of = {id(r.node): j for j, r in enumerate(log)}
-    needed: set = set()  # op indices whose values outlive their segment
-    for node in [nd for _, nd in trace.syncs] + list(outputs):
-        j = op_of.get(id(node)) if node is not None else None
+def _needed(v) -> set:
+    """The op indices of ``v`` whose values outlive their segment: read by Python, returned,
+    or used by a later segment (found last segment first)."""
+    log = v.log
+    needed: set = set()
+    for node in [nd for _, nd in v.trace.syncs] + v.outputs:
+        j = v.op_of.get(id(node)) if node is not None else None
         if j is not None:
             needed.add(j)
         elif node is not None and node.op is not PLACEHOLDER:  # e.g. arithmetic on .item()
-            for m in topo_sort([node]):
-                if id(m) in op_of:
-                    needed.add(op_of[id(m)])
-    sources = {id(nd): s for nd, s in trace.placeholders}
-    segments = []
-    for k in range(len(ranges) - 1, -1, -1):  # last first: a segment's inputs are needed
-        a, b = ranges[k]
-        roots = sorted(j for j in needed if a <= j < b)
-        program = None
-        if roots:
-            nodes, carried, used = _cut([log[j].node for j in roots], op_of, a)
-            needed.update(carried.values())
-            placeholders = [(p, sources[id(p)]) for p in used]
-            placeholders += [(p, Source("carry", index=j)) for p, j in carried.items()]
-            wanted = [i for i, (_, s) in enumerate(placeholders) if grad_on and _requires_grad(
-                s, args, log)] if grad_on else []  # fmt: skip
-            program = build_program(Trace(placeholders=placeholders), nodes, wanted, device)
-        segments.append(Segment(a, b, roots, program))
-    return segments[::-1]
+            needed.update(v.op_of[id(m)] for m in topo_sort([node]) if id(m) in v.op_of)
+    # NOTE [Values kept across a write]: a stand-in no segment output covers is computed
+    # eagerly when something reads it, from the tensors its op read. Once a segment has
+    # updated a parameter in place (opt.step()), a value computed before the update could no
+    # longer be recomputed that way, so every value made before the last write is an output
+    # of its segment: one kept by the caller (`out = model(x)`) holds what eager gave it.
+    last = max((pos for pos, kind, _, _ in v.trace.effects if kind in ("write", "state")),
+               default=-1)  # fmt: skip
+    needed.update(j for j in range(last) if not log[j].event)
+    for a, b in reversed(v.ranges()):
+        nodes = [log[j].node for j in needed if a <= j < b] + _effect_nodes(v.effects(a, b))
+        if nodes:
+            needed.update(_cut(nodes, v.op_of, a)[1].values())
+    return needed
 
 
-def _requires_grad(source, args, log) -> bool:
+def _effect_nodes(effects) -> list:
+    writes, grads, state = effects
+    return ([n for _, n in writes.values()] + [n for _, n in grads.values() if n is not None]
+            + [n for _, n in state])  # fmt: skip
+
+
+class Segment:
+    """A node of the tree of segments: log entries ``[start, end)`` shared by ``variants``,
+    its program (None: nothing to compute), the ops whose values it hands on (``roots``, in
+    the program's output order), and the continuations (``children``); ``final``: the
+    variants whose call ends here."""
+
+    def __init__(self, start, end, variants):
+        self.start, self.end, self.variants = start, end, variants
+        self.roots, self.program, self.children = [], None, []
+        self.final = [v for v in variants if len(v.log) == end]
+
+    def child_towards(self, v):
+        return next(c for c in self.children if any(w is v for w in c.variants))
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+
+def plan(variants, grad_on: bool, device) -> Segment:
+    """The tree of segments of ``variants`` (see the module docstring): its root is an empty
+    segment at the start of the call."""
+    root = Segment(0, 0, list(variants))
+    root.children = _level(root.variants, 0, grad_on, device)
+    return root
+
+
+def _level(variants, a, grad_on, device) -> list:
+    groups: dict = {}
+    for v in variants:
+        b = v.boundary_after(a)
+        if b is not None:  # variants agree up to `b` when they hold the very same log entries
+            groups.setdefault((b, tuple(id(r) for r in v.log[a:b])), []).append(v)
+    out = []
+    for (b, _), members in groups.items():
+        seg = Segment(a, b, members)
+        backward = any(r.event and r.op == "backward" for r in members[0].log[a:b])
+        _compile(seg, grad_on and not backward, device)  # (as a whole training step's)
+        seg.children = _level([v for v in members if len(v.log) > b], b, grad_on, device)
+        out.append(seg)
+    return out
+
+
+def _compile(seg, grad_on, device) -> None:
+    a, b, v = seg.start, seg.end, seg.variants[0]
+    seg.roots = sorted({j for w in seg.variants for j in w.needed if a <= j < b})
+    writes, grads, state = v.effects(a, b)
+    nodes = [v.log[j].node for j in seg.roots] + _effect_nodes((writes, grads, state))
+    if not nodes and not grads:
+        return
+    cut, carried, used = _cut(nodes, v.op_of, a)
+    new = dict(zip(map(id, nodes), cut))
+    placeholders = [(p, v.sources[id(p)]) for p in used]
+    placeholders += [(p, Source("carry", index=j)) for p, j in carried.items()]
+    sub = Trace(placeholders=placeholders, grad_reads=v.trace.grad_reads,
+                writes={k: (t, new[id(n)]) for k, (t, n) in writes.items()},
+                grads={k: (t, None if n is None else new[id(n)]) for k, (t, n) in grads.items()},
+                state_writes=[(s, new[id(n)]) for s, n in state])  # fmt: skip
+    wanted = [i for i, (_, s) in enumerate(placeholders) if _requires_grad(s, v)] if grad_on else []
+    seg.program = build_program(sub, cut[: len(seg.roots)], wanted, device)
+
+
+def _requires_grad(source, v) -> bool:
     if source.kind == "arg":
-        return args[source.index].requires_grad
+        return v.args_requires_grad[source.index]
     if source.kind == "tensor":
         return source.tensor.requires_grad
-    return log[source.index].requires_grad
+    if source.kind == "carry":
+        return v.log[source.index].requires_grad
+    return False
 
 
 def _cut(roots, op_of, start):
@@ -140,282 +234,3 @@ def _cut(roots, op_of, start):
                 memo[n] = S.Node(n.op, inputs, n.attrs, name=n.name, shape=n.shape,
                                  dtype=n.dtype)  # fmt: skip
     return [memo[r] for r in roots], carried, used
-
-
-# -- stand-ins ------------------------------------------------------------------------------------
-class _Pending:
-    """The ``._data`` of a stand-in: its shape and dtype, no values. Anything else asked of it
-    computes the value first (eagerly) and answers for the real array."""
-
-    __slots__ = ("replay", "index", "shape", "dtype", "real", "tensor", "__weakref__")
-
-    def __init__(self, replay, index, shape, dtype, tensor):
-        self.replay, self.index, self.shape, self.dtype = replay, index, shape, dtype
-        self.real, self.tensor = None, weakref.ref(tensor)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(_np.prod(self.shape))
-
-    def _value(self):
-        if self.real is None:
-            t = self.tensor()
-            self.replay.force(t)
-        return self.real
-
-    def __getattr__(self, name):
-        return getattr(self._value(), name)
-
-    def __array__(self, dtype=None, copy=None):
-        return _np.asarray(self._value(), dtype=dtype)
-
-    def __getitem__(self, index):
-        return self._value()[index]
-
-    def __setitem__(self, index, value):
-        self._value()[index] = value
-
-    def __len__(self):
-        return len(self._value())
-
-
-def _pending(t) -> bool:
-    return type(t._data) is _Pending
-
-
-def _become(t, real) -> None:
-    """Make stand-in ``t`` the tensor ``real`` (its values and its place in the graph)."""
-    fake = t._data
-    t._data, t._device, t._grad_fn = real._data, real._device, real._grad_fn
-    t._requires_grad, t._output_nr, t._base = real._requires_grad, real._output_nr, real._base
-    t._counter = real._counter
-    t.__dict__.update(getattr(real, "__dict__", {}))
-    if type(fake) is _Pending:
-        fake.real = real._data
-
-
-class Diverged(Exception):
-    """A replay met what its log did not predict (internal: caught by the replay)."""
-
-
-class Replay:
-    """One call of a segmented specialisation (see the module docstring)."""
-
-    replaying = True
-
-    def __init__(self, entry, leaves):
-        self.segments, self.log, self.leaves = entry.segments, entry.log, leaves
-        self.ends = {s.end: k for k, s in enumerate(self.segments)}
-        self.calls: list = []  # (op, args, attrs, stand-in), one per op of this call
-        self.bound: dict = {}  # captured placeholder -> the tensor at its place in this call
-        self.next = 0  # the first segment not run yet
-        self.diverged = False
-
-    # -- the dispatcher's view ---------------------------------------------------------------
-    def replay(self, op, args, attrs):
-        j = len(self.calls)
-        if j >= len(self.log) or not self._matches(self.log[j], op, args, attrs):
-            self.diverge()
-            return _eager(op, args, attrs)
-        rec = self.log[j]
-        t = object.__new__(Tensor)
-        dev = next((a._device for a in args if isinstance(a, Tensor)), None)
-        core.init_tensor(t, None, dev)
-        t._data = _Pending(self, j, rec.shape, rec.dtype, t)
-        t._requires_grad = rec.requires_grad
-        self.calls.append((op, args, attrs, t))
-        return t
-
-    def record(self, op, args, attrs, result):  # an op the dispatcher ran (after diverging)
-        pass
-
-    def rebind(self, t, values):  # an in-place write: the trace had none (it would not
-        self.diverge()  # be segmented), so this call left the log
-
-    def _matches(self, rec, op, args, attrs) -> bool:
-        if rec.op is not op or len(rec.refs) != len(args) or not _same(rec.attrs, attrs):
-            return False
-        for ref, a in zip(rec.refs, args):
-            kind = ref[0]
-            if kind == "op":
-                if a is not self.calls[ref[1]][3]:  # (a stand-in, or made real by a read)
-                    return False
-            elif kind == "arg":
-                if a is not self.leaves[ref[1]]:
-                    return False
-            elif kind == "tensor":
-                node = ref[1]
-                if not isinstance(a, Tensor) or _pending(a) or a.shape != node.shape or str(
-                        a.dtype) != node.dtype:  # fmt: skip
-                    return False
-                if self.bound.setdefault(node, a) is not a:
-                    return False
-            elif kind == "scalar":
-                if not isinstance(a, bool | int | float):
-                    return False
-            elif isinstance(a, Tensor) or not _same(ref[1], a):
-                return False
-        return True
-
-    # -- values ------------------------------------------------------------------------------
-    def sync(self, t) -> None:
-        """Python reads stand-in ``t``: run the segments up to here, then ``t`` is real."""
-        if not self.diverged:
-            here = len(self.calls)
-            k = self.ends.get(here)
-            if k is not None:
-                self.run_until(k)
-            elif self.next < len(self.segments) and self.segments[self.next].start < here:
-                self.diverge()  # a read the trace did not make: eager from here
-        if _pending(t):
-            self.force(t)
-
-    def run_until(self, k) -> None:
-        while self.next <= k:
-            self._run(self.segments[self.next])
-            self.next += 1
-
-    def _run(self, seg) -> None:
-        program = seg.program
-        if program is None:
-            return
-        needs = program.forward.needs
-        feed = {node: self._input(node, source)._data for node, source in program.placeholders
-                if node in needs}  # fmt: skip
-        values = program.forward(feed)
-        outs, diff = [], set(program.differentiable)
-        for slot in program.output_index:
-            outs.append(Tensor._make(values[slot], device=self.calls[seg.roots[0]][3]._device))
-        grads = [o for o, slot in zip(outs, program.output_index) if slot in diff]
-        if grads and grad_mode.is_grad_enabled():
-            inputs = [self._input(*program.placeholders[i]) for i in program.grad_inputs]
-            saved = [values[k] for k in program.saved_slots]
-            wrapped = attach(program, grads, saved, inputs)
-            wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
-            swap = {id(a): b for a, b in zip(grads, wrapped)}
-            outs = [swap.get(id(o), o) for o in outs]
-        for j, real in zip(seg.roots, outs):
-            _become(self.calls[j][3], real)
-
-    def _input(self, node, source):
-        """The tensor a segment's placeholder reads in this call."""
-        if source.kind == "arg":
-            return self.leaves[source.index]
-        if source.kind == "carry":
-            t = self.calls[source.index][3]
-            if _pending(t):
-                self.force(t)
-            return t
-        return self.bound.get(node, source.tensor)
-
-    def force(self, t) -> None:
-        """Compute stand-in ``t`` eagerly from the ops this call made (its inputs first)."""
-        todo = [t]
-        while todo:
-            s = todo[-1]
-            if not _pending(s):
-                todo.pop()
-                continue
-            op, args, attrs, _ = self.calls[s._data.index]
-            waiting = [a for a in args if isinstance(a, Tensor) and _pending(a)]
-            if waiting:
-                todo.extend(waiting)
-                continue
-            todo.pop()
-            _become(s, _eager(op, args, attrs))
-
-    def diverge(self) -> None:
-        """Leave the log: every stand-in made so far gets its value eagerly, and the rest of
-        the call runs eagerly (the dispatcher is handed back)."""
-        if self.diverged:
-            return
-        self.diverged = True
-        grad_mode._state.trace = None
-        _trace.ACTIVE.tracer = None
-        for *_, t in self.calls:
-            if _pending(t):
-                self.force(t)
-
-    def finish(self) -> None:
-        """The function returned: run the segments left; stand-ins still held by anyone but
-        this replay (a value kept in a list or an attribute) get their values."""
-        if not self.diverged:
-            if len(self.calls) != len(self.log):
-                self.diverge()
-            else:
-                self.run_until(len(self.segments) - 1)
-        self.escaped()
-
-    def escaped(self) -> None:
-        # NOTE [Stand-ins that outlive the call]: a stand-in that no program output covers is
-        # computed only when read. At the end, one that something outside this replay still
-        # holds is computed now, while its inputs hold this call's values. The replay's own
-        # references are counted (its entry in `calls`, each use as an op's input); the
-        # interpreter's count says whether there are more.
-        uses = _uses(self.calls)
-        pending = [c[3] for c in self.calls if _pending(c[3])]
-        for t in pending:
-            # getrefcount's argument, the loop variable, `pending`, the call's tuple
-            if sys.getrefcount(t) - 4 - uses.get(id(t), 0) > 0:
-                self.force(t)
-
-
-def _uses(calls) -> dict:
-    """id -> how often the calls take that tensor as an input (a function of its own: no
-    loop variable is left holding one)."""
-    uses: dict = {}
-    for _, args, _, _ in calls:
-        for a in args:
-            if isinstance(a, Tensor):
-                uses[id(a)] = uses.get(id(a), 0) + 1
-    return uses
-
-
-def _eager(op, args, attrs):
-    """Run ``op`` through the eager dispatcher itself (no replay answering)."""
-    from ..eager.dispatch import apply_op
-
-    saved = grad_mode._state.trace
-    grad_mode._state.trace = None
-    try:
-        return apply_op(op, *args, **attrs)
-    finally:
-        grad_mode._state.trace = saved
-
-
-def _same(a, b) -> bool:
-    """Equal as a recorded attribute or constant (arrays by value, types exactly)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, tuple | list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if hasattr(a, "shape") and hasattr(a, "dtype"):
-        return a.shape == b.shape and a.dtype == b.dtype and bool(_np.array_equal(a, b))
-    try:
-        return bool(a == b)
-    except Exception:  # noqa: BLE001 (not comparable: not the same)
-        return False
-
-
-def patch_replay_reads(replay):
-    """While ``replay`` runs, ``Tensor.numpy()`` (through which item, bool, print, tolist,
-    float and int read values) of a stand-in first makes it real. Returns the undo."""
-    saved = Tensor.__dict__["numpy"]
-
-    def numpy(self):
-        if type(self._data) is _Pending:
-            replay.sync(self)
-        return saved(self)
-
-    Tensor.numpy = numpy
-
-    def undo():
-        Tensor.numpy = saved
-
-    return undo

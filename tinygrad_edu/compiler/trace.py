@@ -29,6 +29,7 @@ What the trace keeps besides the graph:
 
 from __future__ import annotations
 
+import sys
 import traceback
 from dataclasses import dataclass, field
 
@@ -89,6 +90,8 @@ class Trace:
     log: list = field(default_factory=list)  # Rec, one per recorded op
     syncs: list = field(default_factory=list)  # (op count, node read or None)
     whole: list = field(default_factory=list)  # reasons the function cannot be segmented
+    effects: list = field(default_factory=list)  # (log position, kind, key, node): each
+    #   write, .grad and state write with the log entry that made it ("write", "grad", "state")
 
 
 @dataclass
@@ -102,6 +105,8 @@ class Rec:
     requires_grad: bool
     shape: tuple = ()  # the eager result's (a replay's stand-in has them)
     dtype: object = None
+    event: bool = False  # a training call (op: "backward", "step" or "zero_grad"), no node
+    guards: int = 0  # an event's: how many extra guards the trace held when it was made
 
 
 class TracedScalar:
@@ -115,7 +120,7 @@ class TracedScalar:
         self.value, self.node, self.tracer = value, node, tracer
 
     def _wrap(self, value, node):
-        return TracedScalar(value, node, self.tracer)
+        return self.tracer.scalar(value, node)
 
     def _binary(self, other, fn, opname, reverse=False):
         if isinstance(other, TracedScalar):
@@ -125,6 +130,8 @@ class TracedScalar:
         else:
             return NotImplemented
         a, b = (oval, self.value) if reverse else (self.value, oval)
+        if self.tracer.done:  # kept past its trace: a plain number
+            return fn(a, b)
         na, nb = (onode, self.node) if reverse else (self.node, onode)
         return self._wrap(fn(a, b), S.apply_op(opname, na, nb))
 
@@ -169,10 +176,13 @@ class TracedScalar:
 
     def __bool__(self):
         value = bool(self.value)
-        self.tracer.guard(self.node, value)
+        if not self.tracer.done:
+            self.tracer.guard(self.node, value)
         return value
 
     def _escape(self, what):
+        if self.tracer.done:
+            return self.value
         self.tracer.graph_break(
             f"{what} of a value read from a tensor (.item()) leaves the graph", read=self
         )
@@ -225,9 +235,52 @@ class Tracer:
         self.extra_guards: list = []  # (callable, value it returned while traced)
         self._op_of: dict = {}  # id(node) -> index of the recorded op that made it
         self._ref_of: dict = {}  # id(placeholder) -> ("arg", i) or ("tensor", node)
+        self._scalars: list = []  # (TracedScalar, log position where it was read)
+        self.done = False  # the traced call returned
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
                 self._placeholder(a, Source("arg", index=i), f"arg{i}")
+
+    @classmethod
+    def resume(cls, trace, p, values, args_flat, bound, extra_guards, names=None):
+        """A tracer that goes on from log entry ``p`` of ``trace``: a replayed call left the
+        log there (compiler/replay.py). ``values[j]``: the tensor op ``j`` made in this call;
+        ``bound``: placeholder -> the captured tensor this call read there."""
+        self = cls([], False, names)
+        self.args, self.extra_guards, new = list(args_flat), list(extra_guards), self.trace
+        new.placeholders, new.guards = list(trace.placeholders), list(trace.guards)
+        new.breaks, new.whole, new.grad_reads = list(trace.breaks), [], set(trace.grad_reads)
+        new.log, new.syncs = trace.log[:p], [s for s in trace.syncs if s[0] <= p]
+        new.ops = sum(not r.event for r in new.log)
+        for node, source in trace.placeholders:
+            if source.kind in ("arg", "tensor"):
+                t = args_flat[source.index] if source.kind == "arg" else bound.get(
+                    node, source.tensor)  # fmt: skip
+                self._node[id(t)] = (t, node)
+                self._sources.add(id(t))
+                self._ref_of[id(node)] = ("arg", source.index) if source.kind == "arg" else (
+                    "tensor", node)  # fmt: skip
+        for j, r in enumerate(new.log):
+            if not r.event:
+                t = values[j]
+                self._node[id(t)] = (t, r.node)
+                self._by_data[id(t._data)] = (t._data, r.node)
+                self._op_of[id(r.node)] = j
+        for effect in trace.effects:
+            pos, kind, key, node = effect
+            if pos >= p:
+                continue
+            new.effects.append(effect)
+            if kind == "write":
+                new.writes[id(key)] = (key, node)
+                self.bind(key, node)
+            elif kind == "grad":
+                new.grads[id(key)] = (key, node)
+                if node is not None and key._grad is not None:
+                    self.bind(key._grad, node)
+            else:
+                new.state_writes.append((key, node))
+        return self
 
     # -- graph inputs ------------------------------------------------------------------------
     def _placeholder(self, t, source, name):
@@ -309,6 +362,8 @@ class Tracer:
         except Exception as e:  # noqa: BLE001 (any failure to express the op is a break)
             self.graph_break(f"{op.name}: cannot be recorded in a graph ({e})")
             return
+        if node.dtype is None:  # (the symbolic rule could not tell; the eager run did)
+            node.dtype = str(result.dtype)
         self._node[id(result)] = (result, node)
         self._by_data[id(result._data)] = (result._data, node)
         refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
@@ -358,7 +413,34 @@ class Tracer:
         self._node[id(t)] = (t, node)
         self.trace.whole.append("an in-place op (add_, x[i] = ...) in a function with a break")
         if id(t) in self._sources:  # an argument or captured tensor: written back every call
-            self.trace.writes[id(t)] = (t, node)
+            self.set_write(t, node)
+
+    # -- training calls and the state they write (compiler/training.py) ----------------------
+    def event(self, kind: str, target, tensor=None, **attrs) -> None:
+        """A training call here (``backward`` of ``tensor``, ``step``, ``zero_grad`` of
+        ``target``): logged like an op, so a replay checks it in order; what it writes is
+        tagged with its place (:meth:`set_write`, :meth:`set_grad`, :meth:`add_state_write`)."""
+        refs = () if tensor is None else (self._ref(tensor, self.node_of(tensor)),)
+        self.trace.log.append(Rec(kind, {"target": target, **attrs}, refs, None, False, event=True,
+                                  guards=len(self.extra_guards)))  # fmt: skip
+
+    def _effect(self, kind, key, node) -> None:
+        self.trace.effects.append((len(self.trace.log) - 1, kind, key, node))
+
+    def set_write(self, t, node) -> None:
+        """``t``'s array is written back from ``node`` after the program runs."""
+        self.trace.writes[id(t)] = (t, node)
+        self._effect("write", t, node)
+
+    def set_grad(self, t, node) -> None:
+        """``t.grad`` is set from ``node`` (None: cleared) after the program runs."""
+        self.trace.grads[id(t)] = (t, node)
+        self._effect("grad", t, node)
+
+    def add_state_write(self, setter, node) -> None:
+        """``setter`` gets ``node``'s value after the program runs (optimizer state)."""
+        self.trace.state_writes.append((setter, node))
+        self._effect("state", setter, node)
 
     def guard(self, node, expected: bool) -> None:
         self.trace.guards.append((node, bool(expected), user_line()))
@@ -393,7 +475,28 @@ class Tracer:
         if not isinstance(value, bool | int | float):
             return value
         self.sync(t)
-        return TracedScalar(value, self.node_of(t), self)
+        return self.scalar(value, self.node_of(t))
+
+    def scalar(self, value, node) -> TracedScalar:
+        """A number read from the graph (see :class:`TracedScalar`), remembered with the place
+        in the log where it was read."""
+        s = TracedScalar(value, node, self)
+        self._scalars.append((s, len(self.trace.log), user_line()))
+        return s
+
+    def finish(self, outputs=()) -> None:
+        """The function returned. A number read with ``.item()`` that it kept (in a list, an
+        attribute: ``losses.append(loss.item())``) left the graph where it was read: a break
+        there, so the function runs again each call and keeps this call's number."""
+        self.done = True
+        returned = {id(o) for o in outputs}
+        for s, pos, line in self._scalars:
+            # getrefcount's argument, the loop variable, the tuple in `_scalars`
+            if id(s) not in returned and sys.getrefcount(s) > 3:
+                self.trace.breaks.append(("a value read from a tensor (.item()) kept by the "
+                                          "function (in a list, an attribute)", line))
+                self.trace.syncs.append((pos, s.node))
+        self._scalars = []
 
     def read_bool(self, t: Tensor, value: bool) -> bool:
         if self.is_traced(t):

@@ -54,6 +54,9 @@ def _backward(tracer, original):
         leaves = [(n, s) for n, s in tracer.trace.placeholders
                   if s.kind in ("arg", "tensor") and _tensor(tracer, s).requires_grad]  # fmt: skip
         before = {id(_tensor(tracer, s)): _tensor(tracer, s)._grad for _, s in leaves}
+        if gradient is not None:
+            tracer.trace.whole.append("backward(gradient) in a function with a break")
+        tracer.event("backward", None, self)
         original(self, gradient, retain_graph, create_graph, inputs)
         reached = [(n, _tensor(tracer, s)) for n, s in leaves
                    if _tensor(tracer, s)._grad is not None]  # fmt: skip
@@ -73,7 +76,7 @@ def _backward(tracer, original):
                 g = old_node + g
             elif id(t) not in tracer.trace.grads:
                 tracer.extra_guards.append((_grad_present(t), False))
-            tracer.trace.grads[id(t)] = (t, g)
+            tracer.set_grad(t, g)
             tracer.bind(t._grad, g)
         return None
 
@@ -109,12 +112,13 @@ def _zero_grad(tracer, original):
         params = list(self.parameters()) if hasattr(self, "parameters") and not isinstance(
             self, Optimizer) else [p for g in self.param_groups for p in g["params"]]  # fmt: skip
         original(self, set_to_none)
+        tracer.event("zero_grad", self, set_to_none=set_to_none)
         for p in params:  # recorded even when it was None: from here on it is known
             if p._grad is None:
-                tracer.trace.grads[id(p)] = (p, None)
+                tracer.set_grad(p, None)
             else:  # zeroed in place
                 zeros = S.constant(p._grad._data.copy())
-                tracer.trace.grads[id(p)] = (p, zeros)
+                tracer.set_grad(p, zeros)
                 tracer.bind(p._grad, zeros)
 
     return zero_grad
@@ -138,6 +142,7 @@ def _step(tracer, original):
             return original(self) if closure is None else original(self, closure)
         plan = [(group, p) for group in self.param_groups for p in group["params"]
                 if p._grad is not None]  # fmt: skip
+        tracer.event("step", self)
         result = original(self)
         for group, p in plan:
             # The traced call itself ran eagerly: the program serves the calls after it, which
@@ -192,7 +197,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
             else:
                 st[n] = value.copy()
 
-        tracer.trace.state_writes.append((setter, node))
+        tracer.add_state_write(setter, node)
 
     if kind == "SGD":
         d = g + group["weight_decay"] * w if group["weight_decay"] else g
@@ -234,8 +239,8 @@ def _record_update(tracer, opt, kind, group, p, had_state):
             else:
                 st["step"] = old + 1
 
-        tracer.trace.state_writes.append((count, new))
-    tracer.trace.writes[id(p)] = (p, new)
+        tracer.add_state_write(count, new)
+    tracer.set_write(p, new)
     tracer.bind(p, new)
 
 
