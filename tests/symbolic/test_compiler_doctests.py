@@ -14,7 +14,7 @@ MODULES = [
     "tinygrad_edu.symbolic.passes.rewrite", "tinygrad_edu.symbolic.passes.cse",
     "tinygrad_edu.symbolic.passes.simplify", "tinygrad_edu.symbolic.passes.fold",
     "tinygrad_edu.symbolic.passes.dce", "tinygrad_edu.viz.blocks",
-    "tinygrad_edu.viz.memory_plan",
+    "tinygrad_edu.viz.memory_plan", "tinygrad_edu.compiler.api",
 ]  # fmt: skip
 
 

@@ -30,13 +30,15 @@ guards hold, where it broke and why a function runs eagerly.
 ... def f(x):
 ...     return (x * x).sum() * 2
 >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
->>> y = f(x)                    # traced and compiled
+>>> f(x).grad_fn.name()         # the first call traces: it runs eagerly, and compiles
+'MulBackward0'
+>>> y = f(x)                    # later calls run the compiled program
 >>> y.grad_fn.name()
 'CompiledFunctionBackward'
 >>> y.backward(); x.grad        # the backward program, built ahead of time
 tensor([ 4.,  8., 12.])
->>> f.explain().graph_count, f.explain().graph_break_count
-(1, 0)
+>>> f.explain().graph_count, f.explain().graph_break_count  # a forward and a backward program
+(2, 0)
 """
 
 from __future__ import annotations
