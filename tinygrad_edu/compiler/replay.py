@@ -29,6 +29,7 @@ import numpy as _np
 from .. import backend
 from ..eager import core, grad_mode
 from ..eager.dispatch import apply_op
+from ..eager.tensor import _CHECKED as _REFCOUNTS_CHECKED
 from ..eager.tensor import Tensor
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
@@ -346,12 +347,14 @@ class Replay:
         # computed only when read. At the end, one that something outside this replay still
         # holds is computed now, while its inputs hold this call's values. The replay's own
         # references are counted (its entry in `calls`, each use as an op's input); the
-        # interpreter's count says whether there are more.
+        # interpreter's count says whether there are more. Where those counts were not
+        # checked (see NOTE [Keeping a gradient without a copy] in eager/tensor.py), every
+        # stand-in is computed: slower, never stale.
         uses = _uses(self.calls)
         pending = [c[3] for c in self.calls if c[3] is not None and _pending(c[3])]
         for t in pending:
             # getrefcount's argument, the loop variable, `pending`, the call's tuple
-            if sys.getrefcount(t) - 4 - uses.get(id(t), 0) > 0:
+            if not _REFCOUNTS_CHECKED or sys.getrefcount(t) - 4 - uses.get(id(t), 0) > 0:
                 self.force(t)
 
 
