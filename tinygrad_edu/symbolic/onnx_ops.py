@@ -34,9 +34,13 @@ class OpRules:
     """The ``_op_<name>`` rules; :class:`~tinygrad_edu.symbolic.onnx_export._Export` supplies
     ``node``, ``const``, ``ref``, ``fresh``, ``shape``, ``dtype`` and the graph walk."""
 
-    def _simple(self, node, args):
-        name, n = self.node(_SIMPLE[node.op.name], args, node.op.name)
+    def _one(self, op_type, inputs, hint, **attrs):
+        """One ONNX node: ``([the node], its output's name)``, what most rules return."""
+        name, n = self.node(op_type, inputs, hint, **attrs)
         return [n], name
+
+    def _simple(self, node, args):
+        return self._one(_SIMPLE[node.op.name], args, node.op.name)
 
     def _op_not_equal(self, node, args):
         eq, n1 = self.node("Equal", args, "eq")
@@ -45,8 +49,7 @@ class OpRules:
 
     def _op_pow(self, node, args):
         e = self.const(node.attrs["exponent"], "exponent", self.dtype(node) or _np.float32)
-        name, n = self.node("Pow", [args[0], e], "pow")
-        return [n], name
+        return self._one("Pow", [args[0], e], "pow")
 
     def _op_relu_grad(self, node, args):
         y, g = args
@@ -73,8 +76,7 @@ class OpRules:
         axis, keep = node.attrs.get("axis"), int(bool(node.attrs.get("keepdims")))
         rank = len(self.need_shape(node.inputs[0], op_type)) if axis is not None else 0
         if axis is not None and rank == 0:  # numpy lets axis 0 reduce a 0-d array: a no-op
-            name, n = self.node("Identity", args, op_type.lower())
-            return [n], name
+            return self._one("Identity", args, op_type.lower())
         axes = None if axis is None else [a % max(rank, 1) for a in _as_tuple(axis)]
         if op_type == "ReduceSum":
             inputs = args + ([self.const(axes, "axes", _np.int64)] if axes is not None else [])
@@ -94,12 +96,10 @@ class OpRules:
         return self._reduce(node, args, "ReduceMax")
 
     def _op_softmax(self, node, args):
-        name, n = self.node("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
-        return [n], name
+        return self._one("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
 
     def _op_log_softmax(self, node, args):
-        name, n = self.node("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
-        return [n], name
+        return self._one("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
 
     def _op_softmax_cross_entropy(self, node, args):
         logits, labels = args
@@ -117,23 +117,20 @@ class OpRules:
         axes = node.attrs.get("axes")
         if axes is None:
             axes = list(reversed(range(len(self.need_shape(node.inputs[0], "permute")))))
-        name, n = self.node("Transpose", args[:1], "permute", perm=list(axes))
-        return [n], name
+        return self._one("Transpose", args[:1], "permute", perm=list(axes))
 
     def _op_transpose(self, node, args):  # PyTorch's transpose(dim0, dim1): a swap
         perm = list(range(len(self.need_shape(node.inputs[0], "transpose"))))
         if len(perm) >= 2:
             a, b = perm[node.attrs["dim0"]], perm[node.attrs["dim1"]]
             perm[a], perm[b] = b, a
-        name, n = self.node("Transpose", args[:1], "transpose", perm=perm)
-        return [n], name
+        return self._one("Transpose", args[:1], "transpose", perm=perm)
 
     def _target(self, node, args, what):
         """The target shape of reshape/broadcast_to/sum_to: an int64 constant or Shape(like)."""
         if node.attrs.get("shape") is not None:
             return [], self.const(list(node.attrs["shape"]), "shape", _np.int64)
-        name, n = self.node("Shape", [args[1]], f"{what}_shape")
-        return [n], name
+        return self._one("Shape", [args[1]], f"{what}_shape")
 
     def _op_reshape(self, node, args):
         pre, shape = self._target(node, args, "reshape")
@@ -154,8 +151,7 @@ class OpRules:
             lead + i for i, d in enumerate(target) if d == 1 and src[lead + i] != 1
         ]
         if not axes:
-            name, n = self.node("Identity", args[:1], "sum_to")
-            return [n], name
+            return self._one("Identity", args[:1], "sum_to")
         summed, n1 = self.node(
             "ReduceSum", [args[0], self.const(axes, "axes", _np.int64)], "sum_to", keepdims=1
         )
@@ -167,8 +163,7 @@ class OpRules:
         axis = node.attrs["axis"]
         rank = len(self.need_shape(node, "expand_dims"))
         axes = sorted(a % rank for a in _as_tuple(axis))
-        name, n = self.node("Unsqueeze", [args[0], self.const(axes, "axes", _np.int64)], "unsq")
-        return [n], name
+        return self._one("Unsqueeze", [args[0], self.const(axes, "axes", _np.int64)], "unsq")
 
     def _filled(self, node, args, value):
         c = self.const(value, "fill", _np.float64)
@@ -189,13 +184,11 @@ class OpRules:
     def _op_fill_constant(self, node, args):
         a = node.attrs
         value = _np.full(tuple(a["shape"]), a["value"], dtype=a.get("dtype") or "float32")
-        name, n = self.node("Identity", [self.const(value, "fill")], "fill_constant")
-        return [n], name
+        return self._one("Identity", [self.const(value, "fill")], "fill_constant")
 
     def _op_astype(self, node, args):
         to = self.onnx.helper.np_dtype_to_tensor_dtype(_np.dtype(node.attrs["dtype"]))
-        name, n = self.node("Cast", args, "astype", to=to)
-        return [n], name
+        return self._one("Cast", args, "astype", to=to)
 
     def _op_numel(self, node, args):
         shape, n1 = self.node("Shape", args, "numel_shape")
@@ -217,8 +210,7 @@ class OpRules:
             rows = parts[0]
             if len(parts) == 1 and hasattr(rows, "dtype"):  # one integer array: rows
                 idx = self.const(_np.asarray(rows, _np.int64), "rows")
-                name, n = self.node("Gather", [args[0], idx], "gather", axis=0)
-                return [n], name
+                return self._one("Gather", [args[0], idx], "gather", axis=0)
             raise NotImplementedError(f"to_onnx: the index {index!r} of {node.name!r} has no "
                                       "ONNX form here (slices, ints, None and one row array "
                                       "export)")  # fmt: skip
@@ -308,8 +300,7 @@ class OpRules:
 
     def _op_leaky_relu(self, node, args):
         slope = float(node.attrs.get("negative_slope", 0.01))
-        name, n = self.node("LeakyRelu", args, "leaky_relu", alpha=slope)
-        return [n], name
+        return self._one("LeakyRelu", args, "leaky_relu", alpha=slope)
 
     def _op_softplus(self, node, args):
         beta = self._like(node.attrs.get("beta", 1.0), node, "beta")
@@ -324,8 +315,7 @@ class OpRules:
         for bound in ("min", "max"):
             value = node.attrs.get(bound)
             ins.append("" if value is None else self._like(value, node, bound))
-        name, n = self.node("Clip", ins, "clamp")
-        return [n], name
+        return self._one("Clip", ins, "clamp")
 
     def _op_clamp_tensor(self, node, args):
         x, lo, hi = args
@@ -377,8 +367,7 @@ class OpRules:
     def _reshaped(self, node, args, hint):
         """``args[0]`` reshaped to ``node``'s (example or static) shape."""
         shape = self.const(list(self.need_shape(node, hint)), "shape", _np.int64)
-        name, n = self.node("Reshape", [args[0], shape], hint)
-        return [n], name
+        return self._one("Reshape", [args[0], shape], hint)
 
     def _op_squeeze(self, node, args):
         return self._reshaped(node, args, "squeeze")
@@ -388,8 +377,7 @@ class OpRules:
 
     def _op_cat(self, node, args):
         rank = len(self.need_shape(node, "cat"))
-        name, n = self.node("Concat", args, "cat", axis=node.attrs.get("dim", 0) % rank)
-        return [n], name
+        return self._one("Concat", args, "cat", axis=node.attrs.get("dim", 0) % rank)
 
     def _op_stack(self, node, args):
         rank = len(self.need_shape(node, "stack"))
@@ -443,11 +431,9 @@ class OpRules:
         """The values of ``max(dim)``/``min(dim)`` (the indices are an argmax/argmin node)."""
         dim, keep = node.attrs.get("dim", 0), int(bool(node.attrs.get("keepdim")))
         if not self.need_shape(node.inputs[0], node.op.name):  # a 0-d input: itself
-            name, n = self.node("Identity", args, "values")
-            return [n], name
+            return self._one("Identity", args, "values")
         axis = dim % len(self.need_shape(node.inputs[0], node.op.name))
-        name, n = self.node(reduce_type, args, "values", axes=[axis], keepdims=keep)
-        return [n], name
+        return self._one(reduce_type, args, "values", axes=[axis], keepdims=keep)
 
     def _op_max_dim(self, node, args):
         return self._along_dim(node, args, "ReduceMax")
@@ -474,9 +460,8 @@ class OpRules:
     def _op_cumsum(self, node, args):
         rank = len(self.need_shape(node.inputs[0], "cumsum"))
         axis = self.const(node.attrs.get("dim", 0) % max(rank, 1), "axis", _np.int64)
-        name, n = self.node("CumSum", [args[0], axis], "cumsum",
-                            reverse=int(bool(node.attrs.get("reverse"))))  # fmt: skip
-        return [n], name
+        return self._one("CumSum", [args[0], axis], "cumsum",
+                         reverse=int(bool(node.attrs.get("reverse"))))  # fmt: skip
 
     def _moments(self, node, args, root):
         a = node.attrs
@@ -571,16 +556,14 @@ class OpRules:
     def _op_conv2d(self, node, args):
         kernel = self.need_shape(node.inputs[1], "conv2d")[2:]
         win = self._window(node, "conv2d", kernel)
-        name, n = self.node("Conv", args, "conv", kernel_shape=list(kernel),
-                            group=node.attrs.get("groups", 1), **win)  # fmt: skip
-        return [n], name
+        return self._one("Conv", args, "conv", kernel_shape=list(kernel),
+                         group=node.attrs.get("groups", 1), **win)  # fmt: skip
 
     def _op_max_pool2d(self, node, args):
         kernel = pair("max_pool2d", "kernel_size", node.attrs["kernel_size"])
         win = self._window(node, "max_pool2d", kernel)
-        name, n = self.node("MaxPool", args, "max_pool", kernel_shape=list(kernel),
-                            ceil_mode=int(bool(node.attrs.get("ceil_mode"))), **win)  # fmt: skip
-        return [n], name
+        return self._one("MaxPool", args, "max_pool", kernel_shape=list(kernel),
+                         ceil_mode=int(bool(node.attrs.get("ceil_mode"))), **win)  # fmt: skip
 
     def _op_avg_pool2d(self, node, args):
         a = node.attrs
@@ -589,19 +572,17 @@ class OpRules:
         kernel = pair("avg_pool2d", "kernel_size", a["kernel_size"])
         win = self._window(node, "avg_pool2d", kernel)
         del win["dilations"]
-        name, n = self.node("AveragePool", args, "avg_pool", kernel_shape=list(kernel),
-                            ceil_mode=int(bool(a.get("ceil_mode"))),
-                            count_include_pad=int(bool(a.get("count_include_pad", True))),
-                            **win)  # fmt: skip
-        return [n], name
+        return self._one("AveragePool", args, "avg_pool", kernel_shape=list(kernel),
+                         ceil_mode=int(bool(a.get("ceil_mode"))),
+                         count_include_pad=int(bool(a.get("count_include_pad", True))),
+                         **win)  # fmt: skip
 
     def _op_pad(self, node, args):
         widths = pad_widths("pad", self.need_shape(node.inputs[0], "pad"), node.attrs["pad"])
         pads = [b for b, _ in widths] + [a for _, a in widths]
         value = self.const(node.attrs.get("value", 0.0), "pad_value",
                            self.dtype(node.inputs[0]) or _np.float32)  # fmt: skip
-        name, n = self.node("Pad", [args[0], self.const(pads, "pads", _np.int64), value], "pad")
-        return [n], name
+        return self._one("Pad", [args[0], self.const(pads, "pads", _np.int64), value], "pad")
 
     def _op_embedding(self, node, args):
         idx, n1 = self.node("Cast", [args[0]], "indices", to=self.onnx.TensorProto.INT64)
