@@ -102,6 +102,8 @@ def infer_dtype(op: str, inputs, attrs) -> str | None:
         return dtype if category(dtype) == 2 else None
     if op in _SAME_INPUTS or op == "softmax_cross_entropy" and category(dtype) == 2:
         return dtype if all(i[0] == dtype for i in inputs) else None
+    if op == "nll_log_softmax_grad":  # (g, logp, target): the fusion's g and logp agree
+        return dtype if category(dtype) == 2 and inputs[1][0] == dtype else None
     if op == "matmul":  # promoted (both have dimensions)
         return _promoted([(d, 1) for d, _ in inputs]) if len(inputs) == 2 else None
     return None
