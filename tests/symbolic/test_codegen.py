@@ -35,9 +35,13 @@ def test_each_template_computes_what_the_op_computes(name):
     op = get_op(name)
     rng = np.random.default_rng(0)
     args = [rng.uniform(-2.0, 2.0, size=(3, 4)).astype(np.float32) for _ in range(op.arity)]
-    if name in ("log", "pow"):
+    if name in ("log", "pow", "sqrt"):
         args = [np.abs(a) + 0.5 for a in args]
-    attrs = {"pow": {"exponent": 3}, "sum": {"axis": (1,), "keepdims": True}}.get(name, {})
+    attrs = {
+        "pow": {"exponent": 3},
+        "sum": {"axis": (1,), "keepdims": True},
+        "mean": {"axis": 0, "keepdims": False},
+    }.get(name, {})
     names = [f"a{k}" for k in range(op.arity)]
     got = eval(TEMPLATES[name].format(*names, **attrs), {"xp": np, **dict(zip(names, args))})
     want = op.forward(np, *args, **attrs)

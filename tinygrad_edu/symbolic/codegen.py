@@ -60,9 +60,10 @@ TEMPLATES = {
     "tanh": "xp.tanh({0})", "relu": "xp.maximum({0}, 0.0)", "maximum": "xp.maximum({0}, {1})",
     "ones_like": "xp.ones_like({0})", "zeros_like": "xp.zeros_like({0})",
     "tuple_get": "{0}[{index!r}]", "relu_grad": "{1} * ({0} > 0)",
-    "sum": "xp.sum({0}, axis={axis!r}, keepdims={keepdims!r})",
+    "sum": "xp.sum({0}, axis={axis!r}, keepdims={keepdims!r})", "sqrt": "xp.sqrt({0})",
+    "mean": "xp.mean({0}, axis={axis!r}, keepdims={keepdims!r})", "equal": "{0} == {1}",
 }  # fmt: skip
-_DEFAULTS = {"sum": {"axis": None, "keepdims": False}}  # attributes a template reads
+_DEFAULTS = {name: {"axis": None, "keepdims": False} for name in ("sum", "mean")}
 _counter = itertools.count()
 
 
@@ -295,8 +296,10 @@ def _plain(node: Node) -> bool:
         return (ins[1].dtype or "").startswith("float") and ins[1].shape == node.shape
     if name == "matmul":  # numpy's product of one dtype is the kernel's (with dimensions)
         return len({i.dtype for i in ins}) == 1 and (ins[0].dtype or "").startswith("float")
-    if name == "sum":  # numpy sums integers in its own dtypes: floats only
-        return (ins[0].dtype or "").startswith("float") and node.dtype == ins[0].dtype
+    if name in ("sum", "mean"):  # numpy sums integers in its own dtypes: floats only
+        empty = ins[0].shape is None or 0 in ins[0].shape  # (the kernel's mean of nothing)
+        return (ins[0].dtype or "").startswith("float") and node.dtype == ins[0].dtype and (
+            name == "sum" or not empty)  # fmt: skip
     weak = [i for i in ins if i.op is CONSTANT and i.dtype is None]
     strong = [i for i in ins if i not in weak]
     dtypes = {i.dtype for i in strong}

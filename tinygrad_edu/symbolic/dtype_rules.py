@@ -45,14 +45,15 @@ _KEEPS = {
 _KEEPS_FLOAT = {
     "softmax", "log_softmax", "mean", "sum", "sum_to", "logsumexp", "nll_loss",
     "nll_loss_grad", "relu_grad", "gelu", "silu", "leaky_relu", "softplus", "elu",
-    "log_sigmoid", "var", "std", "cumsum",
+    "log_sigmoid", "var", "std", "cumsum", "embedding", "embedding_grad",
 }  # fmt: skip
-_SECOND = {"relu_grad": 1}  # relu_grad(y, g): g's dtype
+_SECOND = {"relu_grad": 1, "embedding": 1, "embedding_grad": 1}  # (y, g), (idx, weight) ...
 _BOOL_RESULT = {
     "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
     "logical_or", "logical_xor", "logical_not", "all", "any", "isnan", "isinf", "isfinite",
 }  # fmt: skip
 _SAME_INPUTS = {"cat", "stack"}  # one dtype for all inputs: that dtype (else unknown)
+_SAME_FLOAT = {"softmax_cross_entropy", "layer_norm"}  # the same, for one floating dtype
 
 
 class Operand:
@@ -100,7 +101,7 @@ def infer_dtype(op: str, inputs, attrs) -> str | None:
         return dtype
     if op in _KEEPS_FLOAT:
         return dtype if category(dtype) == 2 else None
-    if op in _SAME_INPUTS or op == "softmax_cross_entropy" and category(dtype) == 2:
+    if op in _SAME_INPUTS or op in _SAME_FLOAT and category(dtype) == 2:
         return dtype if all(i[0] == dtype for i in inputs) else None
     if op == "nll_log_softmax_grad":  # (g, logp, target): the fusion's g and logp agree
         return dtype if category(dtype) == 2 and inputs[1][0] == dtype else None
