@@ -344,6 +344,21 @@ def _class_grads(draw):
 
 
 @st.composite
+def _fused_class_grads(draw):
+    """``nll_log_softmax_grad``'s inputs: a loss gradient, log-probabilities (3, 4), class
+    targets (all valid: its plain case; or some ignored), options."""
+    rng = np.random.default_rng(draw(_seeds))
+    target = np.array([0, 3, -100]) if draw(st.booleans()) else np.array([0, 3, 1])
+    extra = {"target": target, "reduction": draw(st.sampled_from(["mean", "sum", "none"]))}
+    if draw(st.booleans()):
+        extra["weight"] = rng.uniform(0.5, 2.0, 4)
+    g = rng.standard_normal((3,) if extra["reduction"] == "none" else ())
+    z = rng.standard_normal((3, 4))
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return Example([g, logp], extra)
+
+
+@st.composite
 def _binary_loss(draw, logits):
     """Inputs (probabilities in (0.05, 0.95), or logits) and targets in [0, 1] of one shape,
     with a reduction, sometimes a weight (and for logits a pos_weight)."""
@@ -523,6 +538,9 @@ CASES += [
     Case("nll_loss_grad", ("nll_loss_grad",),
          lambda M, g, target, **k: _op(M, "nll_loss_grad", g, target, shape=(3, 4), **k),
          _class_grads()),
+    Case("nll_log_softmax_grad", ("nll_log_softmax_grad",),
+         lambda M, g, logp, target, **k: _op(M, "nll_log_softmax_grad", g, logp, target, **k),
+         _fused_class_grads()),
     Case("binary_cross_entropy", ("binary_cross_entropy",),
          lambda M, p, t, **k: _op(M, "binary_cross_entropy", p, t, **k), _binary_loss(False)),
     Case("binary_cross_entropy_with_logits", ("binary_cross_entropy_with_logits",),
@@ -532,7 +550,7 @@ CASES += [
 
 SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_softmax",
                 "pow_tensor", "erf", "gelu", "softplus", "var", "std", "sqrt", "sin",
-                "clamp_tensor", "nll_loss", "binary_cross_entropy",
+                "clamp_tensor", "nll_loss", "nll_log_softmax_grad", "binary_cross_entropy",
                 "binary_cross_entropy_with_logits")  # fmt: skip
 
 # the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in

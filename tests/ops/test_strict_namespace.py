@@ -108,6 +108,10 @@ EXAMPLES = {
     "softplus": ((_a,), {"beta": 2.0}),
     "nll_loss": ((_a, _rows), {"weight": _pos[0], "reduction": "mean"}),
     "nll_loss_grad": ((_pos[0, :3], _rows), {"shape": (3, 4), "reduction": "none"}),
+    "nll_log_softmax_grad": (
+        (np.asarray(_pos[0, 0]), np.log(_pos / _pos.sum(1, keepdims=True)), _rows),
+        {"axis": 1, "reduction": "mean"},
+    ),
     "one_hot": ((_rows,), {"num_classes": 4}),
     "binary_cross_entropy": ((_probs, _probs[::-1]), {"weight": _pos, "reduction": "mean"}),
     "binary_cross_entropy_with_logits": ((_a, _probs), {"pos_weight": _pos[0],

@@ -34,8 +34,14 @@ def _agree(outs, feed, **kw):
 def test_each_template_computes_what_the_op_computes(name):
     op = get_op(name)
     rng = np.random.default_rng(0)
-    args = [rng.uniform(0.5, 2.0, size=(3, 4)).astype(np.float32) for _ in range(op.arity)]
-    attrs = {"exponent": 3} if name == "pow" else {}
+    args = [rng.uniform(-2.0, 2.0, size=(3, 4)).astype(np.float32) for _ in range(op.arity)]
+    if name in ("log", "pow", "sqrt"):
+        args = [np.abs(a) + 0.5 for a in args]
+    attrs = {
+        "pow": {"exponent": 3},
+        "sum": {"axis": (1,), "keepdims": True},
+        "mean": {"axis": 0, "keepdims": False},
+    }.get(name, {})
     names = [f"a{k}" for k in range(op.arity)]
     got = eval(TEMPLATES[name].format(*names, **attrs), {"xp": np, **dict(zip(names, args))})
     want = op.forward(np, *args, **attrs)
@@ -60,8 +66,8 @@ def test_source_is_straight_line_code_with_dead_values_deleted():
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=needs_gpu)])
 def test_mlp_loss_and_gradients_match_the_executor(device):
     rng = np.random.default_rng(1)
-    X, Y = Variable("x"), Variable("y")
-    W1, W2 = Variable("W1"), Variable("W2")
+    X, Y = Variable("x", (6, 5), "float32"), Variable("y", (6, 3), "float32")
+    W1, W2 = Variable("W1", (5, 4), "float32"), Variable("W2", (3, 4), "float32")
     loss = softmax_cross_entropy(matmul(relu(matmul(X, W1)), W2, trans_B=True), Y)
     outs = [loss, *gradients(loss, [W1, W2])]
     feed = {X: rng.normal(size=(6, 5)).astype(np.float32),

@@ -12,7 +12,8 @@ from .layer_surface import declare_layer, side_effect_error
 from .surface import cast, declare
 
 __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad",
-           "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "OneHot"]  # fmt: skip
+           "NllLogSoftmaxGrad", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits",
+           "OneHot"]  # fmt: skip
 
 
 def _log_softmax(xp, x, axis):
@@ -269,6 +270,64 @@ class NllLossGrad(Op):
         back = F.nll_loss(gg, inputs[1], weight=weight, ignore_index=ignore_index,
                           reduction=reduction)  # fmt: skip
         return (back, None) + (None,) * (len(shapes) - 2)
+
+
+@register
+class NllLogSoftmaxGrad(Op):
+    r"""``nll_log_softmax_grad(g, logp, target)``: the gradient of ``nll_loss(logp, target)``
+    with respect to the logits of ``logp = log_softmax(logits, axis)``, in one op.
+
+    The two derivative rules build it in four more steps: ``G = nll_loss_grad(g, target)``,
+    then ``G - exp(logp) * sum(G, axis, keepdims=True)``; the symbolic engine's fusion pass
+    (``symbolic.passes.fuse``) puts this op in their place. It computes the same numbers:
+    in the plain case (see NOTE [The plain case of nll_loss]) ``G`` has one entry per row,
+    ``v``, so the row sum is ``0.0 + v``; the op multiplies ``exp(logp)`` by it once, negates
+    it in place (``0.0 - x``, as ``G - ...`` computes it where ``G`` is zero) and writes
+    ``v - x`` at the targets, as a hand-written step subtracts 1 at the label. Elsewhere it
+    computes the four steps themselves.
+    """
+
+    name, arity, saves = "nll_log_softmax_grad", 3, (0, 1, 2)
+
+    def forward(self, xp, g, logp, target, axis=-1, weight=None, ignore_index=-100,
+                reduction="mean"):  # fmt: skip
+        nll = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}
+        c = _class_dim(logp.ndim)
+        plain = (logp.ndim <= 2 and axis % max(logp.ndim, 1) == c and reduction != "none"
+                 and g.dtype == logp.dtype and category(logp.dtype) == 2
+                 and hasattr(getattr(xp, "add", None), "at"))  # fmt: skip
+        if plain:
+            safe, ws = _nll_targets(xp, target, logp.shape[c], g.dtype, weight, ignore_index)
+            plain = ws is None
+        if not plain:  # the four steps, as the rules build them
+            grad = REGISTRY["nll_loss_grad"].forward(xp, g, target, shape=logp.shape, **nll)
+            total = REGISTRY["sum"].forward(xp, grad, axis=axis, keepdims=True)
+            e = REGISTRY["exp"].forward(xp, logp)
+            return REGISTRY["sub"].forward(xp, grad, REGISTRY["mul"].forward(xp, e, total))
+        v = -(g / safe.size if reduction == "mean" else g)  # G at each target (nll_loss_grad)
+        out = xp.exp(logp) * (v + 0.0)  # exp(logp) * (the row sum of G: 0.0 + v)
+        index = _plain_index(xp, safe)
+        at_target = v - out[index]
+        out = xp.subtract(0.0, out, out=out)  # G - ... where G is 0
+        out[index] = at_target
+        return out
+
+    def shape(self, gshape, lshape, tshape, axis=-1, **attrs):
+        return tuple(lshape)
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, axis=-1, weight=None, ignore_index=-100,
+            reduction="mean"):  # fmt: skip
+        g, logp, target = inputs
+        nll = {"weight": weight, "ignore_index": ignore_index, "reduction": reduction}
+        e = F.exp(logp)
+        ga = gl = None
+        if needs[0]:  # through G, directly and through its row sum
+            back = gg - F.sum(gg * e, axis=axis, keepdims=True)
+            ga = F.nll_loss(back, target, **nll)
+        if needs[1]:
+            grad = F.with_shape("nll_loss_grad", shapes[1], g, target, **nll)
+            gl = -(gg * F.sum(grad, axis=axis, keepdims=True)) * e
+        return ga, gl, None
 
 
 class _BinaryLoss(Op):

@@ -59,8 +59,11 @@ TEMPLATES = {
     "neg": "-{0}", "pow": "{0} ** {exponent!r}", "exp": "xp.exp({0})", "log": "xp.log({0})",
     "tanh": "xp.tanh({0})", "relu": "xp.maximum({0}, 0.0)", "maximum": "xp.maximum({0}, {1})",
     "ones_like": "xp.ones_like({0})", "zeros_like": "xp.zeros_like({0})",
-    "tuple_get": "{0}[{index!r}]",
+    "tuple_get": "{0}[{index!r}]", "relu_grad": "{1} * ({0} > 0)",
+    "sum": "xp.sum({0}, axis={axis!r}, keepdims={keepdims!r})", "sqrt": "xp.sqrt({0})",
+    "mean": "xp.mean({0}, axis={axis!r}, keepdims={keepdims!r})", "equal": "{0} == {1}",
 }  # fmt: skip
+_DEFAULTS = {name: {"axis": None, "keepdims": False} for name in ("sum", "mean")}
 _counter = itertools.count()
 
 
@@ -262,8 +265,12 @@ def _out_expression(node: Node, args, buffer: str) -> str:
 def _expression(node: Node, args, env: dict, name: str) -> str:
     template = TEMPLATES.get(node.op.name)
     if template is not None and len(args) == node.op.arity and _plain(node):
-        return template.format(*args, **node.attrs)
-    if node.op.name == "matmul" and len(args) == 2:
+        return template.format(*args, **{**_DEFAULTS.get(node.op.name, {}), **node.attrs})
+    if node.op.name == "fill_constant" and isinstance(node.attrs.get("dtype"), str):
+        shape, value = tuple(node.attrs["shape"]), node.attrs["value"]
+        if type(value) in (bool, int, float) and math.isfinite(value):
+            return f"xp.full({shape!r}, {value!r}, dtype=xp.{node.attrs['dtype']})"
+    if node.op.name == "matmul" and len(args) == 2 and _plain(node):
         a, b = args
         a = f"_mT(xp, {a})" if node.attrs.get("trans_A") else a
         b = f"_mT(xp, {b})" if node.attrs.get("trans_B") else b
@@ -285,6 +292,14 @@ def _plain(node: Node) -> bool:
         return False
     if name == "neg":
         return True
+    if name == "relu_grad":  # g * (y > 0): g's floating dtype
+        return (ins[1].dtype or "").startswith("float") and ins[1].shape == node.shape
+    if name == "matmul":  # numpy's product of one dtype is the kernel's (with dimensions)
+        return len({i.dtype for i in ins}) == 1 and (ins[0].dtype or "").startswith("float")
+    if name in ("sum", "mean"):  # numpy sums integers in its own dtypes: floats only
+        empty = ins[0].shape is None or 0 in ins[0].shape  # (the kernel's mean of nothing)
+        return (ins[0].dtype or "").startswith("float") and node.dtype == ins[0].dtype and (
+            name == "sum" or not empty)  # fmt: skip
     weak = [i for i in ins if i.op is CONSTANT and i.dtype is None]
     strong = [i for i in ins if i not in weak]
     dtypes = {i.dtype for i in strong}

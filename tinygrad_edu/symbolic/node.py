@@ -23,6 +23,7 @@ from typing import Any
 import numpy as _np  # type checks only (numpy scalars are Python numbers here)
 
 from ..ops import Op, get_op
+from .dtype_rules import infer_dtype
 
 __all__ = [
     "Node", "Variable", "placeholder", "constant", "apply_op", "next_seq", "stop_gradient",
@@ -254,7 +255,6 @@ class Node:
         return apply_op("astype", self, dtype=_dtype_name(dtype), src=self.dtype)
 
 
-
 def Variable(name: str, shape=None, dtype=None) -> Node:
     """A graph input, fed a value at run time (``feed_dict={x: array}``).
 
@@ -337,39 +337,17 @@ def _name(op: Op, nodes, attrs) -> str | None:
     return text if len(text) <= _MAX_NAME else None
 
 
-# ops whose result has their inputs' dtype whatever it is (bool and integers included)
-_KEEPS_DTYPE = {
-    "add", "mul", "neg", "maximum", "minimum", "clone", "reshape", "transpose", "permute",
-    "getitem", "broadcast_to", "sum_to", "expand_dims", "squeeze", "flatten", "ones_like",
-    "zeros_like", "cat", "stack", "repeat", "where", "abs", "relu", "pad",
-}  # fmt: skip
-_BOOL_RESULT = {
-    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-    "logical_or", "logical_xor", "logical_not", "all", "any",
-}  # fmt: skip
-
-
 def _dtype(op: Op, nodes, attrs=None) -> str | None:
-    """The static dtype of ``op`` applied to ``nodes``, when it is surely known.
-
-    Floating inputs of one dtype give that dtype (Python numbers are weak); bool and integer
-    inputs keep their dtype only through the ops that never change it (``exp``, true
-    division, a float constant and the reductions give other dtypes).
-    """
-    if op.name in _BOOL_RESULT:
-        return "bool"
-    if op.name in ("astype", "fill_constant") and isinstance((attrs or {}).get("dtype"), str):
-        return attrs["dtype"]
-    if op.name in ("argmax", "argmin", "numel", "astype"):
-        return None
-    dtypes = {n.dtype for n in nodes if not (n.op is CONSTANT and n.dtype is None)}
-    if len(dtypes) != 1 or None in dtypes:
-        return None
-    (dtype,) = dtypes
-    if "float" in dtype:
-        return dtype
-    weak_float = any(n.op is CONSTANT and isinstance(n.attrs["value"], float) for n in nodes)
-    return dtype if op.name in _KEEPS_DTYPE and not weak_float else None
+    """The static dtype of ``op`` applied to ``nodes``, when it is surely known (see
+    :mod:`~.dtype_rules`: the library's promotion rule; Python numbers are weak)."""
+    operands = []
+    for n in nodes:
+        if n.op is CONSTANT and n.dtype is None:
+            operands.append(("weak", n.attrs["value"]))
+        else:
+            rank = n.partial_shape if n.partial_shape is not None else n.shape
+            operands.append((n.dtype, None if rank is None else len(rank)))
+    return infer_dtype(op.name, operands, attrs or {})
 
 
 def apply_op(op: Op | str, *inputs, name: str | None = None, **attrs) -> Node:

@@ -8,6 +8,7 @@ Part of the symbolic engine (layer 3 (``docs/concepts/layers.md``;
 - :func:`~.cse.cse`: common-subexpression elimination (one node per distinct computation);
 - :func:`~.simplify.simplify`: algebraic identities (``x * 1``, ``x + 0``, ``ones_like * g``,
   ``sum_to`` to the same shape, double negation);
+- :func:`~.fuse.fuse`: the gradient of ``nll_loss(log_softmax(z))`` as one op;
 - :func:`~.fold.fold`: constant folding, and static shapes folded into attributes;
 - :func:`~.dce.dce`: dead-code elimination (computations read only for their shape);
 
@@ -29,13 +30,14 @@ from ..node import Node
 from .cse import cse
 from .dce import dce
 from .fold import fold
+from .fuse import fuse
 from .rewrite import node_count, rewrite
 from .simplify import simplify
 
-__all__ = ["optimize", "DEFAULT_PIPELINE", "cse", "simplify", "fold", "dce", "rewrite",
+__all__ = ["optimize", "DEFAULT_PIPELINE", "cse", "simplify", "fuse", "fold", "dce", "rewrite",
            "node_count"]  # fmt: skip
 
-DEFAULT_PIPELINE = (cse, simplify, fold, dce)
+DEFAULT_PIPELINE = (cse, simplify, fuse, fold, dce)
 
 
 def optimize(outputs, passes=DEFAULT_PIPELINE, max_rounds: int = 10) -> list:
