@@ -379,6 +379,8 @@ NO_TORCH = {
     "max_pool2d_grad": "an adjoint of max_pool2d, used only by its derivative rule",
     "max_pool2d_select": "a step of max_pool2d's derivative rule",
     "nll_loss_grad": "an adjoint of nll_loss, used only by its derivative rule",
+    "nll_log_softmax_grad": "nll_loss(log_softmax)'s gradient in one op, put in by the "
+    "symbolic fusion pass (tests/symbolic/test_fuse.py): always a new array",
     "relu_grad": "relu's derivative rule",
     "sum_to": "the reduction that undoes broadcasting; no PyTorch name",
     "softmax_cross_entropy": "CSE599W's fused loss; no PyTorch name",

@@ -252,14 +252,16 @@ class CompiledCallable:
 
     def _trace(self, key, args, kwargs, leaves):
         tracer = Tracer(leaves, self.fullgraph, self._names())
-        _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
+        _trace.ACTIVE.tracer = tracer
+        grad_mode.set_trace(tracer)
         undo_reads = _trace.patch_tensor_reads(tracer)
         undo_training = patch_training(tracer)
         try:
             result = self.fn(*args, **kwargs)
             tracer.check_random()
         finally:
-            _trace.ACTIVE.tracer = grad_mode._state.trace = None
+            _trace.ACTIVE.tracer = None
+            grad_mode.set_trace(None)
             undo_reads()
             undo_training()
         self._conclude(tracer, result, key, args, kwargs, leaves)

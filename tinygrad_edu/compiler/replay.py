@@ -117,7 +117,8 @@ class Replay:
 
     # -- the hooks ---------------------------------------------------------------------------
     def install(self) -> None:
-        _trace.ACTIVE.tracer = grad_mode._state.trace = self
+        _trace.ACTIVE.tracer = self
+        grad_mode.set_trace(self)
         self._undo = [_patch_reads(self), _patch_training(self)]
 
     def close(self) -> None:
@@ -125,7 +126,8 @@ class Replay:
         for undo in self._undo:
             undo()
         self._undo = []
-        _trace.ACTIVE.tracer = grad_mode._state.trace = None
+        _trace.ACTIVE.tracer = None
+        grad_mode.set_trace(None)
 
     # -- the dispatcher's view ---------------------------------------------------------------
     def replay(self, op, args, attrs):
@@ -317,7 +319,8 @@ class Replay:
         tracer = Tracer.resume(v.trace, p, [c[3] for c in self.calls], self.leaves, self.bound,
                                v.extra_guards[: v.guards_before(p)], self.names)  # fmt: skip
         self.tracer = tracer
-        _trace.ACTIVE.tracer = grad_mode._state.trace = tracer
+        _trace.ACTIVE.tracer = tracer
+        grad_mode.set_trace(tracer)
         self._undo = [_trace.patch_tensor_reads(tracer), patch_training(tracer)]
 
     def abandon(self) -> None:
@@ -377,11 +380,11 @@ def _uses(calls) -> dict:
 def _eager(op, args, attrs):
     """Run ``op`` through the eager dispatcher itself (no replay answering)."""
     saved = grad_mode._state.trace
-    grad_mode._state.trace = None
+    grad_mode.set_trace(None)
     try:
         return apply_op(op, *args, **attrs)
     finally:
-        grad_mode._state.trace = saved
+        grad_mode.set_trace(saved)
 
 
 def _same(a, b) -> bool:

@@ -159,7 +159,7 @@ def apply_op(op, *args, **attrs):
         a mask where a flag would do, and assignments split over two lines.
     """
     Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
-    trace = _modes.trace
+    trace = _modes.trace if _RARE[0] else None  # see NOTE [Rare modes] in grad_mode.py
     if trace is not None and trace.replaying:  # tg.compile replays a segmented function:
         return trace.replay(op, args, attrs)  # a stand-in, computed later by a compiled program
     # 1. the inputs' arrays, their device, and the mask of inputs that require grad
@@ -202,10 +202,66 @@ def apply_op(op, *args, **attrs):
         raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out, op.name)  # numpy reduces to scalars: 0-d arrays instead
-    # 3. the backward node, when this call is recorded
-    node = None
-    if mask and op.differentiable and _modes.grad:
-        node = _record(op, args, attrs, datas, mask, dev, out)
+    # 3. the backward node, when this call is recorded: its next_functions (an edge per input),
+    # the shapes and dtypes of the inputs, which inputs need a gradient, and what it saves
+    # (written out here, not called: see NOTE [Instructions per op])
+    if not (mask and op.differentiable and _modes.grad):
+        node = None
+    else:
+        cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
+        node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
+        node.sequence_nr = seq = next(_sequence)
+        if not seq & _FREEZE_MASK:
+            collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
+        node.op, node.attrs = op, attrs
+        if dev is not _CPU:
+            place(node, dev)  # the engine runs it on that device's queue
+        edges, meta = [], [type(out)]  # meta: the key of the shared shapes/dtypes record
+        for a in args:
+            if isinstance(a, Tensor):
+                if a._requires_grad:
+                    fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay
+                    if fn is not None:
+                        edges.append((fn, a._output_nr))
+                    else:
+                        edges.append((a._grad_accumulator(), 0))
+                else:
+                    edges.append(_NO_EDGE)
+                d = a._data
+                meta.append(d.shape)
+                meta.append(d.dtype)
+            elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
+                edges.append(_NO_EDGE)
+                meta += _NUMBER_META  # see NOTE [Instructions per op]
+            else:
+                edges.append(_NO_EDGE)
+                meta.append(getattr(a, "shape", ()))
+                meta.append(getattr(a, "dtype", None))
+        node.next_functions = tuple(edges)
+        # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
+        # objects for the cycle collector to scan, which is what makes long graphs slow to build.
+        n = len(args)
+        node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
+        try:
+            node.shapes, node.dtypes = _META[tuple(meta)]
+        except (KeyError, TypeError):  # a new combination, or an unhashable constant
+            node.shapes, node.dtypes = _shapes_dtypes(meta)
+        saves = None
+        if op.saves:
+            saves = _SAVES.get((op, mask))
+            if saves is None:
+                saves = _saves(op, mask)
+        if saves:
+            saved = [None] * n
+            for i in saves:  # only the saved positions (an optional input may be missing)
+                if i < n:
+                    a = args[i]
+                    saved[i] = SavedTensor(a) if isinstance(a, Tensor) else a
+            node.saved = tuple(saved)
+        else:
+            node.saved = _NONES[n] if n < 8 else (None,) * n
+        node.saved_out = None  # apply_op saves the output, once the tensor exists
+        node._freed = False if saves or op.saves_output else None  # None: saved nothing
     # 4. the result: a tensor around ``out``; a view shares its input's version counter
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
         result = _init(_new(Tensor), out, dev, node, args[0]._counter)
@@ -215,69 +271,11 @@ def apply_op(op, *args, **attrs):
     if node is not None:
         if op.saves_output:
             node.saved_out = SavedTensor(result, is_output=True)
-        if _modes.anomaly:
+        if _RARE[0] and _modes.anomaly:
             node._record_trace()
     if trace is not None:  # tg.compile is tracing: record the op into its graph
         trace.record(op, args, attrs, result)
     return result
-
-
-def _record(op, args, attrs, datas, mask, dev, out):
-    """The backward node of one call of ``op``: ``next_functions`` (an edge per input), the
-    shapes and dtypes of the inputs, which inputs need a gradient, and what it saves."""
-    Tensor = core.Tensor
-    cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
-    node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
-    node.sequence_nr = seq = next(_sequence)
-    if not seq & _FREEZE_MASK:
-        collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
-    node.op, node.attrs = op, attrs
-    if dev is not _CPU:
-        place(node, dev)  # the engine runs it on that device's queue
-    edges, meta = [], [type(out)]  # meta: the key of the shared shapes/dtypes record
-    for a in args:
-        if isinstance(a, Tensor):
-            if a._requires_grad:
-                fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay itself
-                edges.append((fn, a._output_nr) if fn is not None else (a._grad_accumulator(), 0))
-            else:
-                edges.append(_NO_EDGE)
-            d = a._data
-            meta.append(d.shape)
-            meta.append(d.dtype)
-        elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
-            edges.append(_NO_EDGE)
-            meta += _NUMBER_META  # see NOTE [Instructions per op]
-        else:
-            edges.append(_NO_EDGE)
-            meta.append(getattr(a, "shape", ()))
-            meta.append(getattr(a, "dtype", None))
-    node.next_functions = tuple(edges)
-    # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
-    # objects for the cycle collector to scan, which is what makes long graphs slow to build.
-    n = len(args)
-    node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
-    try:
-        node.shapes, node.dtypes = _META[tuple(meta)]
-    except (KeyError, TypeError):  # a new combination, or an unhashable constant
-        node.shapes, node.dtypes = _shapes_dtypes(meta)
-    saves = None
-    if op.saves:
-        saves = _SAVES.get((op, mask))
-        if saves is None:
-            saves = _saves(op, mask)
-    if saves:
-        saved = [None] * n
-        for i in saves:  # only the saved positions (an optional input may be missing)
-            if i < n:
-                a = args[i]
-                saved[i] = SavedTensor(a) if isinstance(a, Tensor) else a
-        node.saved = tuple(saved)
-    else:
-        node.saved = _NONES[n] if n < 8 else (None,) * n
-    node.saved_out = None  # apply_op saves the output, once the tensor exists
-    node._freed = False if saves or op.saves_output else None  # None: nothing saved, may rerun
-    return node
 
 
 def _device_error(op, args, dev, other) -> Exception:
@@ -302,6 +300,7 @@ _NUMBER_META = ((), None)  # a Python number's shape and dtype in a node's recor
 _new = object.__new__
 _init = core.init_tensor
 _modes = grad_mode._state
+_RARE = grad_mode.RARE
 _CPU = backend.parse_device("cpu")
 _NEEDS = [[tuple(bool(m >> i & 1) for i in range(n)) for m in range(1 << n)] for n in range(4)]
 _NONES = [(None,) * n for n in range(8)]

@@ -34,6 +34,33 @@ class _State(threading.local):
 
 _state = _State()
 
+# NOTE [Rare modes]: anomaly detection and a tg.compile tracer are on in some thread only
+# rarely, but the dispatcher would read both thread-local flags for every op (a thread-local
+# attribute costs far more to read than a module global). So they are set through
+# :func:`set_mode`, which also counts how many of them are on in any thread; while the count
+# (``RARE[0]``) is 0, the dispatcher does not read them.
+RARE = [0]
+_rare_lock = threading.Lock()
+
+
+def _on(value) -> bool:
+    return value is not None and value is not False
+
+
+def set_mode(attr: str, value) -> None:
+    """Set this thread's ``grad``, ``anomaly`` or ``trace`` (see NOTE [Rare modes])."""
+    if attr == "grad":
+        _state.grad = value
+        return
+    with _rare_lock:
+        RARE[0] += _on(value) - _on(getattr(_state, attr))
+        setattr(_state, attr, value)
+
+
+def set_trace(tracer) -> None:
+    """This thread's tg.compile tracer (None: none): the dispatcher hands it every op."""
+    set_mode("trace", tracer)
+
 
 def is_grad_enabled() -> bool:
     """True when ops are being recorded for backward (the default)."""
@@ -55,11 +82,11 @@ class _Mode:
 
     def __enter__(self):
         self._prev = getattr(_state, self._attr)
-        setattr(_state, self._attr, self._value)
+        set_mode(self._attr, self._value)
         return self
 
     def __exit__(self, *exc):
-        setattr(_state, self._attr, self._prev)
+        set_mode(self._attr, self._prev)
         return False
 
     def _clone(self):
