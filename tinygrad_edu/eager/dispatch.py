@@ -142,10 +142,10 @@ def apply_op(op, *args, **attrs):
 
     As lesson 3 tells it, in four steps: (1) take the arrays out of the input tensors (and
     note which inputs require grad), (2) run the op's forward on them, (3) when grad mode is
-    on and some input requires grad, record the backward node (:func:`_record`: its
-    ``next_functions``, the shapes and dtypes its rule reads, the values it saves), and
-    (4) wrap the result in a tensor whose ``grad_fn`` is that node. A result that shares its
-    input's memory is a view (see NOTE [Views and version counters]).
+    on and some input requires grad, record the backward node (its ``next_functions``, the
+    shapes and dtypes its rule reads, the values it saves), and (4) wrap the result in a
+    tensor (``core.init_tensor``, the one constructor) whose ``grad_fn`` is that node. A result
+    that shares its input's memory is a view (see NOTE [Views and version counters]).
 
     This is the hot path of every eager op, so it is written as plain loops.
 
@@ -156,7 +156,10 @@ def apply_op(op, *args, **attrs):
         assigned in pairs (``a, b, c, d = w, x, y, z`` builds and unpacks a tuple, pairs do
         not); a Python number's shape and dtype come from a constant instead of two failed
         ``getattr`` calls; and only the saved positions are visited. What they cost a reader:
-        a mask where a flag would do, and assignments split over two lines.
+        a mask where a flag would do, and assignments split over two lines. Step 3 is written
+        out here rather than called (a Python frame per op is about 1% of the chain), and the
+        rare modes (anomaly detection, a tg.compile tracer) are read only while some thread
+        has one on (NOTE [Rare modes] in grad_mode.py): docs/performance.md, #23.
     """
     Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
     trace = _modes.trace if _RARE[0] else None  # see NOTE [Rare modes] in grad_mode.py
