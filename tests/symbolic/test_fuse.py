@@ -95,3 +95,63 @@ def test_the_compiled_training_step_runs_the_fused_gradient():
     np.testing.assert_allclose(w1_, w0_, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(g1, g0, rtol=1e-6, atol=1e-7)
     assert w1_.dtype == w0_.dtype == np.float32
+
+
+def _compiled_and_interpreted(outs, feed):
+    fn = S.compile(optimize(outs))
+    return fn, fn(feed), S.Executor(outs).run(feed)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (5, 13)])
+def test_generated_log_softmax_and_nll_lines_are_the_kernels(dtype, reduction, shape):
+    rng = np.random.default_rng(5)
+    target = rng.integers(0, shape[1], shape[0])
+    z, t, loss, dz = _loss_and_grad(shape, dtype, target, reduction=reduction)
+    logp = loss.inputs[0]
+    outs = [logp, loss] if reduction == "none" else [logp, loss, dz]
+    feed = {z: (rng.standard_normal(shape) * 3).astype(dtype), t: target}
+    fn, got, want = _compiled_and_interpreted(outs, feed)
+    assert "_log_softmax_rows(" in fn.source and "_plain_index(" in fn.source
+    assert fn.source.count("_plain_index(") == 1  # the labels are tested once
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype == dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+        assert (np.signbit(g) == np.signbit(w)).all()
+
+
+def test_generated_nll_lines_with_infinities_and_signed_zero_seeds():
+    z, t, loss, dz = _loss_and_grad((4, 3), "float32", np.array([0, 1, 2, 0]))
+    seed = S.Variable("g", shape=(), dtype="float32")
+    (dz,) = S.gradients(loss, [z], grad_ys=[seed])
+    logits = np.linspace(-3, 3, 12, dtype=np.float32).reshape(4, 3)
+    logits[1, 2], logits[3, 0] = np.inf, -np.inf
+    for g in (0.0, -0.0, 1.5, np.inf, np.nan):
+        feed = {z: logits, t: np.array([0, 1, 2, 0]), seed: np.array(g, np.float32)}
+        with np.errstate(invalid="ignore"):  # (inf - inf, in both)
+            fn, got, want = _compiled_and_interpreted([loss.inputs[0], loss, dz], feed)
+        assert "_nll_log_softmax_plain(" in fn.source
+        for a, b in zip(got, want, strict=True):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+            assert (np.signbit(a) == np.signbit(b)).all(), g
+
+
+@pytest.mark.parametrize("labels", [[0, 3, 1], [0, -1, 1], [0, -100, 2]])
+def test_generated_nll_lines_leave_other_labels_to_the_kernel(labels):
+    z, t, loss, dz = _loss_and_grad((3, 3), "float64", np.array(labels))
+    feed = {z: np.arange(9.0).reshape(3, 3), t: np.array(labels)}
+    if -100 in labels:  # ignored: the kernel's general case, the same numbers
+        fn, got, want = _compiled_and_interpreted([loss, dz], feed)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+        return
+    wrong = 3 if 3 in labels else -1
+    message = f"target holds class {wrong}, but there are 3 classes"
+    with pytest.raises(RuntimeError, match=message) as interpreted:
+        S.Executor([loss, dz]).run(feed)
+    with pytest.raises(RuntimeError, match=message) as compiled:  # the interpreter's error
+        S.compile(optimize([loss, dz]))(feed)
+    assert str(compiled.value) == str(interpreted.value)
+    assert isinstance(compiled.value.__cause__, IndexError)

@@ -356,13 +356,8 @@ class CompiledCallable:
     # -- running a compiled specialisation ---------------------------------------------------
     def _run(self, entry, leaves):
         program = entry.program
-        feed = {}
-        needs = program.forward.needs if program.forward is not None else ()
-        for node, source in program.placeholders:
-            if node in needs:
-                feed[node] = fetch(source, leaves)
-        if program.donated and any(feed[n].shape != n.shape for n, s in program.placeholders
-                                   if s.kind == "tensor" and n in feed):  # fmt: skip
+        feed = {node: fetch(source, leaves) for node, source in program.fed}
+        if program.captured and any(feed[n].shape != n.shape for n in program.captured):
             # a captured tensor changed shape: the program would fail part-way, after some
             # parameters were written in place; trace again before anything is touched
             self._entries.remove(entry)
@@ -380,7 +375,7 @@ class CompiledCallable:
             if bool(values[k]) != want:
                 return False, None
         write_back(program, values)
-        outs, tensors, diff = [], [], set(program.differentiable)
+        outs, tensors, diff = [], [], program.differentiable_set
         for kind, const, slot in zip(entry.out_kinds, entry.out_leaves, program.output_index):
             if kind == "const":
                 outs.append(const)

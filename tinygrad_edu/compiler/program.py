@@ -63,6 +63,14 @@ class Program:
     donated: list = field(default_factory=list)  # captured placeholders written in place
     released: list = field(default_factory=list)  # tensors whose .grad is dropped first
 
+    def __post_init__(self):
+        needs = self.forward.needs if self.forward is not None else ()
+        #: the placeholders the forward program reads, with their sources, in order
+        self.fed = [(n, s) for n, s in self.placeholders if n in needs]
+        #: the captured tensors fed, whose shapes are checked before a donated array is written
+        self.captured = [n for n, s in self.fed if s.kind == "tensor"] if self.donated else []
+        self.differentiable_set = frozenset(self.differentiable)
+
     @property
     def forward_nodes(self) -> list:
         """The forward program's graph after the passes (what its code computes)."""

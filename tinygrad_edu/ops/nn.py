@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as _np
+
 from .base import REGISTRY, Op, ShapeError, fmt_shapes, normalize_axes, quiet, register
 from .dtypes import category
 from .layer_surface import declare_layer, side_effect_error
@@ -17,8 +19,17 @@ __all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGr
 
 
 def _log_softmax(xp, x, axis):
+    if isinstance(x, _np.ndarray):  # the methods: numpy's same reductions, without wrappers
+        z = x - x.max(axis=axis, keepdims=True)
+        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
     z = x - xp.max(x, axis=axis, keepdims=True)
     return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+
+
+@quiet()
+def log_softmax_rows(xp, x, axis):
+    """``log_softmax`` of a non-empty floating array (what the kernel computes, silently)."""
+    return _log_softmax(xp, x, axis)
 
 
 def _need_float(opname, x):
@@ -128,10 +139,8 @@ def _nll_targets(xp, target, n_classes, dtype, weight, ignore_index):
         costs a reader: every user of ``ws`` below has a branch for ``None``, and the two ops
         a second, shorter way to their answer.
     """
-    if target.size:
-        lo, hi = int(xp.min(target)), int(xp.max(target))
-        if weight is None and 0 <= lo and hi < n_classes and not lo <= ignore_index <= hi:
-            return target, None
+    if weight is None and plain_targets(xp, target, n_classes, ignore_index):
+        return target, None
     valid = target != ignore_index
     safe = xp.where(valid, target, xp.zeros_like(target))
     # two reductions test the whole target; the element-wise test only runs to name a culprit
@@ -148,6 +157,47 @@ def _nll_targets(xp, target, n_classes, dtype, weight, ignore_index):
         picked = xp.take(xp.asarray(weight, dtype=dtype), xp.reshape(safe, (-1,)), axis=0)
         ws = ws * xp.reshape(picked, safe.shape)
     return safe, ws
+
+
+def plain_targets(xp, target, n_classes, ignore_index) -> bool:
+    """Does ``target`` hold classes ``0..n_classes - 1`` only, none ``ignore_index`` (two
+    reductions, see NOTE [The plain case of nll_loss])? False for an empty target."""
+    if not target.size:
+        return False
+    if isinstance(target, _np.ndarray):
+        lo, hi = int(target.min()), int(target.max())
+    else:
+        lo, hi = int(xp.min(target)), int(xp.max(target))
+    return 0 <= lo and hi < n_classes and not lo <= ignore_index <= hi
+
+
+def plain_index(xp, target, n_classes, ignore_index):
+    """``(rows, target)``, the index of each row's target class, where the batch of labels
+    ``target`` (1-D) is plain for :func:`plain_targets`; else None. Compiled code tests the
+    labels once with it for every op that reads them."""
+    if plain_targets(xp, target, n_classes, ignore_index):
+        return (xp.arange(target.shape[0]), target)
+    return None
+
+
+def nll_pick(xp, logp, index, n, reduction):
+    """``nll_loss`` in the plain case (no weights): ``-logp`` at ``index`` (``n`` samples),
+    then ``reduction``."""
+    loss = -logp[index]
+    if reduction == "none":
+        return loss
+    total = loss.sum() if isinstance(loss, _np.ndarray) else xp.sum(loss)
+    return total if reduction == "sum" else total / n  # (never empty here)
+
+
+def nll_log_softmax_plain(xp, g, logp, index, n, reduction):
+    """``nll_log_softmax_grad`` in the plain case (see its docstring)."""
+    v = -(g / n if reduction == "mean" else g)  # G at each target (nll_loss_grad)
+    out = xp.exp(logp) * (v + 0.0)  # exp(logp) * (the row sum of G: 0.0 + v)
+    at_target = v - out[index]
+    out = xp.subtract(0.0, out, out=out)  # G - ... where G is 0
+    out[index] = at_target
+    return out
 
 
 def _plain_index(xp, target):
@@ -208,11 +258,7 @@ class NllLoss(Op):
         c = _class_dim(logp.ndim)
         safe, ws = _nll_targets(xp, target, logp.shape[c], logp.dtype, weight, ignore_index)
         if ws is None and logp.ndim <= 2:  # see NOTE [The plain case of nll_loss]
-            loss = -logp[_plain_index(xp, safe)]
-            if reduction == "none":
-                return loss
-            total = xp.sum(loss)
-            return total if reduction == "sum" else total / safe.size  # (never empty here)
+            return nll_pick(xp, logp, _plain_index(xp, safe), safe.size, reduction)
         picked = xp.take_along_axis(logp, xp.expand_dims(safe, axis=c), axis=c)  # logp[n, y_n]
         loss = -xp.squeeze(picked, axis=c)
         return _reduce(xp, loss if ws is None else loss * ws, ws, reduction)
@@ -304,13 +350,7 @@ class NllLogSoftmaxGrad(Op):
             total = REGISTRY["sum"].forward(xp, grad, axis=axis, keepdims=True)
             e = REGISTRY["exp"].forward(xp, logp)
             return REGISTRY["sub"].forward(xp, grad, REGISTRY["mul"].forward(xp, e, total))
-        v = -(g / safe.size if reduction == "mean" else g)  # G at each target (nll_loss_grad)
-        out = xp.exp(logp) * (v + 0.0)  # exp(logp) * (the row sum of G: 0.0 + v)
-        index = _plain_index(xp, safe)
-        at_target = v - out[index]
-        out = xp.subtract(0.0, out, out=out)  # G - ... where G is 0
-        out[index] = at_target
-        return out
+        return nll_log_softmax_plain(xp, g, logp, _plain_index(xp, safe), safe.size, reduction)
 
     def shape(self, gshape, lshape, tshape, axis=-1, **attrs):
         return tuple(lshape)

@@ -46,6 +46,7 @@ import re
 
 from ..backend import get_namespace, namespace_of
 from ..ops.linalg import matrix_transpose
+from ..ops.nn import log_softmax_rows, nll_log_softmax_plain, nll_pick, plain_index
 from .executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
 from .graph import topo_sort
 from .memory import UFUNCS, MemoryPlan, supports_out
@@ -87,9 +88,10 @@ class CompiledGraph:
         env.update(_check=lambda feed: check_feed_keys(feed, feedable, variables),
                    _namespace=lambda: get_namespace(device),
                    _feed=lambda xp, node, feed: feed_value(xp, node, feed, hints),
-                   _out=to_numpy, _mT=matrix_transpose)  # fmt: skip
+                   _out=to_numpy, _mT=matrix_transpose, _plain_index=plain_index,
+                   _nll_pick=nll_pick, _nll_log_softmax_plain=nll_log_softmax_plain)  # fmt: skip
         if raw:  # the caller feeds the arrays itself: no checks, no copies, results on device
-            env.update(_check=_no_check, _feed=_fed_as_is, _out=_on_device)
+            env.update(_out=_on_device)  # (the source reads feed_dict itself, unchecked)
         exec(builtins.compile(source, filename, "exec"), env)  # noqa: S102 (our own source)
         self._fn = env["compiled"]
 
@@ -153,7 +155,7 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
     frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
     donated = donated if isinstance(donated, dict) else dict.fromkeys(donated)
     donated = donated if free_dead else {}
-    source = _function("compiled", nodes, order, frees, env, device, donated=donated)
+    source = _function("compiled", nodes, order, frees, env, device, donated=donated, raw=raw)
     if example is not None:
         executor = Executor(nodes, device, plan_memory=True)
         executor.run(example)  # profiles the example's shapes; the plan is made
@@ -161,17 +163,9 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
         generic = source.replace("def compiled(", "def generic(", 1)
         env.update(_signature=signature, _supports_out=supports_out)
         planned = _function("compiled", nodes, replay.order, replay.frees, env, device,
-                            replay=replay, variables=variables)  # fmt: skip
+                            replay=replay, variables=variables, raw=raw)  # fmt: skip
         source = planned + "\n\n\n" + generic
     return CompiledGraph(nodes, device, source, env, feedable, variables, raw)
-
-
-def _no_check(feed_dict) -> None:
-    return None
-
-
-def _fed_as_is(xp, node, feed_dict):
-    return feed_dict[node]
 
 
 def _on_device(value):
@@ -182,24 +176,29 @@ def _on_device(value):
 
 
 def _function(fname, nodes, order, frees, env, device, replay=None, variables=(),
-              donated=None) -> str:  # fmt: skip
+              donated=None, raw=False) -> str:  # fmt: skip
     """The source of one function computing ``nodes`` in ``order``, freeing ``frees``; with a
     ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ...; an
-    op that is the last reader of a ``donated`` placeholder writes into its array."""
+    op that is the last reader of a ``donated`` placeholder writes into its array. ``raw``
+    (see :func:`compile`): the feeds are read from ``feed_dict`` as they are, unchecked, and
+    the results with dimensions are returned as they are (arrays)."""
     names: dict = {}
     taken = {"xp", "feed_dict", "compiled", "generic"}
     lines = [f"def {fname}(feed_dict):", "    _check(feed_dict)", "    xp = _namespace()"]
+    lines = lines[:1] + lines[2:] if raw else lines
+    feed = "feed_dict[_node_{}]" if raw else "_feed(xp, _node_{}, feed_dict)"
     if replay is not None:  # every feed first: the plan holds only for the example's shapes
         for node in variables:
             names[node] = name = _variable_name(node, len(names), taken, prefix="in")
             env[f"_node_{name}"] = node
-            lines.append(f"    {name} = _feed(xp, _node_{name}, feed_dict)")
+            lines.append(f"    {name} = {feed.format(name)}")
         shapes = ", ".join(f"({names[v]}.shape, str({names[v]}.dtype))" for v in variables)
         lines += [
             f"    if not _supports_out(xp) or ({shapes},) != _signature:",
             "        return generic(feed_dict)  # other shapes: the plain version",
         ]
     allocated: set = set()
+    labels: dict = {}  # (labels' name, classes, ignore_index) -> the name of their index
     for k, node in enumerate(order):
         value = node.attrs.get("value") if node.op is CONSTANT else None
         if type(value) in (int, float) and math.isfinite(value):
@@ -211,7 +210,7 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             b = replay.buffer[k] if replay is not None else None
             if node.op is PLACEHOLDER:
                 env[f"_node_{name}"] = node
-                expr = f"_feed(xp, _node_{name}, feed_dict)"
+                expr = feed.format(name)
             elif node.op is CONSTANT:
                 env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)
                 expr = f"_const_{name}"
@@ -225,6 +224,7 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
                 expr = _out_expression(node, args, f"b{b}")
             else:
                 expr = _expression(node, args, env, name)
+                expr = _nll_expression(node, args, expr, device, labels, lines, taken) or expr
             lines.append(f"    {name} = {expr}  # {_comment(node)}")
             if replay is not None and replay.adopt[k] is not None:  # its new array: a buffer
                 allocated.add(replay.adopt[k])
@@ -234,7 +234,9 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             dead += [f"b{d}" for d in replay.drops[k]]
         if dead:
             lines.append(f"    del {', '.join(dead)}")
-    lines.append(f"    return [{', '.join(f'_out({names[n]})' for n in nodes)}]")
+    outs = [names[n] if raw and n.shape and n.op is not CONSTANT else f"_out({names[n]})"
+            for n in nodes]  # fmt: skip
+    lines.append(f"    return [{', '.join(outs)}]")
     return "\n".join(lines)
 
 
@@ -270,6 +272,10 @@ def _expression(node: Node, args, env: dict, name: str) -> str:
         shape, value = tuple(node.attrs["shape"]), node.attrs["value"]
         if type(value) in (bool, int, float) and math.isfinite(value):
             return f"xp.full({shape!r}, {value!r}, dtype=xp.{node.attrs['dtype']})"
+    if node.op.name == "log_softmax" and _float_rows(node.inputs[0], node.dtype) and type(
+            node.attrs.get("axis", -1)) is int:  # fmt: skip
+        env["_log_softmax_rows"] = log_softmax_rows  # the kernel's lines, no dtype fix-up
+        return f"_log_softmax_rows(xp, {args[0]}, {node.attrs.get('axis', -1)!r})"
     if node.op.name == "matmul" and len(args) == 2 and _plain(node):
         a, b = args
         a = f"_mT(xp, {a})" if node.attrs.get("trans_A") else a
@@ -278,6 +284,46 @@ def _expression(node: Node, args, env: dict, name: str) -> str:
     kernel = f"_{node.op.name}_{name}"
     env[kernel] = _bound(node)
     return f"{kernel}(xp{''.join(', ' + a for a in args)})"
+
+
+def _float_rows(x: Node, dtype) -> bool:
+    """Is ``x`` a non-empty floating array of known shape and of ``dtype``: where the kernels
+    of ``log_softmax`` and of the plain case of ``nll_loss`` give an array of ``x``'s dtype,
+    with no need of :func:`~.executor.run_kernel`'s dtype fix-up?"""
+    return (bool(x.shape) and all(type(d) is int and d > 0 for d in x.shape)
+            and (x.dtype or "").startswith("float") and x.dtype == dtype)  # fmt: skip
+
+
+def _nll_expression(node: Node, args, kernel: str, device, labels: dict, lines, taken):
+    """``nll_loss`` and ``nll_log_softmax_grad`` of a batch (2-D log-probabilities, classes on
+    dim 1), without class weights: a test of the labels (once per labels, classes and
+    ``ignore_index``, see NOTE [The plain case of nll_loss] in ``ops/nn.py``) and then the
+    kernels' plain-case lines, or the kernel itself where the labels are not plain (it raises
+    for a class out of range). None for the other cases."""
+    name, attrs = node.op.name, node.attrs
+    if name not in ("nll_loss", "nll_log_softmax_grad") or attrs.get("weight") is not None:
+        return None
+    logp, reduction = node.inputs[-2], attrs.get("reduction", "mean")
+    g = node.inputs[0] if name == "nll_log_softmax_grad" else logp
+    if not (_float_rows(logp, g.dtype) and len(logp.shape) == 2 and node.inputs[-1].shape
+            == logp.shape[:1] and reduction in ("mean", "sum", "none")):  # fmt: skip
+        return None
+    if name == "nll_log_softmax_grad" and (
+            reduction == "none" or attrs.get("axis", -1) % 2 != 1 or not hasattr(
+                getattr(get_namespace(device), "add", None), "at")):  # fmt: skip
+        return None
+    target = args[-1]
+    key = (target, logp.shape[1], attrs.get("ignore_index", -100))
+    if key not in labels:
+        labels[key] = index = _variable_name(node, len(taken), taken, prefix="rows")
+        lines.append(f"    {index} = _plain_index(xp, {target}, {key[1]!r}, {key[2]!r})")
+    index, n = labels[key], f"{target}.shape[0]"
+    if name == "nll_loss":
+        plain = f"_nll_pick(xp, {args[0]}, {index}, {n}, {reduction!r})"
+        plain = f"xp.asarray({plain})" if reduction != "none" else plain
+    else:
+        plain = f"_nll_log_softmax_plain(xp, {args[0]}, {args[1]}, {index}, {n}, {reduction!r})"
+    return f"{kernel} if {index} is None else {plain}"
 
 
 def _plain(node: Node) -> bool:
