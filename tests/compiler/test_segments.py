@@ -9,7 +9,6 @@ import pytest
 
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
-from tinygrad_edu.eager import dispatch
 
 RNG = np.random.default_rng(1)
 
@@ -20,20 +19,6 @@ def _leaf(shape, grad=True):
 
 def _copy(t):
     return tg.tensor(t.numpy().copy(), requires_grad=t.requires_grad)
-
-
-@pytest.fixture
-def eager_ops(monkeypatch):
-    """Counts the results the eager dispatcher computes (one per op it runs)."""
-    count = [0]
-    init = dispatch._init
-
-    def counting(*a, **k):
-        count[0] += 1
-        return init(*a, **k)
-
-    monkeypatch.setattr(dispatch, "_init", counting)
-    return count
 
 
 def _twenty_ops(x):

@@ -9,24 +9,8 @@ import pytest
 
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
-from tinygrad_edu.eager import dispatch
 
 RNG = np.random.default_rng(7)
-
-
-@pytest.fixture
-def eager_ops(monkeypatch):
-    """Counts the results the eager dispatcher computes (one per op it runs)."""
-    count = [0]
-    init = dispatch._init
-
-    def counting(*a, **k):
-        count[0] += 1
-
-        return init(*a, **k)
-
-    monkeypatch.setattr(dispatch, "_init", counting)
-    return count
 
 
 def _model():

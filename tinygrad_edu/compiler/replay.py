@@ -31,12 +31,10 @@ from ..eager import core, grad_mode
 from ..eager.dispatch import apply_op
 from ..eager.tensor import _CHECKED as _REFCOUNTS_CHECKED
 from ..eager.tensor import Tensor
-from ..nn.module import Module
-from ..optim.optimizer import Optimizer
 from . import trace as _trace
 from .program import attach, fetch, write_back
 from .trace import Tracer
-from .training import _optimizer_classes, patch_training
+from .training import install_training_hooks, patch_training
 
 __all__ = ["Replay"]
 
@@ -427,20 +425,20 @@ def _patch_training(replay):
     """``backward``, ``zero_grad`` and ``step`` check themselves against the log and are
     deferred (see :meth:`Replay.event`); one the log does not predict diverges and then runs
     as the trace from there runs it. Returns the undo."""
-    saved = [(Tensor, "backward", Tensor.backward), (Optimizer, "zero_grad", Optimizer.zero_grad),
-             (Module, "zero_grad", Module.zero_grad)]  # fmt: skip
-    back = saved[0][2]
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        if id(self) in replay.index:
-            ok = gradient is None and not create_graph and inputs is None
-            if replay.event("backward", None, self, {}, ok, lambda: back(
-                    self, gradient, retain_graph, create_graph, inputs)):  # fmt: skip
-                return None
-        elif replay.deferred:
-            replay.diverge()
-        run = Tensor.backward if replay.diverged else back
-        return run(self, gradient, retain_graph, create_graph, inputs)
+    def backward_of(back):
+        def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+            if id(self) in replay.index:
+                ok = gradient is None and not create_graph and inputs is None
+                if replay.event("backward", None, self, {}, ok, lambda: back(
+                        self, gradient, retain_graph, create_graph, inputs)):  # fmt: skip
+                    return None
+            elif replay.deferred:
+                replay.diverge()
+            run = Tensor.backward if replay.diverged else back
+            return run(self, gradient, retain_graph, create_graph, inputs)
+
+        return backward
 
     def zero_grad_of(owner, original):
         def zero_grad(self, set_to_none: bool = True):
@@ -459,19 +457,4 @@ def _patch_training(replay):
 
         return step
 
-    Tensor.backward = backward
-    Optimizer.zero_grad = zero_grad_of(Optimizer, saved[1][2])
-    Module.zero_grad = zero_grad_of(Module, saved[2][2])
-    steps = []
-    for cls in _optimizer_classes():
-        if "step" in cls.__dict__:
-            steps.append((cls, cls.__dict__["step"]))
-            cls.step = step_of(cls, cls.__dict__["step"])
-
-    def undo():
-        for owner, name, fn in saved:
-            setattr(owner, name, fn)
-        for cls, fn in steps:
-            cls.step = fn
-
-    return undo
+    return install_training_hooks(backward_of, zero_grad_of, step_of)

@@ -250,16 +250,28 @@ def _int(t):
 
 def patch_training(tracer):
     """Install the three hooks while ``tracer`` runs; returns the function that undoes it."""
+    return install_training_hooks(
+        lambda original: _backward(tracer, original),
+        lambda owner, original: _zero_grad(tracer, original),
+        lambda cls, original: _step(tracer, original),
+    )
+
+
+def install_training_hooks(backward_of, zero_grad_of, step_of):
+    """Replace ``Tensor.backward``, the ``zero_grad`` of optimizers and modules and every
+    optimizer's ``step`` by what the factories make of the originals (``backward_of(fn)``,
+    ``zero_grad_of(owner, fn)``, ``step_of(cls, fn)``); returns the function that undoes it.
+    The tracer and the replay of a segmented function each install their own."""
     saved = [(Tensor, "backward", Tensor.backward), (Optimizer, "zero_grad", Optimizer.zero_grad),
              (Module, "zero_grad", Module.zero_grad)]  # fmt: skip
-    Tensor.backward = _backward(tracer, saved[0][2])
-    Optimizer.zero_grad = _zero_grad(tracer, saved[1][2])
-    Module.zero_grad = _zero_grad(tracer, saved[2][2])
+    Tensor.backward = backward_of(saved[0][2])
+    Optimizer.zero_grad = zero_grad_of(Optimizer, saved[1][2])
+    Module.zero_grad = zero_grad_of(Module, saved[2][2])
     steps = []
     for cls in _optimizer_classes():
         if "step" in cls.__dict__:
             steps.append((cls, cls.__dict__["step"]))
-            cls.step = _step(tracer, cls.__dict__["step"])
+            cls.step = step_of(cls, cls.__dict__["step"])
 
     def undo():
         for owner, name, fn in saved:
