@@ -522,3 +522,26 @@ def test_old_grads_are_dropped_first_only_where_the_program_does_not_read_them()
     F.mse_loss(model(x), y).backward()
     for b, a, p in zip(before, after, model.parameters()):
         np.testing.assert_allclose(a, b + p.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [
+    lambda y: tg.nonzero(y > 2).shape[0],
+    lambda y: tg.masked_select(y, y > 2).sum(),
+    lambda y: y.unique().shape[0],
+])  # fmt: skip
+def test_a_result_whose_shape_depends_on_the_values_is_never_stale(make):
+    """nonzero, masked_select and unique size their result from the values: a program that
+    kept the first call's shape would give a stale answer when the values change."""
+
+    def f(x):
+        y = (x * 2).exp()
+        return y.sum() + make(y)
+
+    compiled = tg.compile(f)
+    inputs = [[0.1, 0.5, 1.0], [0.1, 0.5, 1.0], [0.5, 0.5, 1.0], [0.6, 0.7, 1.0], [0.1, 0.2, 0.3]]
+    for values in inputs:
+        x = tg.tensor(values)
+        assert compiled(x).item() == pytest.approx(f(x).item(), rel=1e-6), values
+    report = compiled.explain()
+    assert report.graph_break_count >= 1
+    assert any("depends on the input's values" in r for r, _ in report.break_reasons)

@@ -362,6 +362,12 @@ class Tracer:
         except Exception as e:  # noqa: BLE001 (any failure to express the op is a break)
             self.graph_break(f"{op.name}: cannot be recorded in a graph ({e})")
             return
+        if node.shape is None:
+            # nonzero, masked_select, unique: the result's shape comes from the values, and a
+            # program would keep the first call's (a later x.shape[0] or sum would be stale)
+            self.trace.whole.append(f"{op.name}: a result whose shape depends on the values")
+            self.graph_break(f"{op.name}: its result's shape depends on the input's values")
+            return
         if node.dtype is None:  # (the symbolic rule could not tell; the eager run did)
             node.dtype = str(result.dtype)
         self._node[id(result)] = (result, node)
