@@ -545,3 +545,49 @@ def test_a_result_whose_shape_depends_on_the_values_is_never_stale(make):
     report = compiled.explain()
     assert report.graph_break_count >= 1
     assert any("depends on the input's values" in r for r, _ in report.break_reasons)
+
+
+SCALE = 2.0
+
+
+def _scaled(x):
+    return (x * SCALE).sum()
+
+
+class _Scaled(tg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = tg.nn.Linear(2, 2)
+        self.k = 1.0
+
+    def forward(self, x):
+        return self.lin(x) * self.k
+
+
+def test_a_python_value_the_trace_baked_in_is_guarded(monkeypatch):
+    """A global, a closure variable and a module attribute holding a number become constants
+    of the program: changing one must trace again, not return the old constant's answer."""
+    x = tg.tensor([1.0, 2.0])
+    compiled = tg.compile(_scaled)
+    assert compiled(x).item() == compiled(x).item() == 6.0
+    monkeypatch.setitem(globals(), "SCALE", 3.0)
+    assert compiled(x).item() == _scaled(x).item() == 9.0
+    assert any("global SCALE == 3.0" in g for g in compiled.explain().guards)
+
+    c = 2.0
+
+    def inner(x):
+        return x * c
+
+    compiled = tg.compile(inner)
+    assert compiled(x).tolist() == compiled(x).tolist() == [2.0, 4.0]
+    c = 4.0
+    assert compiled(x).tolist() == [4.0, 8.0]
+
+    model = _Scaled()
+    compiled = tg.compile(model)
+    first = compiled(x).detach().numpy().copy()
+    np.testing.assert_allclose(compiled(x).detach().numpy(), first)
+    model.k = 5.0
+    np.testing.assert_allclose(compiled(x).detach().numpy(), model(x).detach().numpy())
+    np.testing.assert_allclose(compiled(x).detach().numpy(), 5 * first, rtol=1e-6)

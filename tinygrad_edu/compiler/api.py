@@ -195,6 +195,7 @@ class CompiledCallable:
         self._entries: list[_Entry] = []
         self._warned = False
         self._modules = None
+        self._reads: list = []
         self.__wrapped__ = fn
         self.__name__ = getattr(fn, "__name__", type(fn).__name__)
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -241,9 +242,14 @@ class CompiledCallable:
         return sum(len(e.variants) if e.variants is not None else 1 for e in self._entries)
 
     def _modes(self) -> tuple:
-        if self._modules is None:  # found once; their training flags are read every call
+        """What the call's key holds besides its arguments: every reachable module's
+        ``training``, and the plain Python values a trace may have baked in as constants
+        (see :func:`_python_reads`)."""
+        if self._modules is None:  # found once; the values are read every call
             self._modules = _modules_of(self.fn)
-        return tuple(m.training for m in self._modules)
+            self._reads = _python_reads(self.fn, self._modules)
+        return (tuple(m.training for m in self._modules),
+                tuple(read() for read, _ in self._reads))  # fmt: skip
 
     # -- tracing -----------------------------------------------------------------------------
     def _names(self) -> dict:
@@ -317,7 +323,7 @@ class CompiledCallable:
                                .requires_grad]  # fmt: skip
             device = _device_of(leaves, trace)
             program = build_program(trace, outputs, grad_wanted, device)
-        guards = _describe_guards(key, trace, tracer.extra_guards)
+        guards = _describe_guards(key, trace, tracer.extra_guards, self._reads)
         entry = _Entry(key, program, tracer.extra_guards, list(trace.breaks), out_spec,
                        [None if isinstance(x, Tensor | TracedScalar) else x for x in out_leaves],
                        trace.ops, guards)  # fmt: skip
@@ -454,12 +460,13 @@ def _device_of(leaves, trace) -> str:
     return "cpu"
 
 
-def _describe_guards(key, trace, extra) -> list:
-    spec, tensors, grad, modes = key
+def _describe_guards(key, trace, extra, reads) -> list:
+    spec, tensors, grad, (modes, values) = key
     out = [f"grad mode is {'on' if grad else 'off'}"]
     out += [f"argument tensor {i}: shape {k[0]}, dtype {k[1]}, device {k[2]}, "
             f"requires_grad={k[3]}" for i, k in enumerate(tensors) if k is not None]  # fmt: skip
     out += [f"module {i}: training={t}" for i, t in enumerate(modes)]
+    out += [f"{what} == {v!r}" for (_, what), v in zip(reads, values)]
     out += [f"bool({node.name}) is {want} (read at {line})" for node, want, line in trace.guards]
     out += [f"{len(extra)} optimizer/.grad state check(s)"] if extra else []
     return out
@@ -481,6 +488,38 @@ def _modules_of(fn) -> list:
     for m in found:
         out += [sub for sub in m.modules() if all(sub is not o for o in out)]
     return out
+
+
+_PLAIN = (bool, int, float, complex, str, type(None))
+
+
+def _plain(value) -> bool:
+    return isinstance(value, _PLAIN) or (
+        isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value))
+
+
+def _python_reads(fn, modules) -> list:
+    """``(read, what)`` for each plain Python value (a number, string, bool, None or a tuple
+    of them) the function can read and a trace would bake into the program as a constant:
+    the globals its code names, its closure's variables, and the public attributes of every
+    module it reaches (``self.scale``). Their values are part of every call's key, so a
+    change traces again instead of returning the old constant's answer. (Globals read only
+    by functions it calls, and attributes of other objects, are not seen: pass such values
+    as arguments.)"""
+    reads = []
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        scope = fn.__globals__
+        reads += [(lambda n=n: scope.get(n), f"global {n}") for n in code.co_names
+                  if n in scope and _plain(scope[n])]  # fmt: skip
+        cells = zip(code.co_freevars, fn.__closure__ or ())
+        reads += [(lambda c=c: c.cell_contents, f"closure variable {n}") for n, c in cells
+                  if _has_contents(c) and _plain(c.cell_contents)]  # fmt: skip
+    for i, m in enumerate(modules):
+        reads += [(lambda m=m, a=a: getattr(m, a, None), f"module {i}: {type(m).__name__}.{a}")
+                  for a, v in vars(m).items()
+                  if a != "training" and not a.startswith("_") and _plain(v)]  # fmt: skip
+    return reads
 
 
 def _has_contents(cell) -> bool:
