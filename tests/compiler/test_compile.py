@@ -591,3 +591,41 @@ def test_a_python_value_the_trace_baked_in_is_guarded(monkeypatch):
     model.k = 5.0
     np.testing.assert_allclose(compiled(x).detach().numpy(), model(x).detach().numpy())
     np.testing.assert_allclose(compiled(x).detach().numpy(), 5 * first, rtol=1e-6)
+
+
+WEIGHT = tg.ones(2)
+
+
+def _weighted(x):
+    return (x * WEIGHT).sum()
+
+
+class _Held(tg.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = tg.nn.Parameter(tg.ones(2))
+        self.plain = tg.ones(2)
+
+    def forward(self, x):
+        return (x * self.w * self.plain).sum()
+
+
+def test_a_tensor_rebound_in_reach_is_guarded(monkeypatch):
+    """A global tensor rebound, a parameter replaced, a tensor attribute replaced: the program
+    captured the old tensor, so each must trace again (changing values in place, or .data =,
+    keeps the same tensor and is read fresh without a new trace)."""
+    x = tg.tensor([1.0, 2.0])
+    compiled = tg.compile(_weighted)
+    assert compiled(x).item() == compiled(x).item() == 3.0
+    monkeypatch.setitem(globals(), "WEIGHT", tg.full((2,), 3.0))
+    assert compiled(x).item() == 9.0
+    model = _Held()
+    compiled = tg.compile(model)
+    assert compiled(x).item() == compiled(x).item() == 3.0
+    model.w = tg.nn.Parameter(tg.full((2,), 2.0))
+    assert compiled(x).item() == 6.0
+    model.plain = tg.full((2,), 5.0)
+    assert compiled(x).item() == 30.0
+    traces = compiled.explain().compile_times
+    model.w.data = tg.full((2,), 4.0)  # the same parameter, new memory: no new trace
+    assert compiled(x).item() == 60.0 and compiled.explain().compile_times == traces

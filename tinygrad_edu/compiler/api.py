@@ -466,7 +466,9 @@ def _describe_guards(key, trace, extra, reads) -> list:
     out += [f"argument tensor {i}: shape {k[0]}, dtype {k[1]}, device {k[2]}, "
             f"requires_grad={k[3]}" for i, k in enumerate(tensors) if k is not None]  # fmt: skip
     out += [f"module {i}: training={t}" for i, t in enumerate(modes)]
-    out += [f"{what} == {v!r}" for (_, what), v in zip(reads, values)]
+    out += [f"{what} is the same tensor" if isinstance(v, tuple) and v[:1] == ("tensor",)
+            else f"{what} are the same objects" if what.endswith("buffers")
+            else f"{what} == {v!r}" for (_, what), v in zip(reads, values)]  # fmt: skip
     out += [f"bool({node.name}) is {want} (read at {line})" for node, want, line in trace.guards]
     out += [f"{len(extra)} optimizer/.grad state check(s)"] if extra else []
     return out
@@ -493,32 +495,47 @@ def _modules_of(fn) -> list:
 _PLAIN = (bool, int, float, complex, str, type(None))
 
 
-def _plain(value) -> bool:
-    return isinstance(value, _PLAIN) or (
-        isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value))
+def _guarded(value):
+    """What a guard compares of a value in reach: a plain value (a number, string, bool, None
+    or a tuple of them) itself, a tensor its identity; anything else is not guarded (None)."""
+    if isinstance(value, Tensor):
+        return ("tensor", id(value))  # (the program holds it, so the id is not reused)
+    if isinstance(value, _PLAIN) or (
+            isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):  # fmt: skip
+        return value
+    return None
+
+
+def _identities(m) -> tuple:
+    return tuple(map(id, m._parameters.values())) + tuple(map(id, m._buffers.values()))
 
 
 def _python_reads(fn, modules) -> list:
-    """``(read, what)`` for each plain Python value (a number, string, bool, None or a tuple
-    of them) the function can read and a trace would bake into the program as a constant:
-    the globals its code names, its closure's variables, and the public attributes of every
-    module it reaches (``self.scale``). Their values are part of every call's key, so a
-    change traces again instead of returning the old constant's answer. (Globals read only
-    by functions it calls, and attributes of other objects, are not seen: pass such values
-    as arguments.)"""
+    """``(read, what)`` for the values in the function's reach that a trace bakes into the
+    program: plain values (numbers, strings, tuples of them) become constants, tensors
+    captured inputs. In reach: the globals its code names, its closure's variables, and the
+    public attributes, parameters and buffers of every module it reaches (``self.scale``,
+    ``self.weight``). What they are is part of every call's key, so rebinding one (``scale =
+    3.0``, ``W = new_tensor``, ``model.w = Parameter(...)``) traces again instead of returning
+    the old answer. (Globals read only by functions it calls, and attributes of other
+    objects, are not seen: pass such values as arguments.)"""
     reads = []
     code = getattr(fn, "__code__", None)
     if code is not None:
         scope = fn.__globals__
-        reads += [(lambda n=n: scope.get(n), f"global {n}") for n in code.co_names
-                  if n in scope and _plain(scope[n])]  # fmt: skip
+        reads += [(lambda n=n: _guarded(scope.get(n)), f"global {n}") for n in code.co_names
+                  if n in scope and _guarded(scope[n]) is not None]  # fmt: skip
         cells = zip(code.co_freevars, fn.__closure__ or ())
-        reads += [(lambda c=c: c.cell_contents, f"closure variable {n}") for n, c in cells
-                  if _has_contents(c) and _plain(c.cell_contents)]  # fmt: skip
+        held = [(n, c) for n, c in cells if _has_contents(c)]
+        reads += [(lambda c=c: _guarded(c.cell_contents), f"closure variable {n}")
+                  for n, c in held if _guarded(c.cell_contents) is not None]  # fmt: skip
     for i, m in enumerate(modules):
-        reads += [(lambda m=m, a=a: getattr(m, a, None), f"module {i}: {type(m).__name__}.{a}")
+        name = f"module {i}: {type(m).__name__}"
+        reads += [(lambda m=m, a=a: _guarded(getattr(m, a, None)), f"{name}.{a}")
                   for a, v in vars(m).items()
-                  if a != "training" and not a.startswith("_") and _plain(v)]  # fmt: skip
+                  if a != "training" and a[:1] != "_" and _guarded(v) is not None]  # fmt: skip
+        if m._parameters or m._buffers:
+            reads.append((lambda m=m: _identities(m), f"{name}'s parameters and buffers"))
     return reads
 
 
