@@ -629,3 +629,39 @@ def test_a_tensor_rebound_in_reach_is_guarded(monkeypatch):
     traces = compiled.explain().compile_times
     model.w.data = tg.full((2,), 4.0)  # the same parameter, new memory: no new trace
     assert compiled(x).item() == 60.0 and compiled.explain().compile_times == traces
+
+
+@pytest.mark.parametrize("take", [lambda y: y.detach(), lambda y: y.data])
+def test_detach_and_data_inside_a_compiled_function_read_this_call(take):
+    """x.detach() and x.data make a tensor on a traced value's array without an op: they are
+    that value with no gradient through it, never the first call's array."""
+    w = tg.tensor([1.0, 2.0], requires_grad=True)
+
+    def f(x):
+        y = x * w
+        return (y * take(y)).sum() + take(x).sum()
+
+    compiled = tg.compile(f)
+    for values in ([1.0, 2.0], [1.0, 2.0], [5.0, 6.0], [-1.0, 0.5]):
+        x = tg.tensor(values)
+        w.grad = None
+        out = compiled(x)
+        out.backward()
+        got = (out.item(), w.grad.tolist())
+        w.grad = None
+        ref = f(x)
+        ref.backward()
+        assert got == (ref.item(), w.grad.tolist()), values  # the gradient skips take(y)
+
+
+def test_an_in_place_write_through_detach_runs_eagerly():
+    def f(x):
+        y = x * 2
+        y.detach().mul_(3)  # changes y too: the graph cannot follow both
+        return y.sum()
+
+    compiled = tg.compile(f)
+    for values in ([1.0, 2.0], [1.0, 2.0], [5.0, 6.0]):
+        x = tg.tensor(values)
+        assert compiled(x).item() == f(x).item()
+    assert any("detach() or .data" in r for r in compiled.explain().eager_reasons)

@@ -229,6 +229,7 @@ class Tracer:
         self._node: dict[int, tuple] = {}  # id(tensor) -> (tensor, node): the tensor kept alive
         self._by_data: dict[int, tuple] = {}  # id(array) -> (array, node) of recorded results
         self._sources: set[int] = set()  # ids of argument and captured tensors
+        self._aliases: set[int] = set()  # ids of tensors met sharing a traced one's array
         self.args = list(args_flat)
         self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
@@ -286,6 +287,7 @@ class Tracer:
     def _placeholder(self, t, source, name):
         node = S.Variable(name, shape=tuple(t.shape), dtype=str(t.dtype))
         self._node[id(t)] = (t, node)
+        self._by_data.setdefault(id(t._data), (t._data, node))
         self._sources.add(id(t))
         self.trace.placeholders.append((node, source))
         self._ref_of[id(node)] = ("arg", source.index) if source.kind == "arg" else (
@@ -309,6 +311,15 @@ class Tracer:
         hit = self._node.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
+        same = self._by_data.get(id(t._data))
+        if same is not None and same[0] is t._data:
+            # ``t`` holds a traced value's very array, made without an op the trace saw
+            # (``x.detach()``, ``x.data``): that value, with no gradient flowing through it.
+            # (Captured as an input instead, it would be fed the first call's array.)
+            node = S.stop_gradient(same[1])
+            self._node[id(t)] = (t, node)
+            self._aliases.add(id(t))
+            return node
         name = getattr(t, "name", None) or self._names.get(id(t)) or (
             f"captured{len(self.trace.placeholders)}")  # fmt: skip
         return self._placeholder(t, Source("tensor", tensor=t), name)
@@ -416,6 +427,11 @@ class Tracer:
             self.graph_break("an in-place write the graph did not see")
             return
         node = hit[1]
+        if id(t) in self._aliases:  # the tensor it shares memory with changes too, unseen
+            self.trace.whole.append("an in-place write through detach() or .data")
+            self.graph_break("an in-place write through a tensor that shares another's memory "
+                             "(x.detach(), x.data): the graph cannot follow both")  # fmt: skip
+            return
         self._node[id(t)] = (t, node)
         self.trace.whole.append("an in-place op (add_, x[i] = ...) in a function with a break")
         if id(t) in self._sources:  # an argument or captured tensor: written back every call
