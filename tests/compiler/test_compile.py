@@ -665,3 +665,24 @@ def test_an_in_place_write_through_detach_runs_eagerly():
         x = tg.tensor(values)
         assert compiled(x).item() == f(x).item()
     assert any("detach() or .data" in r for r in compiled.explain().eager_reasons)
+
+
+def test_a_number_read_by_item_computes_as_a_number_with_no_gradient():
+    """x.sum().item() used in tensor arithmetic: eager sees a Python number (no gradient
+    through it); traced, it failed with a TypeError, and in the program it must not carry a
+    gradient either."""
+
+    def f(x):
+        s = x.sum().item()
+        return (x * s + x.max().item()).sum()
+
+    compiled = tg.compile(f)
+    for values in ([1.0, 2.0], [1.0, 2.0], [3.0, 1.0], [-2.0, 0.5]):
+        x = tg.tensor(values, requires_grad=True)
+        out = compiled(x)
+        out.backward()
+        ref_x = tg.tensor(values, requires_grad=True)
+        ref = f(ref_x)
+        ref.backward()
+        assert out.item() == pytest.approx(ref.item()), values
+        assert x.grad.tolist() == pytest.approx(ref_x.grad.tolist()), values

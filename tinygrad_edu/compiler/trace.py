@@ -223,6 +223,14 @@ class Tracer:
 
     replaying = False  # (the dispatcher asks: a Replay answers True)
 
+    @staticmethod
+    def plain(args) -> tuple:
+        """An op's arguments for the eager run: a number read by ``.item()`` (a
+        :class:`TracedScalar`) as the plain number; the recorded op keeps its node."""
+        if not any(type(a) is TracedScalar for a in args):
+            return args
+        return tuple(a.value if type(a) is TracedScalar else a for a in args)
+
     def __init__(self, args_flat, fullgraph: bool = False, names=None):
         self.fullgraph = fullgraph
         self.trace = Trace()
@@ -328,8 +336,8 @@ class Tracer:
         """An op's argument as the graph sees it: a node, a number or a constant array."""
         if isinstance(x, Tensor):
             return self.node_of(x)
-        if isinstance(x, TracedScalar):
-            return x.node
+        if isinstance(x, TracedScalar):  # a Python number in eager code: no gradient
+            return S.stop_gradient(x.node) if isinstance(x.node, S.Node) else x.node
         if hasattr(x, "shape") and hasattr(x, "dtype"):
             hit = self._by_data.get(id(x))
             if hit is not None and hit[0] is x:

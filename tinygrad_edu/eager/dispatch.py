@@ -163,8 +163,10 @@ def apply_op(op, *args, **attrs):
     """
     Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
     trace = _modes.trace if _RARE[0] else None  # see NOTE [Rare modes] in grad_mode.py
-    if trace is not None and trace.replaying:  # tg.compile replays a segmented function:
-        return trace.replay(op, args, attrs)  # a stand-in, computed later by a compiled program
+    if trace is not None:
+        if trace.replaying:  # tg.compile replays a segmented function: a stand-in, computed
+            return trace.replay(op, args, attrs)  # later by a compiled program
+        traced, args = args, trace.plain(args)  # a number read by .item(): its value here
     # 1. the inputs' arrays, their device, and the mask of inputs that require grad
     datas = []
     dev = None
@@ -277,7 +279,7 @@ def apply_op(op, *args, **attrs):
         if _RARE[0] and _modes.anomaly:
             node._record_trace()
     if trace is not None:  # tg.compile is tracing: record the op into its graph
-        trace.record(op, args, attrs, result)
+        trace.record(op, traced, attrs, result)
     return result
 
 
