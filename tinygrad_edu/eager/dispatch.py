@@ -69,9 +69,15 @@ def _as_array(xp, value, opname="tensor"):
     return out
 
 
+def type_name(value) -> str:
+    """A value's type as an error names it: ``list``, ``torch.Tensor``."""
+    mod = type(value).__module__
+    return type(value).__qualname__ if mod == "builtins" else f"{mod}.{type(value).__qualname__}"
+
+
 def mixing_error(opname, value) -> TypeError:
     """The error for an eager op given another engine's value, or another library's tensor."""
-    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    kind = type_name(value)
     if kind.startswith("tinygrad_edu.symbolic"):
         return TypeError(
             f"{opname}: an eager tensor met a symbolic Node ({value!r}); eager tensors and "

@@ -38,7 +38,7 @@ from .convert import (
     _raw_index,
     _to_array,
 )
-from .dispatch import METHODS, _as_array, _foreign, apply_op
+from .dispatch import METHODS, _as_array, _foreign, apply_op, type_name
 from .engine import backward as _backward
 from .node import AccumulateGrad, CopySlices
 from .printing import tensor_repr
@@ -161,7 +161,7 @@ class Tensor(Conversions):
             array, device = value, self._device
         else:
             raise TypeError(
-                f"data: x.data must be set to a tensor, got {_kind(value)}; to fill "
+                f"data: x.data must be set to a tensor, got {type_name(value)}; to fill "
                 "x with values use `with tg.no_grad(): x.copy_(tg.as_tensor(values))`"
             )
         if self._requires_grad and not backend.is_floating(array.dtype):
@@ -586,12 +586,6 @@ _NO_GRAD_VIEW = (
     "don't want the inplace to be tracked) or both outside (if you want the inplace to be "
     "tracked)."
 )
-
-
-def _kind(value) -> str:
-    """A value's type as an error names it: ``list``, ``torch.Tensor``."""
-    mod = type(value).__module__
-    return type(value).__qualname__ if mod == "builtins" else f"{mod}.{type(value).__qualname__}"
 
 
 def _replay(base, steps) -> Tensor:
