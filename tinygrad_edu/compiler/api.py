@@ -30,9 +30,9 @@ guards hold, where it broke and why a function runs eagerly.
 ... def f(x):
 ...     return (x * x).sum() * 2
 >>> x = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
->>> f(x).grad_fn.name()         # the first call traces: it runs eagerly, and compiles
-'MulBackward0'
->>> y = f(x)                    # later calls run the compiled program
+>>> f(x).grad_fn.name()         # the first call traces (an eager run), compiles, runs it
+'CompiledFunctionBackward'
+>>> y = f(x)                    # later calls run the compiled program only
 >>> y.grad_fn.name()
 'CompiledFunctionBackward'
 >>> y.backward(); x.grad        # the backward program, built ahead of time
@@ -53,11 +53,12 @@ from ..eager.tensor import Tensor
 from ..nn.module import Module
 from . import trace as _trace
 from .module import OptimizedModule
-from .program import attach, build_program, fetch, write_back
+from .program import attach, build_program, fetch, joined, spend, write_back
+from .reach import TOO_LARGE, modules_of, optimizers_of, python_reads, watched_tensors
 from .replay import Replay
 from .segments import Variant, plan
 from .trace import GraphBreak, TracedScalar, Tracer
-from .training import patch_training
+from .training import patch_effects, patch_training
 
 __all__ = ["compile", "CompiledCallable", "ExplainOutput", "GraphBreak", "cache_size_limit"]
 
@@ -121,6 +122,16 @@ def _output_spec(obj, leaves: list):
     return ("V",)
 
 
+def _plain(result):
+    """A traced call's result with each number read by ``.item()`` (a :class:`TracedScalar`,
+    which the trace needed) as the plain Python number that eager returns."""
+    leaves: list = []
+    spec = _output_spec(result, leaves)
+    if not any(type(x) is TracedScalar for x in leaves):
+        return result
+    return _unflatten(spec, [x.value if type(x) is TracedScalar else x for x in leaves])
+
+
 def _tensor_key(t: Tensor):
     # the dtype itself, not its name: str() of a numpy dtype costs more than the rest
     return (tuple(t.shape), t._data.dtype, str(t.device), t.requires_grad)
@@ -172,6 +183,7 @@ class _Entry:
         self.eager_reasons: list = []
         self.divergences = 0  # replays that left the log (each traced a new variant)
         self.grad_on, self.device = key[2], "cpu"
+        self.reads = self.trace = None
 
     def replan(self) -> None:
         """The tree of segments of all variants (rebuilt when a path is added)."""
@@ -206,11 +218,15 @@ class CompiledCallable:
             return self.fn(*args, **kwargs)  # nested inside another trace: part of that graph
         leaves: list = []
         spec = _flatten((args, kwargs), leaves)
-        key = (spec, tuple(_tensor_key(t) if isinstance(t, Tensor) else None for t in leaves),
-               grad_mode.is_grad_enabled(), self._modes())  # fmt: skip
+        key = self._key(spec, leaves)
+        reads = None  # the fingerprint of what the function reaches: taken once, if asked
         for entry in self._entries:
             if entry.key != key:
                 continue
+            if entry.reads is not None:
+                reads = self._read_values() if reads is None else reads
+                if reads != entry.reads:
+                    continue
             if entry.variants is not None:  # graph breaks: compiled segments, eager reads
                 ready = [v for v in entry.variants
                          if all(f() == want for f, want in v.extra_guards)]  # fmt: skip
@@ -241,39 +257,69 @@ class CompiledCallable:
         """Traces kept: one per specialisation, one per path of a segmented one."""
         return sum(len(e.variants) if e.variants is not None else 1 for e in self._entries)
 
-    def _modes(self) -> tuple:
-        """What the call's key holds besides its arguments: every reachable module's
-        ``training``, and the plain Python values a trace may have baked in as constants
-        (see :func:`_python_reads`)."""
-        if self._modules is None:  # found once; the values are read every call
-            self._modules = _modules_of(self.fn)
-            self._reads = _python_reads(self.fn, self._modules)
-        return (tuple(m.training for m in self._modules),
-                tuple(read() for read, _ in self._reads))  # fmt: skip
+    def _key(self, spec, leaves) -> tuple:
+        """What a specialisation is keyed on: the arguments' structure, each tensor's shape,
+        dtype, device and ``requires_grad``, grad mode, and every reachable module's
+        ``training`` (the rest of Python state in reach is compared by :meth:`_read_values`)."""
+        if self._modules is None:  # found at a trace; the values are read every call
+            self._refresh()
+        return (spec, tuple(_tensor_key(t) if isinstance(t, Tensor) else None for t in leaves),
+                grad_mode.is_grad_enabled(), tuple(m.training for m in self._modules))  # fmt: skip
+
+    def _refresh(self) -> None:
+        self._modules = modules_of(self.fn)
+        self._reads = python_reads(self.fn, self._modules)
+
+    def _read_values(self) -> tuple:
+        """The fingerprint of the Python state in reach (see :mod:`.reach`)."""
+        return tuple(read() for read, _ in self._reads)
 
     # -- tracing -----------------------------------------------------------------------------
     def _names(self) -> dict:
-        return {id(t): n for m in _modules_of(self.fn)[:1] for n, t in
+        return {id(t): n for m in self._modules[:1] for n, t in
                 [*m.named_parameters(), *m.named_buffers()]}  # fmt: skip
 
     def _trace(self, key, args, kwargs, leaves):
-        tracer = Tracer(leaves, self.fullgraph, self._names())
+        self._refresh()  # (a submodule replaced since: its own modes and attributes)
+        key = self._key(key[0], leaves)
+        before = self._read_values()
+        watched = watched_tensors(leaves, self._modules, self.fn)
+        tracer = Tracer(leaves, self.fullgraph, self._names(), watched)
+        for opt in optimizers_of(self.fn):
+            tracer.watch_groups(opt)
         _trace.ACTIVE.tracer = tracer
         grad_mode.set_trace(tracer)
-        undo_reads = _trace.patch_tensor_reads(tracer)
-        undo_training = patch_training(tracer)
+        undo = [_trace.patch_tensor_reads(tracer), patch_training(tracer), patch_effects(tracer)]
         try:
             result = self.fn(*args, **kwargs)
             tracer.check_random()
         finally:
             _trace.ACTIVE.tracer = None
             grad_mode.set_trace(None)
-            undo_reads()
-            undo_training()
-        self._conclude(tracer, result, key, args, kwargs, leaves)
-        return result
+            for u in undo:
+                u()
+        tracer.check_writes()
+        self._changed_state(tracer, before)
+        entry = self._conclude(tracer, result, key, args, kwargs, leaves, reads=before)
+        if entry is not None and _pure(entry):
+            # as torch.compile's: the first call's result is the compiled program's already
+            # (the eager run above only traced); its values are the same
+            hit, compiled = self._run(entry, leaves)
+            if hit:
+                return compiled
+        return _plain(result)
 
-    def _conclude(self, tracer, result, key, args, kwargs, leaves, entry=None) -> None:
+    def _changed_state(self, tracer, before) -> None:
+        """Python state in reach that the traced call changed (``calls[0] += 1``): a side
+        effect a program would skip, so the function runs its Python every call."""
+        after = self._read_values()
+        for (_, what), b, a in zip(self._reads, before, after):
+            if b is TOO_LARGE:
+                tracer.python_effect(f"{what} holds too much to guard every call", "")
+            elif a != b:
+                tracer.python_effect(f"the function changes {what}", "")
+
+    def _conclude(self, tracer, result, key, args, kwargs, leaves, entry=None, reads=None):
         """Make a specialisation of a finished trace, or (``entry``: a segmented one whose
         replay left the log and traced the rest of the call) add its path as a variant."""
         after: list = []
@@ -322,11 +368,17 @@ class CompiledCallable:
                                if s.kind in ("arg", "tensor") and _source_tensor(tracer, s)
                                .requires_grad]  # fmt: skip
             device = _device_of(leaves, trace)
-            program = build_program(trace, outputs, grad_wanted, device)
-        guards = _describe_guards(key, trace, tracer.extra_guards, self._reads)
+            program = build_program(trace, outputs, grad_wanted, device, [
+                isinstance(x, Tensor) and x.requires_grad for x in out_leaves])
+        guards = _describe_guards(key, trace, tracer.extra_guards, self._reads, reads)
         entry = _Entry(key, program, tracer.extra_guards, list(trace.breaks), out_spec,
                        [None if isinstance(x, Tensor | TracedScalar) else x for x in out_leaves],
                        trace.ops, guards)  # fmt: skip
+        # a function that changes Python state runs its Python every call (a replay checks
+        # each value it bakes in), so what it reaches is not compared beforehand
+        entry.reads = None if trace.python else reads
+        entry.trace = trace
+        entry.out_requires = [isinstance(x, Tensor) and x.requires_grad for x in out_leaves]
         entry.out_kinds = ["tensor" if isinstance(x, Tensor) else "scalar" if isinstance(
             x, TracedScalar) else "const" for x in out_leaves]  # fmt: skip
         entry.eager_reasons = eager_reasons
@@ -334,6 +386,7 @@ class CompiledCallable:
             entry.variants, entry.device = variants, _device_of(leaves, trace)
             entry.replan()
         self._entries.insert(0, entry)
+        return entry
 
     # -- running a segmented specialisation --------------------------------------------------
     def _replay(self, entry, ready, args, kwargs, leaves):
@@ -355,6 +408,7 @@ class CompiledCallable:
             replay.close()
         if replay.tracer is not None:
             self._conclude(replay.tracer, result, entry.key, args, kwargs, leaves, entry)
+            result = _plain(result)
         elif replay.diverged:
             entry.divergences += 1
         return result
@@ -381,8 +435,9 @@ class CompiledCallable:
             if bool(values[k]) != want:
                 return False, None
         write_back(program, values)
-        outs, tensors, diff = [], [], program.differentiable_set
-        for kind, const, slot in zip(entry.out_kinds, entry.out_leaves, program.output_index):
+        outs, tensors, spent, diff = [], [], [], program.differentiable_set
+        for kind, const, slot, requires in zip(entry.out_kinds, entry.out_leaves,
+                                               program.output_index, entry.out_requires):
             if kind == "const":
                 outs.append(const)
             elif kind == "scalar":
@@ -392,12 +447,18 @@ class CompiledCallable:
                 outs.append(t)
                 if slot in diff:
                     tensors.append(t)
+                elif requires:  # the loss of a training step: its graph is used up
+                    spent.append(t)
+        swap = {}
         if tensors and grad_mode.is_grad_enabled():
             inputs = [_source_tensor_from(program, i, leaves) for i in program.grad_inputs]
             saved = [values[k] for k in program.saved_slots]
-            wrapped = attach(program, tensors, saved, inputs)
-            wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
-            swap = {id(a): b for a, b in zip(tensors, wrapped)}
+            swap.update(joined(tensors, attach(program, tensors, saved, inputs)))
+        if spent and grad_mode.is_grad_enabled():
+            inputs = [t for _, t in program.write_slots if t.requires_grad]
+            if inputs:
+                swap.update(joined(spent, spend(spent, inputs)))
+        if swap:
             outs = [swap.get(id(o), o) if isinstance(o, Tensor) else o for o in outs]
         return True, _unflatten(entry.out_spec, outs)
 
@@ -460,91 +521,28 @@ def _device_of(leaves, trace) -> str:
     return "cpu"
 
 
-def _describe_guards(key, trace, extra, reads) -> list:
-    spec, tensors, grad, (modes, values) = key
+def _describe_guards(key, trace, extra, reads, values) -> list:
+    spec, tensors, grad, modes = key
     out = [f"grad mode is {'on' if grad else 'off'}"]
     out += [f"argument tensor {i}: shape {k[0]}, dtype {k[1]}, device {k[2]}, "
             f"requires_grad={k[3]}" for i, k in enumerate(tensors) if k is not None]  # fmt: skip
     out += [f"module {i}: training={t}" for i, t in enumerate(modes)]
-    out += [f"{what} is the same tensor" if isinstance(v, tuple) and v[:1] == ("tensor",)
-            else f"{what} are the same objects" if what.endswith("buffers")
-            else f"{what} == {v!r}" for (_, what), v in zip(reads, values)]  # fmt: skip
+    if values is not None and not trace.python:
+        out += [f"{what} == {v!r}" if isinstance(v, int | float | str | bool) else
+                f"{what} is as traced (its parameters, buffers, submodules and attributes)"
+                if what.startswith("module ") else f"{what} is as traced"
+                for (_, what), v in zip(reads, values)]  # fmt: skip
     out += [f"bool({node.name}) is {want} (read at {line})" for node, want, line in trace.guards]
     out += [f"{len(extra)} optimizer/.grad state check(s)"] if extra else []
     return out
 
 
-def _modules_of(fn) -> list:
-    """The modules a compiled callable reaches directly: a module, a bound method's owner,
-    or modules in the function's closure and globals it names."""
-    found = []
-    target = getattr(fn, "__self__", fn)
-    if isinstance(target, Module):
-        found.append(target)
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        cells = [c.cell_contents for c in (fn.__closure__ or ()) if _has_contents(c)]
-        names = [fn.__globals__.get(n) for n in code.co_names if n in fn.__globals__]
-        found += [v for v in cells + names if isinstance(v, Module)]
-    out = []
-    for m in found:
-        out += [sub for sub in m.modules() if all(sub is not o for o in out)]
-    return out
-
-
-_PLAIN = (bool, int, float, complex, str, type(None))
-
-
-def _guarded(value):
-    """What a guard compares of a value in reach: a plain value (a number, string, bool, None
-    or a tuple of them) itself, a tensor its identity; anything else is not guarded (None)."""
-    if isinstance(value, Tensor):
-        return ("tensor", id(value))  # (the program holds it, so the id is not reused)
-    if isinstance(value, _PLAIN) or (
-            isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):  # fmt: skip
-        return value
-    return None
-
-
-def _identities(m) -> tuple:
-    return tuple(map(id, m._parameters.values())) + tuple(map(id, m._buffers.values()))
-
-
-def _python_reads(fn, modules) -> list:
-    """``(read, what)`` for the values in the function's reach that a trace bakes into the
-    program: plain values (numbers, strings, tuples of them) become constants, tensors
-    captured inputs. In reach: the globals its code names, its closure's variables, and the
-    public attributes, parameters and buffers of every module it reaches (``self.scale``,
-    ``self.weight``). What they are is part of every call's key, so rebinding one (``scale =
-    3.0``, ``W = new_tensor``, ``model.w = Parameter(...)``) traces again instead of returning
-    the old answer. (Globals read only by functions it calls, and attributes of other
-    objects, are not seen: pass such values as arguments.)"""
-    reads = []
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        scope = fn.__globals__
-        reads += [(lambda n=n: _guarded(scope.get(n)), f"global {n}") for n in code.co_names
-                  if n in scope and _guarded(scope[n]) is not None]  # fmt: skip
-        cells = zip(code.co_freevars, fn.__closure__ or ())
-        held = [(n, c) for n, c in cells if _has_contents(c)]
-        reads += [(lambda c=c: _guarded(c.cell_contents), f"closure variable {n}")
-                  for n, c in held if _guarded(c.cell_contents) is not None]  # fmt: skip
-    for i, m in enumerate(modules):
-        name = f"module {i}: {type(m).__name__}"
-        reads += [(lambda m=m, a=a: _guarded(getattr(m, a, None)), f"{name}.{a}")
-                  for a, v in vars(m).items()
-                  if a != "training" and a[:1] != "_" and _guarded(v) is not None]  # fmt: skip
-        if m._parameters or m._buffers:
-            reads.append((lambda m=m: _identities(m), f"{name}'s parameters and buffers"))
-    return reads
-
-
-def _has_contents(cell) -> bool:
-    try:
-        cell.cell_contents  # noqa: B018
-        return True
-    except ValueError:
-        return False
+def _pure(entry) -> bool:
+    """A specialisation whose program changes nothing (no parameter, buffer, ``.grad`` or
+    optimizer state written, no Python effect): it can run right after its trace."""
+    trace = entry.trace
+    return entry.program is not None and not (trace.writes or trace.grads or
+                                              trace.state_writes or trace.python)  # fmt: skip
 
 
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",  # noqa: A001

@@ -25,11 +25,12 @@ import numpy as _np
 from .. import backend
 from .. import symbolic as S
 from ..eager.function import Function
+from ..eager.node import RETAIN_GRAPH_HINT
 from ..eager.tensor import Tensor
 from ..symbolic.graph import topo_sort
 from ..symbolic.node import CONSTANT, PLACEHOLDER
 
-__all__ = ["Program", "build_program", "CompiledFunction", "fetch", "write_back"]
+__all__ = ["Program", "build_program", "CompiledFunction", "fetch", "write_back", "spend", "joined"]
 
 
 def _compiled(nodes, device, donated=()):
@@ -111,10 +112,12 @@ def _clone_backward(grads, forward_set):
     return [copy(g) for g in grads], saved
 
 
-def build_program(trace, outputs, grad_wanted, device) -> Program:
+def build_program(trace, outputs, grad_wanted, device, requires=None) -> Program:
     """Compile ``trace`` whose function returned the graph nodes ``outputs`` (a list with
     None for outputs that are not tensors of the graph). ``grad_wanted``: the placeholder
-    positions whose sources require grad (empty: no backward program)."""
+    positions whose sources require grad (empty: no backward program); ``requires``: per
+    output, whether the eager run's result required grad (only those get a ``grad_fn``: a
+    result made under ``no_grad``, a number read by ``.item()`` do not)."""
     results, out_slots = [], []
 
     def slot(node, what):
@@ -130,7 +133,8 @@ def build_program(trace, outputs, grad_wanted, device) -> Program:
 
     backward, backward_feeds, differentiable, saved_slots, bw_nodes = None, [], [], [], []
     xs = [trace.placeholders[i][0] for i in grad_wanted]
-    diff_outputs = [(k, n) for k, n in enumerate(outputs) if n is not None and
+    requires = [True] * len(outputs) if requires is None else requires
+    diff_outputs = [(k, n) for k, n in enumerate(outputs) if n is not None and requires[k] and
                     n.dtype is not None and n.dtype.startswith(("float", "complex"))]  # fmt: skip
     if xs and diff_outputs:
         ys = [n for _, n in diff_outputs]
@@ -221,12 +225,12 @@ class CompiledFunction(Function):
 
     @staticmethod
     def forward(ctx, call, *inputs):
-        ctx.call = call
+        ctx.save_for_backward(call)  # freed by a backward without retain_graph, as eager's
         return tuple(call.outputs)
 
     @staticmethod
     def backward(ctx, *grads):
-        call = ctx.call
+        (call,) = ctx.saved_tensors  # (a second backward without retain_graph: eager's error)
         if ctx._graph_mode:
             raise RuntimeError(
                 "CompiledFunctionBackward: create_graph=True (a gradient of a gradient) is "
@@ -237,9 +241,36 @@ class CompiledFunction(Function):
         feed = {p: v for p, v in zip(program.backward_feeds, call.saved + [g._data for g in grads])
                 if p in needs}  # fmt: skip
         values = program.backward(feed)
-        call.saved = None  # like a node's saved tensors: one backward
         out = [Tensor._make(v, device=t._device) for t, v in zip(call.inputs, values)]
         return (None, *out)
+
+
+class _Spent(Function):
+    """The outputs of a call whose own ``backward()`` already used their graph (a training
+    step returns its loss): they require grad, as eager's do, and a backward through them
+    raises eager's error for a graph already freed."""
+
+    @staticmethod
+    def forward(ctx, outputs, *inputs):
+        return tuple(outputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(f"CompiledFunctionBackward: {RETAIN_GRAPH_HINT}")
+
+
+_Spent.__name__ = _Spent.__qualname__ = "CompiledFunction"  # (its node's name)
+
+
+def joined(tensors, wrapped) -> dict:
+    """id of each of ``tensors`` -> its counterpart in ``wrapped`` (one tensor or a tuple)."""
+    wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+    return {id(a): b for a, b in zip(tensors, wrapped)}
+
+
+def spend(outputs, inputs):
+    """``outputs`` joined to ``inputs`` (tensors that require grad) by a spent node."""
+    return _Spent.apply(outputs, *inputs)
 
 
 class _Call:

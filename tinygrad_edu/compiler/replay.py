@@ -32,9 +32,9 @@ from ..eager.dispatch import apply_op
 from ..eager.tensor import _CHECKED as _REFCOUNTS_CHECKED
 from ..eager.tensor import Tensor
 from . import trace as _trace
-from .program import attach, fetch, write_back
+from .program import attach, fetch, joined, spend, write_back
 from .trace import Tracer
-from .training import install_training_hooks, patch_training
+from .training import install_effect_hooks, install_training_hooks, patch_training
 
 __all__ = ["Replay"]
 
@@ -108,6 +108,8 @@ class Replay:
         self.index: dict = {}  # id(stand-in) -> its place in `calls`
         self.thunks: dict = {}  # place of a deferred training call -> runs it eagerly
         self.bound: dict = {}  # captured placeholder -> the tensor at its place in this call
+        self.read_at: dict = {}  # id(placeholder) -> a number (the lr ...) read at its event
+        self.aliases: list = []  # tensors made on a stand-in's array (x.detach(), x.data)
         self.deferred = False  # a training call waits for its segment's program
         self.diverged = False
         self.tracer = None  # after a divergence: records the rest of the call
@@ -117,7 +119,8 @@ class Replay:
     def install(self) -> None:
         _trace.ACTIVE.tracer = self
         grad_mode.set_trace(self)
-        self._undo = [_patch_reads(self), _patch_training(self)]
+        self._undo = [_patch_reads(self), _patch_training(self),
+                      install_effect_hooks(lambda reason: self.sync(None))]  # fmt: skip
 
     def close(self) -> None:
         """Hand the dispatcher and the patched methods back (after the call)."""
@@ -149,6 +152,9 @@ class Replay:
     def record(self, op, args, attrs, result):  # an op the dispatcher ran (never while
         pass  # replaying: after a divergence the tracer is the dispatcher's)
 
+    def alias(self, old, t):  # the old value of an in-place op: see rebind
+        pass
+
     def rebind(self, t, values):  # an in-place write: the trace had none (it would not
         self.diverge()  # be segmented), so this call left the log
         if self.tracer is not None:
@@ -166,6 +172,12 @@ class Replay:
         self.cands = keep
         self.calls.append((kind, args, attrs, None))
         self.thunks[j] = thunk
+        # the numbers the deferred call reads (learning rate, bias corrections) are read now,
+        # where eager reads them, not when its segment runs (Python may change them between:
+        # a scheduler's step, g["lr"] *= 0.5)
+        for node, source in keep[0].trace.placeholders:
+            if source.kind == "scalar" and source.at == j + 1:
+                self.read_at[id(node)] = fetch(source, self.leaves)
         self.deferred = True
         return True
 
@@ -203,8 +215,9 @@ class Replay:
 
     # -- values ------------------------------------------------------------------------------
     def sync(self, t) -> None:
-        """Python reads ``t`` (a stand-in, or any tensor while a training call is deferred):
-        run the segments up to here, then ``t`` is real."""
+        """Python reads ``t`` (a stand-in, or any tensor while a training call is deferred;
+        None: a side effect the trace logged here, a print or a scheduler's step): run the
+        segments up to here, then ``t`` is real."""
         if not self.diverged:
             here = len(self.calls)
             if here > self.node.end:
@@ -213,10 +226,10 @@ class Replay:
                     self._run_to(keep[0], here)
                 else:  # a read the trace did not make: traced (eagerly) from here
                     self.diverge()
-                    if self.tracer is not None and self.tracer.is_traced(t):
+                    if t is not None and self.tracer is not None and self.tracer.is_traced(t):
                         self.tracer.graph_break("a value read here that the first trace did "
                                                 "not make", read=t)  # fmt: skip
-        if _pending(t):
+        if t is not None and _pending(t):
             self.force(t)
 
     def _run_to(self, v, here) -> None:
@@ -245,12 +258,19 @@ class Replay:
         for slot in program.output_index:
             outs.append(Tensor._make(values[slot], device=backend.device_of(values[slot])))
         grads = [o for o, slot in zip(outs, program.output_index) if slot in diff]
+        log = seg.variants[0].log
+        spent = [o for o, slot, j in zip(outs, program.output_index, seg.roots)
+                 if slot not in diff and log[j].requires_grad]  # (a training step's loss)
+        swap = {}
         if grads and grad_mode.is_grad_enabled():
             inputs = [self._input(*program.placeholders[i]) for i in program.grad_inputs]
             saved = [values[k] for k in program.saved_slots]
-            wrapped = attach(program, grads, saved, inputs)
-            wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
-            swap = {id(a): b for a, b in zip(grads, wrapped)}
+            swap.update(joined(grads, attach(program, grads, saved, inputs)))
+        if spent and grad_mode.is_grad_enabled():
+            inputs = [t for _, t in program.write_slots if t.requires_grad]
+            if inputs:
+                swap.update(joined(spent, spend(spent, inputs)))
+        if swap:
             outs = [swap.get(id(o), o) for o in outs]
         for j, real in zip(seg.roots, outs):
             _become(self.calls[j][3], real)
@@ -258,6 +278,8 @@ class Replay:
     def _array(self, node, source):
         if source.kind in ("arg", "carry", "tensor"):
             return self._input(node, source)._data
+        if id(node) in self.read_at:
+            return self.read_at[id(node)]
         return fetch(source, self.leaves)  # optimizer state, the learning rate ...
 
     def _input(self, node, source):
@@ -285,6 +307,15 @@ class Replay:
             s = todo[-1]
             if not _pending(s):
                 todo.pop()
+                continue
+            fake = s._data
+            if fake.real is not None:  # an alias (x.detach()) of a stand-in made real
+                s._data = fake.real
+                todo.pop()
+                continue
+            owner = self.calls[fake.index][3]
+            if owner is not s:  # an alias: its stand-in first
+                todo.append(owner)
                 continue
             op, args, attrs, _ = self.calls[s._data.index]
             waiting = [a for a in args if isinstance(a, Tensor) and _pending(a)]
@@ -352,11 +383,26 @@ class Replay:
         # checked (see NOTE [Keeping a gradient without a copy] in eager/tensor.py), every
         # stand-in is computed: slower, never stale.
         uses = _uses(self.calls)
+        for a in self.aliases:  # (each one the function made, by detach() or .data)
+            self.force(a)
         pending = [c[3] for c in self.calls if c[3] is not None and _pending(c[3])]
         for t in pending:
             # getrefcount's argument, the loop variable, `pending`, the call's tuple
             if not _REFCOUNTS_CHECKED or sys.getrefcount(t) - 4 - uses.get(id(t), 0) > 0:
                 self.force(t)
+
+
+def _with_settings(opt, settings, step) -> None:
+    """Run a deferred ``opt.step()`` eagerly with the settings (lr ...) its groups had where
+    the function called it; then the groups have what Python has set since."""
+    now = [dict(g) for g in opt.param_groups]
+    for g, then in zip(opt.param_groups, settings):
+        g.update(then)
+    try:
+        step(opt)
+    finally:
+        for g, later in zip(opt.param_groups, now):
+            g.update(later)
 
 
 def _is_event(rec, kind, target, attrs) -> bool:
@@ -393,7 +439,7 @@ def _same(a, b) -> bool:
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, tuple | list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if hasattr(a, "shape") and hasattr(a, "dtype"):
+    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, type):
         return a.shape == b.shape and a.dtype == b.dtype and bool(_np.array_equal(a, b))
     try:
         return bool(a == b)
@@ -406,17 +452,31 @@ def _patch_reads(replay):
     """``Tensor.numpy()`` (through which item, bool, print, tolist, float and int read values)
     of a stand-in, or of any tensor while a training call is deferred (a parameter printed
     after ``opt.step()``), first runs the segments up to here. Returns the undo."""
-    saved = Tensor.__dict__["numpy"]
+    saved, detach, data = Tensor.__dict__["numpy"], Tensor.detach, Tensor.__dict__["data"]
 
     def numpy(self):
         if type(self._data) is _Pending or replay.deferred:
             replay.sync(self)
         return saved(self)
 
-    Tensor.numpy = numpy
+    def alias(self, counter):  # a tensor on a stand-in's (future) array, no values asked
+        t = object.__new__(Tensor)
+        core.init_tensor(t, None, self._device, counter=counter)
+        t._data = self._data
+        replay.aliases.append(t)
+        return t
+
+    def detached(self):
+        return alias(self, self._counter) if type(self._data) is _Pending else detach(self)
+
+    def get_data(self):
+        return alias(self, None) if type(self._data) is _Pending else data.fget(self)
+
+    Tensor.numpy, Tensor.detach = numpy, detached
+    Tensor.data = property(get_data, data.fset, data.fdel, data.__doc__)
 
     def undo():
-        Tensor.numpy = saved
+        Tensor.numpy, Tensor.detach, Tensor.data = saved, detach, data
 
     return undo
 
@@ -451,7 +511,9 @@ def _patch_training(replay):
 
     def step_of(cls, original):
         def step(self, closure=None):
-            if replay.event("step", self, None, {}, closure is None, lambda: original(self)):
+            settings = [dict(g) for g in self.param_groups]  # (lr ... as eager reads them)
+            if replay.event("step", self, None, {}, closure is None,
+                            lambda: _with_settings(self, settings, original)):  # fmt: skip
                 return None
             return cls.step(self) if closure is None else cls.step(self, closure)
 

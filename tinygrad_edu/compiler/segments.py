@@ -182,7 +182,8 @@ def _compile(seg, grad_on, device) -> None:
                 grads={k: (t, None if n is None else new[id(n)]) for k, (t, n) in grads.items()},
                 state_writes=[(s, new[id(n)]) for s, n in state])  # fmt: skip
     wanted = [i for i, (_, s) in enumerate(placeholders) if _requires_grad(s, v)] if grad_on else []
-    seg.program = build_program(sub, cut[: len(seg.roots)], wanted, device)
+    seg.program = build_program(sub, cut[: len(seg.roots)], wanted, device,
+                                [v.log[j].requires_grad for j in seg.roots])
 
 
 def _requires_grad(source, v) -> bool:

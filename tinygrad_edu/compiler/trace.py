@@ -29,12 +29,13 @@ What the trace keeps besides the graph:
 
 from __future__ import annotations
 
+import gc
 import sys
 import traceback
 from dataclasses import dataclass, field
 
 from .. import symbolic as S
-from ..eager import factories
+from ..eager import factories, grad_mode
 from ..eager.tensor import Tensor
 
 __all__ = ["Tracer", "Source", "GraphBreak", "TracedScalar", "Rec", "user_line"]
@@ -73,6 +74,7 @@ class Source:
     tensor: object = None
     fetch: object = None  # "state"/"scalar": a callable giving the value
     dtype: object = None
+    at: int = -1  # "state"/"scalar": the log position where eager read it (after an event)
 
 
 @dataclass
@@ -92,6 +94,8 @@ class Trace:
     whole: list = field(default_factory=list)  # reasons the function cannot be segmented
     effects: list = field(default_factory=list)  # (log position, kind, key, node): each
     #   write, .grad and state write with the log entry that made it ("write", "grad", "state")
+    python: list = field(default_factory=list)  # (reason, line): Python side effects, which
+    #   make the function run its Python every call (a replay), never one program
 
 
 @dataclass
@@ -231,13 +235,15 @@ class Tracer:
             return args
         return tuple(a.value if type(a) is TracedScalar else a for a in args)
 
-    def __init__(self, args_flat, fullgraph: bool = False, names=None):
+    def __init__(self, args_flat, fullgraph: bool = False, names=None, watched=()):
         self.fullgraph = fullgraph
         self.trace = Trace()
         self._node: dict[int, tuple] = {}  # id(tensor) -> (tensor, node): the tensor kept alive
         self._by_data: dict[int, tuple] = {}  # id(array) -> (array, node) of recorded results
         self._sources: set[int] = set()  # ids of argument and captured tensors
         self._aliases: set[int] = set()  # ids of tensors met sharing a traced one's array
+        self._viewed: set[int] = set()  # ids of the bases of views the trace made
+        self._alias_of: dict = {}  # id(array) -> the aliases met on it (x.detach(), x.data)
         self.args = list(args_flat)
         self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
@@ -246,6 +252,17 @@ class Tracer:
         self._ref_of: dict = {}  # id(placeholder) -> ("arg", i) or ("tensor", node)
         self._scalars: list = []  # (TracedScalar, log position where it was read)
         self.done = False  # the traced call returned
+        # NOTE [Writes the graph did not see]: the tensors in reach, with their version
+        # counters and .grad when the call started; every write the trace records notes the
+        # counter it leaves (`_accounted`). A counter or .grad that moved past that when the
+        # call ends was changed outside the graph (a raw array write, tg.autograd.backward):
+        # the program would not repeat it, so the function runs eagerly.
+        self._watch = [(t, t._counter[0], t._grad, _version(t._grad)) for t in watched]
+        self._accounted: dict = {}  # id(counter) -> its value after the last recorded write
+        self._grad_accounted: dict = {}  # id(tensor) -> (its .grad, that one's counter)
+        self._grad_owner = {id(t._grad): t for t in watched if t._grad is not None}
+        self._groups: list = []  # (optimizer, its param_groups' settings when first seen)
+        self._last_break = self._last_effect = None  # (log position, line) of the last ones
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
                 self._placeholder(a, Source("arg", index=i), f"arg{i}")
@@ -305,12 +322,22 @@ class Tracer:
     def scalar_input(self, name, fetch, like):
         """A 0-d input computed per call (``fetch()``), in ``like``'s dtype."""
         node = S.Variable(name, shape=(), dtype=str(like.dtype))
-        self.trace.placeholders.append((node, Source("scalar", fetch=fetch, dtype=like.dtype)))
+        self.trace.placeholders.append((node, Source("scalar", fetch=fetch, dtype=like.dtype,
+                                                     at=len(self.trace.log))))  # fmt: skip
         return node
+
+    def old_grad(self, t):
+        """The ``.grad`` that ``t`` holds when the call starts, as a program input (guarded
+        present); recorded in ``trace.grad_reads``."""
+        self.trace.grad_reads.add(id(t))
+        self.extra_guards.append((lambda: t._grad is not None, True))
+        name = getattr(t, "name", None) or self._names.get(id(t)) or "param"
+        return self.state_input(f"{name}.grad", lambda: t._grad._data, t.shape, t.dtype)
 
     def state_input(self, name, fetch, shape, dtype):
         node = S.Variable(name, shape=tuple(shape), dtype=str(dtype))
-        self.trace.placeholders.append((node, Source("state", fetch=fetch, dtype=dtype)))
+        self.trace.placeholders.append((node, Source("state", fetch=fetch, dtype=dtype,
+                                                     at=len(self.trace.log))))  # fmt: skip
         return node
 
     def node_of(self, t: Tensor):
@@ -327,9 +354,16 @@ class Tracer:
             node = S.stop_gradient(same[1])
             self._node[id(t)] = (t, node)
             self._aliases.add(id(t))
+            self._alias_of.setdefault(id(t._data), []).append(t)
+            return node
+        owner = self._grad_owner.get(id(t))
+        if owner is not None and owner._grad is t:  # a .grad made before the call: read anew
+            node = self.old_grad(owner)
+            self._node[id(t)] = (t, node)
             return node
         name = getattr(t, "name", None) or self._names.get(id(t)) or (
             f"captured{len(self.trace.placeholders)}")  # fmt: skip
+        self._watch.append((t, t._counter[0], t._grad, _version(t._grad)))
         return self._placeholder(t, Source("tensor", tensor=t), name)
 
     def value_of(self, x):
@@ -348,10 +382,21 @@ class Tracer:
     def bind(self, t: Tensor, node) -> None:
         """From now on ``t`` holds the value of ``node`` (an in-place change, a .grad)."""
         self._node[id(t)] = (t, node)
+        self._by_data[id(t._data)] = (t._data, node)  # (its detach() is that value too)
+
+    def alias(self, old: Tensor, t: Tensor) -> None:
+        """``old`` stands for ``t``'s value before an in-place op (eager's alias that keeps
+        the old place in the autograd graph): the same node, gradient included."""
+        self._node[id(old)] = (old, self.node_of(t))
 
     def is_traced(self, t) -> bool:
+        """Is ``t`` a value of the graph (also: an alias on a traced value's array, such as
+        ``y.detach()``, whose node :meth:`node_of` makes)?"""
         hit = self._node.get(id(t))
-        return hit is not None and hit[0] is t
+        if hit is not None and hit[0] is t:
+            return True
+        same = self._by_data.get(id(t._data))
+        return same is not None and same[0] is t._data
 
     # -- random numbers -------------------------------------------------------------------------
     @staticmethod
@@ -389,8 +434,13 @@ class Tracer:
             return
         if node.dtype is None:  # (the symbolic rule could not tell; the eager run did)
             node.dtype = str(result.dtype)
+        if not result.requires_grad and not grad_mode.is_grad_enabled():
+            # made under no_grad: no gradient flows through it in eager, nor in the program
+            node = S.stop_gradient(node)
         self._node[id(result)] = (result, node)
         self._by_data[id(result._data)] = (result._data, node)
+        if result._base is not None:  # a view: an in-place write to it or its base
+            self._viewed.add(id(result._base))  # changes the other too (see rebind)
         refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
         self._op_of[id(node)] = len(self.trace.log)
         self.trace.log.append(
@@ -435,14 +485,25 @@ class Tracer:
             self.graph_break("an in-place write the graph did not see")
             return
         node = hit[1]
+        if t._base is not None or id(t) in self._viewed:
+            self.trace.whole.append("an in-place write to a view or to a tensor with views")
+            self.graph_break("an in-place write to a view (y[1:].mul_(2)) or to a tensor that "
+                             "has views: the graph cannot follow both")  # fmt: skip
+            return
         if id(t) in self._aliases:  # the tensor it shares memory with changes too, unseen
             self.trace.whole.append("an in-place write through detach() or .data")
             self.graph_break("an in-place write through a tensor that shares another's memory "
                              "(x.detach(), x.data): the graph cannot follow both")  # fmt: skip
             return
-        self._node[id(t)] = (t, node)
+        self.bind(t, node)  # (an alias met later, `h.data` after `h.add_(1)`, reads it too)
+        for a in self._alias_of.get(id(t._data), ()):  # `d = h.detach(); h.add_(1)`: d too
+            if a._data is t._data:
+                self._node[id(a)] = (a, S.stop_gradient(node))
         self.trace.whole.append("an in-place op (add_, x[i] = ...) in a function with a break")
-        if id(t) in self._sources:  # an argument or captured tensor: written back every call
+        owner = self._grad_owner.get(id(t))
+        if owner is not None and owner._grad is t:  # a .grad changed in place (clipping)
+            self.set_grad(owner, node)
+        elif id(t) in self._sources:  # an argument or captured tensor: written back every call
             self.set_write(t, node)
 
     # -- training calls and the state they write (compiler/training.py) ----------------------
@@ -461,11 +522,59 @@ class Tracer:
         """``t``'s array is written back from ``node`` after the program runs."""
         self.trace.writes[id(t)] = (t, node)
         self._effect("write", t, node)
+        self._accounted[id(t._counter)] = t._counter[0]  # (shared by its views)
 
     def set_grad(self, t, node) -> None:
         """``t.grad`` is set from ``node`` (None: cleared) after the program runs."""
         self.trace.grads[id(t)] = (t, node)
         self._effect("grad", t, node)
+        self._grad_accounted[id(t)] = (t._grad, _version(t._grad))
+        if t._grad is not None:
+            self._grad_owner[id(t._grad)] = t
+
+    def watch_groups(self, opt) -> None:
+        """Note ``opt``'s settings (lr, momentum ...) now: changed by the time the call ends
+        (a scheduler's step, ``g["lr"] *= 0.5``), they are a Python side effect."""
+        if all(o is not opt for o, _ in self._groups):
+            self._groups.append((opt, _settings(opt)))
+
+    def check_writes(self) -> None:
+        """See NOTE [Writes the graph did not see]; and the optimizers' settings."""
+        for opt, settings in self._groups:
+            if _settings(opt) != settings:
+                self.python_effect(f"the function changes {type(opt).__name__}.param_groups "
+                                   "(the learning rate ...)", "")  # fmt: skip
+        for t, counter, grad, grad_counter in self._watch:
+            name = self._names.get(id(t)) or getattr(t, "name", None) or (
+                f"a tensor of shape {tuple(t.shape)}")  # fmt: skip
+            if t._counter[0] != counter and self._accounted.get(id(t._counter)) != t._counter[0]:
+                what = f"{name} is changed in place outside the graph"
+            elif (t._grad is not grad or _version(t._grad) != grad_counter) and (
+                    self._grad_accounted.get(id(t)) != (t._grad, _version(t._grad))):  # fmt: skip
+                what = f"the .grad of {name} is changed outside loss.backward()/zero_grad()"
+            else:
+                continue
+            self.trace.whole.append(what)
+            self.trace.breaks.append((f"{what} (a write the program would not repeat)",
+                                      "<in the function>"))  # fmt: skip
+
+    def python_effect(self, reason: str, line=None, quiet: bool = False) -> None:
+        """A Python side effect here (a print, a scheduler's step, state changed): the
+        function runs its Python every call, each op checked against the log (a replay);
+        ``fullgraph=True`` makes it an error. ``quiet``: a break at this line is listed
+        already."""
+        here = line is None  # (else: found when the call ended, at no one place)
+        line = user_line() if line is None else line or "<in the function>"
+        self.trace.python.append((reason, line))
+        if here:  # a replay runs the segments so far before the effect, as eager ordered them
+            self.trace.syncs.append((len(self.trace.log), None))
+        at = (len(self.trace.log), line)
+        if not quiet and self._last_break != at:  # (`print(y.numpy())`: one break)
+            self.trace.breaks.append((f"{reason}: a Python side effect, run every call", line))
+            self._last_break, self._last_effect = at, at
+        if self.fullgraph:
+            raise GraphBreak(f"tg.compile(fullgraph=True): the graph breaks at {line}: {reason}"
+                             " (a Python side effect that a compiled program would skip)")
 
     def add_state_write(self, setter, node) -> None:
         """``setter`` gets ``node``'s value after the program runs (optimizer state)."""
@@ -484,7 +593,11 @@ class Tracer:
         """The graph breaks here; ``read``: the traced tensor (or TracedScalar) whose value
         Python reads (a print, ``.numpy()``): a break a segmented function survives."""
         line = user_line()
+        at = (len(self.trace.log), line)
+        if read is not None and self._last_effect == at == self._last_break:
+            self.trace.breaks.pop()  # `print(y)`: the read of y says more than the print
         self.trace.breaks.append((reason, line))
+        self._last_break, self._last_effect = at, None
         if read is None:
             self.trace.whole.append(reason)
         elif isinstance(read, TracedScalar):
@@ -526,6 +639,7 @@ class Tracer:
                 self.trace.breaks.append(("a value read from a tensor (.item()) kept by the "
                                           "function (in a list, an attribute)", line))
                 self.trace.syncs.append((pos, s.node))
+                _unwrap_kept(s)
         self._scalars = []
 
     def read_bool(self, t: Tensor, value: bool) -> bool:
@@ -533,6 +647,30 @@ class Tracer:
             self.sync(t)
             self.guard(self.node_of(t), value)
         return value
+
+
+def _unwrap_kept(s) -> None:
+    """Where the function kept a traced scalar (``losses.append(loss.item())``, ``self.last =
+    loss.item()``), put the plain number eager would have kept: the lists and dicts (an
+    object's attributes included) that hold it, found through the garbage collector's
+    referrers (once per trace)."""
+    for holder in gc.get_referrers(s):
+        if isinstance(holder, list):
+            for i, v in enumerate(holder):
+                if v is s:
+                    holder[i] = s.value
+        elif isinstance(holder, dict):
+            for k, v in list(holder.items()):
+                if v is s:
+                    holder[k] = s.value
+
+
+def _settings(opt) -> list:
+    return [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+
+
+def _version(t):
+    return None if t is None else t._counter[0]
 
 
 # -- the hooks the eager engine calls while a tracer is active ----------------------------------

@@ -21,14 +21,17 @@ Anything else (an optimizer this module does not know, ``amsgrad``, ``maximize``
 
 from __future__ import annotations
 
+import builtins
 import math
 
 from .. import symbolic as S
 from ..eager.tensor import Tensor
 from ..nn.module import Module
+from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
+from .trace import ACTIVE
 
-__all__ = ["patch_training"]
+__all__ = ["patch_training", "patch_effects", "install_training_hooks", "install_effect_hooks"]
 
 
 def _state_key(opt, p):
@@ -66,13 +69,15 @@ def _backward(tracer, original):
         seed = seed if seed is None or isinstance(seed, S.Node) else S.constant(seed)
         grads = S.gradients([tracer.node_of(self)], [n for n, _ in reached], grad_ys=[seed])
         for (_, t), g in zip(reached, grads):
+            if g.dtype is not None and g.dtype != str(t.dtype):
+                g = g.astype(str(t.dtype))  # (eager's AccumulateGrad keeps the leaf's dtype)
             old = before[id(t)]
             if old is not None:
                 prev = tracer.trace.grads.get(id(t))
                 if prev is not None and prev[1] is not None:
                     old_node = prev[1]
                 else:
-                    old_node = _old_grad(tracer, t)
+                    old_node = tracer.old_grad(t)
                 g = old_node + g
             elif id(t) not in tracer.trace.grads:
                 tracer.extra_guards.append((_grad_present(t), False))
@@ -89,18 +94,6 @@ def _tensor(tracer, source):
 
 def _name(t) -> str:
     return getattr(t, "name", None) or "param"
-
-
-def _old_grad(tracer, t):
-    """The ``.grad`` that ``t`` holds when the call starts, as a program input (guarded
-    present); recorded in ``trace.grad_reads``."""
-    tracer.trace.grad_reads.add(id(t))
-    tracer.extra_guards.append((_grad_present(t), True))
-    return tracer.state_input(f"{_name(t)}.grad", _grad_of(t), t.shape, t.dtype)
-
-
-def _grad_of(t):
-    return lambda: t._grad._data
 
 
 def _grad_present(t):
@@ -140,6 +133,7 @@ def _step(tracer, original):
         if unsupported:
             tracer.graph_break(f"{unsupported} is not captured by tg.compile")
             return original(self) if closure is None else original(self, closure)
+        tracer.watch_groups(self)
         plan = [(group, p) for group in self.param_groups for p in group["params"]
                 if p._grad is not None]  # fmt: skip
         tracer.event("step", self)
@@ -178,7 +172,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
     if grad is not None and grad[1] is not None:
         g = grad[1]
     else:
-        g = _old_grad(tracer, p)
+        g = tracer.old_grad(p)
     w = tracer.node_of(p)
     lr = tracer.scalar_input("lr", lambda gr=group: gr["lr"], p)
     key = _state_key(opt, p)  # the real step ran: the state exists now
@@ -257,6 +251,46 @@ def patch_training(tracer):
     )
 
 
+def patch_effects(tracer):
+    """While ``tracer`` runs, a learning-rate scheduler's ``step()`` and ``print()`` are Python
+    side effects (:meth:`Tracer.python_effect`): a program would skip them, so the function
+    runs its Python every call, cut into segments there. Returns the function that undoes
+    it."""
+
+    def effect(reason):
+        if ACTIVE.tracer is tracer:
+            tracer.python_effect(reason)
+
+    return install_effect_hooks(effect)
+
+
+def install_effect_hooks(before):
+    """Call ``before(reason)`` ahead of every ``print()`` and learning-rate scheduler
+    ``step()``; returns the function that undoes it. The tracer and a replay each install
+    their own."""
+    saved = [(builtins, "print", builtins.print)]
+    for cls in _subclasses(LRScheduler):
+        if "step" in cls.__dict__:
+            saved.append((cls, "step", cls.__dict__["step"]))
+
+    def hooked(reason, fn):
+        def run(*a, **k):
+            before(reason)
+            return fn(*a, **k)
+
+        return run
+
+    for owner, name, fn in saved:
+        what = "print()" if name == "print" else f"{owner.__name__}.step() (the learning rate)"
+        setattr(owner, name, hooked(what, fn))
+
+    def undo():
+        for owner, name, fn in saved:
+            setattr(owner, name, fn)
+
+    return undo
+
+
 def install_training_hooks(backward_of, zero_grad_of, step_of):
     """Replace ``Tensor.backward``, the ``zero_grad`` of optimizers and modules and every
     optimizer's ``step`` by what the factories make of the originals (``backward_of(fn)``,
@@ -283,7 +317,11 @@ def install_training_hooks(backward_of, zero_grad_of, step_of):
 
 
 def _optimizer_classes():
-    seen, todo = [], [Optimizer]
+    return _subclasses(Optimizer)
+
+
+def _subclasses(base):
+    seen, todo = [], [base]
     while todo:
         c = todo.pop()
         seen.append(c)

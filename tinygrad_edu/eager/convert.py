@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
-from . import core
+from . import core, grad_mode
 
 __all__: list = []
 
@@ -59,9 +59,10 @@ def _raw_index(index, t):
     out = []
     for p in parts:
         if isinstance(p, core.Tensor):
-            p = p._data
+            tensor, p = p, p._data
             if p.ndim == 0 and not backend.is_floating(p.dtype) and p.dtype != bool:
-                p = int(p)
+                # a value read: through .item() while tg.compile traces (which sees it)
+                p = int(tensor.item()) if grad_mode._state.trace is not None else int(p)
         elif isinstance(p, list):
             p = backend.namespace_of(t._data).asarray(p)
         out.append(p)

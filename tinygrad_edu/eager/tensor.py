@@ -527,6 +527,8 @@ class Tensor(Conversions):
             device=self._device,
         )
         old._requires_grad, old._grad_acc = self._requires_grad, self._grad_acc
+        if grad_mode._state.trace is not None:  # tg.compile: `old` holds this tensor's value
+            grad_mode._state.trace.alias(old, self)
         result = apply_op(op, old, *others, **attrs)
         if not view:
             self._write(op, result._data)

@@ -63,16 +63,15 @@ def _indices(ints, like: Tensor) -> Tensor:
 def _update_running_stats(x, running_mean, running_var, momentum) -> None:
     """PyTorch's update: an exponential moving average of the batch mean and of the
     *unbiased* batch variance (``n / (n - 1)`` times the biased one used to normalise)."""
-    xp = backend.namespace_of(x._data)
     axes = (0,) + tuple(range(2, x.ndim))
     n = x.numel() // x.shape[1]
-    with no_grad():
-        mean = xp.mean(x._data, axis=axes)
-        var = xp.var(x._data, axis=axes) * (n / max(n - 1, 1))
+    with no_grad():  # tensor ops, in place: tg.compile records the update as it records any
+        x = x.detach()
+        mean = x.mean(dim=axes)
+        var = x.var(dim=axes, unbiased=False) * (n / max(n - 1, 1))
         m = float(momentum)
         for stat, batch in ((running_mean, mean), (running_var, var)):
-            stat._data[...] = (1 - m) * stat._data + m * xp.astype(batch, stat.dtype)
-            stat._counter[0] += 1
+            stat.copy_((1 - m) * stat + m * batch.to(stat.dtype))
 
 
 def _renorm_rows(idx, w, max_norm, norm_type) -> None:

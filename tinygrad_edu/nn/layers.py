@@ -180,6 +180,16 @@ class Sequential(Module):
             return Sequential(*mods[i])
         return mods[i]
 
+    def __setitem__(self, i: int, module: Module) -> None:
+        """``net[1] = nn.ReLU()``: replace the module at position ``i`` (its name stays)."""
+        names = list(self._modules)
+        if not isinstance(i, int) or not -len(names) <= i < len(names):
+            raise IndexError(f"Sequential: index {i!r} is out of range for {len(names)} modules")
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential: cannot assign a {type(module).__name__} at {i}; "
+                            "assign a Module (e.g. nn.ReLU())")  # fmt: skip
+        setattr(self, names[i], module)
+
     def __len__(self) -> int:
         return len(self._modules)
 

@@ -88,9 +88,8 @@ class _BatchNorm(Module):
             )
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            with no_grad():
-                self.num_batches_tracked._data[...] += 1
-                self.num_batches_tracked._counter[0] += 1
+            with no_grad():  # (an op in place: tg.compile records it)
+                self.num_batches_tracked.add_(1)
             if self.momentum is None:  # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch = self.training or self.running_mean is None

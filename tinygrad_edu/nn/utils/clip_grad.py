@@ -12,7 +12,8 @@ import math
 
 import numpy as _np
 
-from ... import backend
+from ...eager.dispatch import FUNCTIONS
+from ...eager.grad_mode import no_grad
 from ...eager.tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
@@ -24,12 +25,12 @@ def _grads(parameters) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 
-def _norm(xp, a, p: float):
+def _norm(t: Tensor, p: float) -> Tensor:
     if p == math.inf:
-        return xp.max(xp.abs(a)) if a.size else xp.zeros((), dtype=a.dtype)
+        return t.abs().max() if t.numel() else t.new_zeros(())
     if p == 2.0:
-        return xp.sqrt(xp.sum(a * a))
-    return xp.sum(xp.abs(a) ** p) ** (1.0 / p)
+        return (t * t).sum().sqrt()
+    return (t.abs() ** p).sum() ** (1.0 / p)
 
 
 def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
@@ -45,16 +46,15 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     if len(devices) > 1:
         raise RuntimeError(f"clip_grad_norm_: the gradients are on different devices "
                            f"({sorted(map(str, devices))}); move the model to one device")
-    xp = backend.namespace_of(tensors[0]._data)
-    norms = [_norm(xp, t._data, norm_type) for t in tensors]
-    dtype = norms[0].dtype
-    total = _norm(xp, xp.stack([backend.astype(n, dtype) for n in norms]), norm_type)
-    if error_if_nonfinite and not bool(xp.isfinite(total)):
+    with no_grad():  # tensor ops: tg.compile records them as any op
+        norms = [_norm(t.detach(), norm_type) for t in tensors]
+        total = _norm(FUNCTIONS["stack"]([n.to(norms[0].dtype) for n in norms]), norm_type)
+    if error_if_nonfinite and not bool(total.isfinite()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` "
                            "is non-finite, so it cannot be clipped. To disable this error and "
                            "scale the gradients by the non-finite norm anyway, set "
                            "`error_if_nonfinite=False`")  # fmt: skip
-    return Tensor._make(total, device=tensors[0]._device)
+    return total
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
@@ -65,11 +65,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(grads, norm_type, error_if_nonfinite)
     if not grads:
         return total
-    xp = backend.namespace_of(total._data)
-    coef = xp.minimum(float(max_norm) / (total._data + 1e-6), xp.ones((), dtype=total.dtype))
-    for g in grads:
-        g._data *= backend.astype(coef, g.dtype)
-        g._counter[0] += 1
+    with no_grad():  # tensor ops in place: tg.compile records the clipping as any op
+        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.dtype))
     return total
 
 
@@ -77,7 +76,6 @@ def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     """Clamp every gradient element of ``parameters`` to ``[-clip_value, clip_value]``, in
     place."""
     c = float(clip_value)
-    for g in _grads(parameters):
-        xp = backend.namespace_of(g._data)
-        g._data[...] = xp.clip(g._data, -c, c)
-        g._counter[0] += 1
+    with no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-c, c)

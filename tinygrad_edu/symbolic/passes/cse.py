@@ -62,6 +62,8 @@ def _value_key(value):
         return (type(value).__name__,) + tuple(_value_key(v) for v in value)
     if isinstance(value, slice):
         return ("slice", _value_key(value.start), _value_key(value.stop), _value_key(value.step))
+    if isinstance(value, type):  # a dtype given as its class (np.float32): by the class
+        return ("type", value.__module__, value.__qualname__)
     if hasattr(value, "shape") and hasattr(value, "dtype") and hasattr(value, "tobytes"):
         return ("array", str(value.dtype), tuple(value.shape), value.tobytes())
     return ("object", id(value))  # a Block, a Node, Ellipsis ...: equal only to itself

@@ -1,0 +1,228 @@
+r"""What a compiled function can see besides its arguments, and the fingerprints that guard it.
+
+A trace bakes into its program whatever plain Python values the function read (``scale``,
+``K["v"]``, ``self.p``, a submodule's choice of activation) and captures the tensors it
+reached (parameters, buffers, a global ``W``). A later call may only run the program while
+all of that is as it was: the **fingerprint** of everything in reach is part of every
+call's guard. In reach are:
+
+* the globals the function's code names (also in its nested code: comprehensions, lambdas),
+  its closure's variables and its default arguments, and, one call deep, the same of each
+  plain Python function it names (a helper it calls);
+* every module it reaches (a module, a bound method's owner, modules held in the above):
+  its ``training`` flag, the identities of its parameters, buffers and submodules, and its
+  public attributes;
+* the attributes of other objects held there (a trainer object's ``self.scale``), a few
+  levels deep.
+
+A fingerprint holds numbers, strings and ``None`` by value, containers (lists, dicts,
+tuples, sets) by their items, small arrays by their bytes, and tensors, modules, functions,
+optimizers and other objects by identity. The same fingerprint, taken again when the trace
+ends, tells whether the function **changed** Python state (``calls[0] += 1``,
+``self.count += 1``): such a function cannot be one program (the program would skip the
+change); it runs its Python every call instead (:mod:`~tinygrad_edu.compiler.replay`).
+
+What is not in reach: objects only a called library function or a deeper helper reads.
+Where the fingerprint would be too large to take every call (more than ``BUDGET``
+values), the function also runs its Python every call: never a stale constant.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as _np
+
+from ..eager.tensor import Tensor
+from ..nn.module import Module
+from ..optim.lr_scheduler import LRScheduler
+from ..optim.optimizer import Optimizer
+
+__all__ = ["modules_of", "optimizers_of", "python_reads", "watched_tensors", "BUDGET", "TOO_LARGE"]
+
+BUDGET = 4096  # values one call's fingerprint may hold
+_SMALL_ARRAY = 256  # arrays up to this many elements are fingerprinted by their bytes
+_DEPTH = 3  # levels of plain objects' attributes followed
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+_LIBRARY = __name__.rsplit(".", 2)[0] + "."  # "tinygrad_edu."
+
+
+class _TooLarge(Exception):
+    pass
+
+
+#: What a read returns where the fingerprint outgrew ``BUDGET`` (never equal to itself).
+TOO_LARGE = type("TooLarge", (), {"__eq__": lambda s, o: False, "__hash__": lambda s: 0,
+                                  "__repr__": lambda s: "<too large to guard>"})()  # fmt: skip
+
+
+def _has_contents(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018
+        return True
+    except ValueError:
+        return False
+
+
+def _names(code) -> set:
+    """The global names ``code`` and its nested code (comprehensions, lambdas) read."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+def _user_function(v) -> bool:
+    return isinstance(v, types.FunctionType) and not (v.__module__ or "").startswith(_LIBRARY)
+
+
+def _roots(fn, depth: int = 2) -> list:
+    """``(what, value)`` for every value the function holds directly (see the module
+    docstring): globals named, closure variables, defaults, a bound method's owner."""
+    out, seen, todo = [], set(), [(fn, "", depth)]
+    while todo:
+        f, prefix, d = todo.pop()
+        owner = getattr(f, "__self__", None)
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            out.append((f"{prefix}self", owner))
+            f = getattr(f, "__func__", f)
+        if isinstance(f, Module):
+            out.append((f"{prefix}module", f))
+            continue
+        code = getattr(f, "__code__", None)
+        if code is None or id(f) in seen or (f.__module__ or "").startswith(_LIBRARY):
+            continue  # (the library's own functions hold no state of the user's)
+        seen.add(id(f))
+        scope = f.__globals__
+        found = [(f"global {n}", scope[n]) for n in sorted(_names(code))
+                 if n in scope and n[:2] != "__"]  # fmt: skip
+        cells = zip(code.co_freevars, f.__closure__ or ())
+        found += [(f"closure variable {n}", c.cell_contents) for n, c in cells if _has_contents(c)]
+        found += [(f"default argument {i}", v) for i, v in enumerate(f.__defaults__ or ())]
+        found += [(f"default argument {k}", v) for k, v in (f.__kwdefaults__ or {}).items()]
+        for what, v in found:
+            if isinstance(v, types.ModuleType):
+                continue  # (`np`, `tg`: library modules; their functions are not state)
+            out.append((prefix + what, v))
+            if d > 0 and _user_function(v):
+                todo.append((v, f"{prefix}{what} -> ", d - 1))
+    return out
+
+
+def modules_of(fn) -> list:
+    """The modules a compiled callable reaches (see the module docstring), each once, with
+    all their submodules."""
+    found, todo = [], [v for _, v in _roots(fn)]
+    for v in todo:
+        if isinstance(v, Module):
+            found.append(v)
+        elif not isinstance(v, Tensor | Optimizer | LRScheduler) and hasattr(v, "__dict__") and (
+                not isinstance(v, type | types.FunctionType)):  # fmt: skip
+            found += [a for a in vars(v).values() if isinstance(a, Module)]  # a trainer's model
+    out: list = []
+    for m in found:
+        out += [sub for sub in m.modules() if all(sub is not o for o in out)]
+    return out
+
+
+def optimizers_of(fn) -> list:
+    """The optimizers a compiled callable holds directly (a global, a default argument ...)."""
+    return [v for _, v in _roots(fn) if isinstance(v, Optimizer)]
+
+
+def watched_tensors(args, modules, fn) -> list:
+    """The tensors whose in-place changes a trace must account for: the arguments, the
+    modules' parameters and buffers, the parameters of the optimizers in reach."""
+    out = [a for a in args if isinstance(a, Tensor)]
+    for m in modules:
+        out += [*m._parameters.values(), *m._buffers.values()]
+    for opt in optimizers_of(fn):
+        out += [p for g in opt.param_groups for p in g["params"]]
+    seen, unique = set(), []
+    for t in out:
+        if t is not None and id(t) not in seen:
+            seen.add(id(t))
+            unique.append(t)
+    return unique
+
+
+def _fingerprint(v, budget: list, depth: int = _DEPTH):
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge
+    if isinstance(v, float) and v != v:
+        return ("nan",)
+    if isinstance(v, _PLAIN):
+        return v
+    if isinstance(v, Tensor | Module | Optimizer | LRScheduler | type | types.FunctionType |
+                  types.BuiltinFunctionType | types.MethodType):  # fmt: skip
+        return ("id", id(v))
+    if isinstance(v, tuple | list):
+        return (type(v).__name__, tuple(_fingerprint(x, budget, depth) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((_fingerprint(k, budget, depth), _fingerprint(x, budget, depth))
+                              for k, x in v.items()))  # fmt: skip
+    if isinstance(v, set | frozenset):
+        return ("set", frozenset(_fingerprint(x, budget, depth) for x in v))
+    if isinstance(v, _np.ndarray | _np.generic):
+        if v.size <= _SMALL_ARRAY:
+            return ("array", v.shape, str(v.dtype), v.tobytes())
+        return ("array", id(v), v.shape, str(v.dtype))
+    if depth > 0 and hasattr(v, "__dict__") and not isinstance(v, types.ModuleType):
+        return ("object", id(v), tuple((k, _fingerprint(x, budget, depth - 1))
+                                       for k, x in vars(v).items()))  # fmt: skip
+    return ("id", id(v))
+
+
+def _guard_of(v):
+    def read():
+        try:
+            return _fingerprint(v(), [BUDGET])
+        except _TooLarge:
+            return TOO_LARGE
+
+    return read
+
+
+def _module_state(m) -> tuple:
+    """A module's identities (parameters, buffers, submodules) and its public attributes."""
+    ids = (tuple(map(id, m._parameters.values())) + tuple(map(id, m._buffers.values())) +
+           tuple((k, id(s)) for k, s in m._modules.items()))  # fmt: skip
+    budget = [BUDGET]
+    try:
+        attrs = tuple((a, _fingerprint(x, budget)) for a, x in vars(m).items()
+                      if a != "training" and a[:1] != "_")  # fmt: skip
+    except _TooLarge:
+        return TOO_LARGE
+    return ids, attrs
+
+
+def python_reads(fn, modules) -> list:
+    """``(read, what)``: each ``read()`` gives the fingerprint of one thing in reach (see the
+    module docstring), compared by every call's guard and once more when a trace ends."""
+    reads = []
+    for what, v in _roots(fn):
+        if isinstance(v, Module | types.ModuleType):
+            continue  # (modules: below, each with its submodules)
+        if isinstance(v, Optimizer | LRScheduler):
+            continue  # (their state is the program's input: fed, or guarded by training.py)
+        reads.append((_cell_read(fn, what, v), what))
+    for i, m in enumerate(modules):
+        reads.append((lambda m=m: _module_state(m), f"module {i}: {type(m).__name__}"))
+    return reads
+
+
+def _cell_read(fn, what, v):
+    """A read of a root's current value: a global or closure variable is looked up again
+    every call (it may be rebound); a default argument or owner is the object itself."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is not None and what.startswith("global "):
+        name, scope = what[len("global "):], fn.__globals__
+        return _guard_of(lambda: scope.get(name))
+    if code is not None and what.startswith("closure variable "):
+        name = what[len("closure variable "):]
+        cell = dict(zip(code.co_freevars, fn.__closure__ or ())).get(name)
+        if cell is not None:
+            return _guard_of(lambda: cell.cell_contents if _has_contents(cell) else None)
+    return _guard_of(lambda: v)
