@@ -20,7 +20,8 @@ class World:
     """``fn``: the program; ``args(k)``: the arguments of call ``k`` (it may also change state
     between calls); ``state()``: what else to compare after each call (parameters, buffers,
     an optimizer's state, a counter ...); ``backward``: after each call, run backward on the
-    sum of the outputs that require grad and compare the arguments' ``.grad``."""
+    sum of the outputs that require grad (twice, the first with ``retain_graph=True``) and
+    compare the arguments' ``.grad``."""
 
     fn: object
     args: object
@@ -96,8 +97,10 @@ def history(make, calls: int = 5, compiled: bool = False) -> list:
         grads = None
         if world.backward:
             wanted = _outputs(out)
-            if wanted:
-                sum(t.sum() for t in wanted).backward()
+            if wanted:  # twice, the first keeping the graph: the gradients accumulate
+                total = sum(t.sum() for t in wanted)
+                total.backward(retain_graph=True)
+                total.backward()
             leaves = [a for a in args if isinstance(a, tg.Tensor)] + list(world.leaves)
             grads = [observe(t.grad) for t in leaves]
         state = observe(world.state()) if world.state is not None else None

@@ -6,6 +6,7 @@ compiled for several calls with changing inputs and state (tests/compiler/differ
 from __future__ import annotations
 
 import json
+import random
 
 import numpy as np
 import pytest
@@ -324,3 +325,353 @@ def test_the_python_state_a_trace_changes_is_named_by_explain():
     assert any("closure variable calls" in r for r in reasons), reasons
     with pytest.raises(tg.compiler.GraphBreak, match="print"):
         tg.compile(lambda x: print(x.shape) or x, fullgraph=True)(_x(0))
+
+
+# -- hostile programs: Python state, aliasing and mutations the trace must not bake in -------
+HOSTILE = {}
+
+
+def _case(make):
+    HOSTILE[make.__name__] = make
+    return make
+
+
+def X(k, shape=(4, 3), g=False):  # noqa: N802
+    return _x(k, shape, g)
+
+
+@_case
+def global_tensor_inplace():
+    W = tg.ones(3)
+
+    def fn(x):
+        return x * W
+
+    def args(k):
+        with tg.no_grad():
+            W.add_(1)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def closure_list_of_tensors_replaced():
+    ws = [tg.ones(3)]
+
+    def fn(x):
+        return x * ws[0]
+
+    def args(k):
+        ws[0] = tg.full((3,), float(k))
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def module_cfg_dict():
+    class M(tg.nn.Module):
+        def __init__(s):
+            super().__init__()
+            s.lin = tg.nn.Linear(3, 3)
+            s.cfg = {"scale": 1.0}
+
+        def forward(s, x):
+            return s.lin(x) * s.cfg["scale"]
+
+    tg.manual_seed(0)
+    m = M()
+
+    def args(k):
+        m.cfg["scale"] = float(k % 3)
+        return (X(k),)
+
+    return World(m, args)
+
+
+G = [2.0]
+
+
+def helper(x):
+    return x * G[0]
+
+
+@_case
+def helper_reads_global():
+    def fn(x):
+        return helper(x) + 1
+
+    def args(k):
+        G[0] = float(k)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def class_attribute():
+    class M(tg.nn.Module):
+        scale = 1.0
+
+        def __init__(s):
+            super().__init__()
+            s.lin = tg.nn.Linear(3, 3)
+
+        def forward(s, x):
+            return s.lin(x) * type(s).scale
+
+    tg.manual_seed(0)
+    m = M()
+
+    def args(k):
+        M.scale = float(k)
+        return (X(k),)
+
+    return World(m, args)
+
+
+@_case
+def iterator_in_closure():
+    data = iter([X(k) for k in range(10)])
+
+    def fn(x):
+        return x + next(data)
+
+    return World(fn, lambda k: (X(k + 50),))
+
+
+@_case
+def python_random_inside():
+    random.seed(0)
+
+    def fn(x):
+        return x * random.random()
+
+    def args(k):
+        random.seed(k)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def numpy_random_inside():
+    def fn(x):
+        return x + tg.tensor(np.random.rand(4, 3))
+
+    def args(k):
+        np.random.seed(k)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def tensor_from_python_list_closure():
+    vals = [1.0, 2.0, 3.0]
+
+    def fn(x):
+        return x * tg.tensor(vals)
+
+    def args(k):
+        vals[1] = float(k)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def attribute_of_trainer_object():
+    class Trainer:
+        pass
+
+    tr = Trainer()
+    tr.scale = 1.0
+    tg.manual_seed(0)
+    tr.model = tg.nn.Linear(3, 3)
+
+    def fn(x):
+        return tr.model(x) * tr.scale
+
+    def args(k):
+        tr.scale = float(k)
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def method_of_trainer():
+    class Trainer:
+        def __init__(s):
+            tg.manual_seed(0)
+            s.model = tg.nn.Linear(3, 2)
+            s.opt = tg.optim.SGD(s.model.parameters(), lr=0.1)
+            s.steps = 0
+
+        def step(s, x, y):
+            s.opt.zero_grad()
+            loss = F.cross_entropy(s.model(x), y)
+            loss.backward()
+            s.opt.step()
+            s.steps += 1
+            return loss.detach()
+
+    tr = Trainer()
+    return World(
+        tr.step,
+        lambda k: (X(k), tg.tensor([0, 1, 1, 0])),
+        lambda: [tr.model.weight, tr.steps],
+        backward=False,
+    )
+
+
+@_case
+def grad_accumulation_outside():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 2)
+    opt = tg.optim.SGD(m.parameters(), lr=0.1)
+
+    def fn(x, y):
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        tg.nn.utils.clip_grad_norm_(m.parameters(), 0.5)
+        return loss.detach()
+
+    def args(k):
+        if k % 2 == 0:
+            opt.step()
+            opt.zero_grad()
+        return X(k), tg.tensor([0, 1, 1, 0])
+
+    return World(fn, args, lambda: [m.weight, m.weight.grad], backward=False)
+
+
+@_case
+def autograd_backward_function():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 2)
+
+    def fn(x):
+        loss = m(x).sum()
+        tg.autograd.backward(loss)
+        return loss.detach()
+
+    return World(fn, lambda k: (X(k),), lambda: [m.weight.grad], backward=False)
+
+
+@_case
+def grad_set_by_hand():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 2)
+
+    def fn(x):
+        out = m(x).sum()
+        m.weight.grad = tg.ones_like(m.weight) * out.detach()
+        return out
+
+    return World(fn, lambda k: (X(k),), lambda: [m.weight.grad])
+
+
+@_case
+def dropout_eval_train_flip():
+    tg.manual_seed(0)
+    m = tg.nn.Sequential(tg.nn.Linear(3, 3), tg.nn.Dropout(0.5))
+
+    def args(k):
+        tg.manual_seed(k)
+        m.train(k % 2 == 0)
+        return (X(k),)
+
+    return World(m, args)
+
+
+@_case
+def buffer_registered_later():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 3)
+
+    def fn(x):
+        return m(x) * (m.extra if hasattr(m, "extra") else 1.0)
+
+    def args(k):
+        if k == 2:
+            m.register_buffer("extra", tg.full((3,), 2.0))
+        return (X(k),)
+
+    return World(fn, args)
+
+
+@_case
+def mutate_argument_list_items():
+    def fn(xs):
+        return xs[0] * xs[1]
+
+    return World(fn, lambda k: ([X(k), X(k + 1)],))
+
+
+@_case
+def kwargs_change():
+    def fn(x, scale=1.0):
+        return x * scale
+
+    def args(k):
+        return (X(k),)
+
+    return World(lambda x: fn(x, scale=2.0), args)
+
+
+@_case
+def inplace_on_argument():
+    def fn(x):
+        x.mul_(2)
+        return x.sum()
+
+    return World(fn, lambda k: (X(k),), backward=False)
+
+
+@_case
+def requires_grad_toggle_inside():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 3)
+
+    def fn(x):
+        m.weight.requires_grad_(False)
+        y = m(x)
+        m.weight.requires_grad_(True)
+        return y
+
+    return World(fn, lambda k: (X(k),))
+
+
+@_case
+def set_attribute_tensor_inside():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 3)
+
+    def fn(x):
+        y = m(x)
+        m.last = y.detach()
+        return y
+
+    return World(fn, lambda k: (X(k),), lambda: m.last)
+
+
+@_case
+def eval_inside_function():
+    tg.manual_seed(0)
+    m = tg.nn.Sequential(tg.nn.Linear(3, 3), tg.nn.BatchNorm1d(3))
+
+    def fn(x):
+        m.train()
+        y = m(x)
+        m.eval()
+        return y + m(x)
+
+    return World(fn, lambda k: (X(k),), lambda: [m[1].running_mean, m[1].num_batches_tracked])
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_programs_agree_with_eager(name):
+    _agree(HOSTILE[name])

@@ -54,7 +54,7 @@ from ..nn.module import Module
 from . import trace as _trace
 from .module import OptimizedModule
 from .program import attach, build_program, fetch, joined, spend, write_back
-from .reach import TOO_LARGE, modules_of, optimizers_of, python_reads, watched_tensors
+from .reach import Unguarded, modules_of, optimizers_of, python_reads, watched_tensors
 from .replay import Replay
 from .segments import Variant, plan
 from .trace import GraphBreak, TracedScalar, Tracer
@@ -314,8 +314,8 @@ class CompiledCallable:
         effect a program would skip, so the function runs its Python every call."""
         after = self._read_values()
         for (_, what), b, a in zip(self._reads, before, after):
-            if b is TOO_LARGE:
-                tracer.python_effect(f"{what} holds too much to guard every call", "")
+            if isinstance(b, Unguarded):
+                tracer.python_effect(f"{what} {b.reason}", "")
             elif a != b:
                 tracer.python_effect(f"the function changes {what}", "")
 

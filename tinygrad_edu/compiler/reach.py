@@ -24,12 +24,15 @@ change); it runs its Python every call instead (:mod:`~tinygrad_edu.compiler.rep
 
 What is not in reach: objects only a called library function or a deeper helper reads.
 Where the fingerprint would be too large to take every call (more than ``BUDGET``
-values), the function also runs its Python every call: never a stale constant.
+values), or where the state cannot be fingerprinted at all (an iterator, whose ``next()``
+changes what it gives unseen), the function also runs its Python every call: never a stale
+constant.
 """
 
 from __future__ import annotations
 
 import types
+from collections.abc import Iterator
 
 import numpy as _np
 
@@ -38,7 +41,7 @@ from ..nn.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
 
-__all__ = ["modules_of", "optimizers_of", "python_reads", "watched_tensors", "BUDGET", "TOO_LARGE"]
+__all__ = ["modules_of", "optimizers_of", "python_reads", "watched_tensors", "BUDGET", "Unguarded"]
 
 BUDGET = 4096  # values one call's fingerprint may hold
 _SMALL_ARRAY = 256  # arrays up to this many elements are fingerprinted by their bytes
@@ -47,13 +50,24 @@ _PLAIN = (bool, int, float, complex, str, bytes, type(None))
 _LIBRARY = __name__.rsplit(".", 2)[0] + "."  # "tinygrad_edu."
 
 
-class _TooLarge(Exception):
+class _Unguardable(Exception):
     pass
 
 
-#: What a read returns where the fingerprint outgrew ``BUDGET`` (never equal to itself).
-TOO_LARGE = type("TooLarge", (), {"__eq__": lambda s, o: False, "__hash__": lambda s: 0,
-                                  "__repr__": lambda s: "<too large to guard>"})()  # fmt: skip
+class Unguarded:
+    """What a read returns where the fingerprint cannot be taken (``reason``): never equal
+    to anything, so the function runs its Python every call."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def __eq__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<not guarded: {self.reason}>"
 
 
 def _has_contents(cell) -> bool:
@@ -150,7 +164,7 @@ def watched_tensors(args, modules, fn) -> list:
 def _fingerprint(v, budget: list, depth: int = _DEPTH):
     budget[0] -= 1
     if budget[0] < 0:
-        raise _TooLarge
+        raise _Unguardable("holds too much to guard every call")
     if isinstance(v, float) and v != v:
         return ("nan",)
     if isinstance(v, _PLAIN):
@@ -165,6 +179,8 @@ def _fingerprint(v, budget: list, depth: int = _DEPTH):
                               for k, x in v.items()))  # fmt: skip
     if isinstance(v, set | frozenset):
         return ("set", frozenset(_fingerprint(x, budget, depth) for x in v))
+    if isinstance(v, Iterator | types.GeneratorType):  # next() changes it, unseen
+        raise _Unguardable("is an iterator (what next() gives changes every call)")
     if isinstance(v, _np.ndarray | _np.generic):
         if v.size <= _SMALL_ARRAY:
             return ("array", v.shape, str(v.dtype), v.tobytes())
@@ -179,22 +195,30 @@ def _guard_of(v):
     def read():
         try:
             return _fingerprint(v(), [BUDGET])
-        except _TooLarge:
-            return TOO_LARGE
+        except _Unguardable as e:
+            return Unguarded(str(e))
 
     return read
 
 
 def _module_state(m) -> tuple:
-    """A module's identities (parameters, buffers, submodules) and its public attributes."""
+    """A module's identities (parameters, buffers, submodules), its public attributes and
+    the public data attributes of its class, where the class is the user's (``scale = 2.0``
+    in the class body)."""
     ids = (tuple(map(id, m._parameters.values())) + tuple(map(id, m._buffers.values())) +
            tuple((k, id(s)) for k, s in m._modules.items()))  # fmt: skip
     budget = [BUDGET]
     try:
         attrs = tuple((a, _fingerprint(x, budget)) for a, x in vars(m).items()
                       if a != "training" and a[:1] != "_")  # fmt: skip
-    except _TooLarge:
-        return TOO_LARGE
+        for cls in type(m).__mro__:
+            if cls.__module__.startswith(_LIBRARY) or cls is object:
+                break
+            attrs += tuple((a, _fingerprint(x, budget)) for a, x in vars(cls).items()
+                           if a[:1] != "_" and not callable(x) and not isinstance(
+                               x, property | staticmethod | classmethod))  # fmt: skip
+    except _Unguardable as e:
+        return Unguarded(str(e))
     return ids, attrs
 
 
@@ -217,6 +241,8 @@ def _cell_read(fn, what, v):
     """A read of a root's current value: a global or closure variable is looked up again
     every call (it may be rebound); a default argument or owner is the object itself."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if " -> " in what:  # in a helper's reach: the object itself
+        code = None
     if code is not None and what.startswith("global "):
         name, scope = what[len("global "):], fn.__globals__
         return _guard_of(lambda: scope.get(name))

@@ -30,9 +30,12 @@ What the trace keeps besides the graph:
 from __future__ import annotations
 
 import gc
+import random
 import sys
 import traceback
 from dataclasses import dataclass, field
+
+import numpy as _np
 
 from .. import symbolic as S
 from ..eager import factories, grad_mode
@@ -401,8 +404,13 @@ class Tracer:
     # -- random numbers -------------------------------------------------------------------------
     @staticmethod
     def _rng_state():
+        """The library's generator and its state, and the states of numpy's global
+        generator (``np.random.rand``) and Python's ``random``, which a function may draw
+        from as well."""
         gen = factories.generator()
-        return gen, gen.bit_generator.state
+        legacy = _np.random.get_state()
+        return gen, (gen.bit_generator.state, legacy[1].tobytes(), legacy[2:],
+                     random.getstate())  # fmt: skip
 
     def check_random(self) -> None:
         """Random numbers drawn since the last check (dropout in training, ``randn`` in the
