@@ -26,7 +26,8 @@
 # 1. **tracing**: the eager run, recorded into a symbolic graph;
 # 2. **the captured graphs**, forward and backward, before and after the passes, and the code;
 # 3. **guards**: when a compiled program may be reused;
-# 4. **graph breaks**: what a graph cannot express;
+# 4. **graph breaks**: what a graph cannot express, and what a compiled call must still do on
+#    every call (its writes, its side effects);
 # 5. **a whole training step** as one program, and what it buys.
 
 # %%
@@ -61,12 +62,15 @@ viz.draw(loss, params=model.named_parameters())
 # **first call traces**: the model runs eagerly, as above, and every op the dispatcher runs
 # is *also* added to a symbolic graph, from the same op table (`x @ w` becomes
 # `apply_op("matmul", node_x, node_w)`). Tensors the function reaches without receiving them
-# (the parameters) become graph inputs fed their current values on every call.
+# (the parameters) become graph inputs fed their current values on every call. This model
+# writes nothing (no buffer, no `.grad`), so right after the trace the first call runs the new
+# program too, and returns its result, as `torch.compile` does.
 
 # %%
 cmodel = tg.compile(model)
-out = cmodel(xb)        # traced: runs eagerly and records
-out = cmodel(xb)        # compiled: runs the generated code
+out = cmodel(xb)        # traced (runs eagerly and records), then the program runs
+print(out.grad_fn.name())
+out = cmodel(xb)        # compiled: runs the generated code only
 print(cmodel.explain())
 
 # %% [markdown]
@@ -118,10 +122,11 @@ check("the compiled backward fills .grad as eager does",
 # ## 3. Guards
 #
 # A compiled program is a *specialisation*: it was made for inputs of one shape, dtype,
-# device and `requires_grad`, in one grad mode, with modules in one training mode, and for
-# the branches the Python code took. Before a program is reused, its **guards** check that
-# all of that still holds; when one fails, the function is traced again and both programs are
-# kept (up to 8).
+# device and `requires_grad`, in one grad mode, with modules in one training mode, for the
+# Python values the function reached (a global `scale`, `cfg["lr"]`, a module's attributes
+# and submodules: they became constants of the program), and for the branches the Python
+# code took. Before a program is reused, its **guards** check that all of that still holds;
+# when one fails, the function is traced again and both programs are kept (up to 8).
 #
 # The branches are the interesting part. In
 #
@@ -206,8 +211,9 @@ except tg.compiler.GraphBreak as error:
 # (Dynamo gets its segments by rewriting the function's bytecode; here a replay with stand-in
 # tensors, as PyTorch/XLA's LazyTensor does. When a branch on the value read goes the other
 # way, the call runs eagerly from there while it is traced, and the new path is kept beside
-# the first: each path is compiled once. Breaks that cannot be cut at, random numbers and
-# in-place writes, make the function run eagerly as a whole; `explain()` then says why.)
+# the first: each path is compiled once. Breaks that cannot be cut at, such as random numbers
+# or an in-place write in a function that also breaks, make the function run eagerly as a
+# whole; `explain()` then says why.)
 #
 # ### Exercise 15.2 — remove the graph break
 #
@@ -224,6 +230,66 @@ def no_break(x, w):
 
 # %%
 ex.no_break.check(no_break)
+
+# %% [markdown]
+# ### Writes and side effects: what eager does, on every call
+#
+# A compiled call must give what the eager call gives: not only the values, but also what the
+# call *changes*. A BatchNorm in training mode updates its running mean and variance in
+# place. Such writes are **captured**, as AOTAutograd does: the program computes the new
+# values and writes them back after every call. Here a compiled model with BatchNorm, and
+# an eager twin with the same weights, each called on three batches:
+
+# %%
+tg.manual_seed(0)
+bn_model = tg.nn.Sequential(tg.nn.Linear(64, 16), tg.nn.BatchNorm1d(16))
+twin = tg.nn.Sequential(tg.nn.Linear(64, 16), tg.nn.BatchNorm1d(16))
+twin.load_state_dict(bn_model.state_dict())
+cbn = tg.compile(bn_model)
+for i in range(3):
+    xb3 = tg.tensor(X[64 * i:64 * (i + 1)])
+    print(cbn(xb3).grad_fn.name())
+    twin(xb3)
+names = {id(t): n for n, t in bn_model.named_buffers()}
+print("written back after every call:", [names[id(t)] for _, t in cbn.programs[0].write_slots])
+e = cbn.explain()
+print(f"graph breaks: {e.graph_break_count}, compiled segments: {e.segment_count}, "
+      f"traces: {e.compile_times}")
+
+# %%
+check("the compiled BatchNorm counted 3 batches", int(bn_model[1].num_batches_tracked), 3)
+check("its running mean is the eager twin's", bn_model[1].running_mean.numpy(),
+      twin[1].running_mean.numpy(), rtol=1e-5)
+
+# %% [markdown]
+# The first call returns the eager graph's node (`NativeBatchNormBackward0`): it traced, and
+# its writes have already happened, so running the program as well would count the batch
+# twice. The later calls run one program, which also writes the three buffers back.
+#
+# A program cannot do what the function does to *Python*: a `print`, a counter. While
+# tracing, `tg.compile` notes every `print()` and a scheduler's `step()`, and compares the
+# Python state the function reaches before and after the call. A function with such a side
+# effect is never one program: on every call its Python runs again (with stand-in tensors, as
+# above), and only the tensor work runs compiled. `explain()` names each side effect; a change
+# found only when the call ends has no one line:
+
+# %%
+calls = [0]
+
+
+@tg.compile
+def counted(x, w):
+    calls[0] += 1
+    print("call", calls[0])
+    return ((x @ w).tanh() ** 2).mean()
+
+
+for _ in range(3):
+    counted(x, w)
+print(counted.explain())
+
+# %%
+check("the counter counted every compiled call, as in eager", calls[0], 3)
 
 # %% [markdown]
 # ## 5. A whole training step, compiled
@@ -255,10 +321,10 @@ def make_training(compiled):
 batches = [(tg.tensor(X[i:i + 64]), tg.tensor(y[i:i + 64])) for i in range(0, 1280, 64)]
 results = {}
 for compiled in (False, True):
-    net, step = make_training(compiled)
+    net, train = make_training(compiled)
     start = time.perf_counter()
     for _ in range(5):
-        losses = [step(xb, yb).item() for xb, yb in batches]
+        losses = [train(xb, yb).item() for xb, yb in batches]
     results[compiled] = (time.perf_counter() - start, losses[-1], net)
     print(f"{'compiled' if compiled else 'eager':>8}: 100 steps in "
           f"{results[compiled][0]:.2f} s, last loss {losses[-1]:.4f}")
@@ -269,7 +335,7 @@ check("100 compiled Adam steps give the parameters of 100 eager steps",
       np.concatenate([p.numpy().ravel() for p in results[False][2].parameters()]),
       rtol=1e-4, atol=1e-6)
 check_true("the step compiled into one program (built for the state Adam's first step left)",
-           len(step.programs) == 1 and step.explain().graph_break_count == 0)
+           len(train.programs) == 1 and train.explain().graph_break_count == 0)
 
 # %% [markdown]
 # Printing the loss inside the step is a graph break, not a reason to give up the graph:

@@ -675,3 +675,78 @@ def eval_inside_function():
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_programs_agree_with_eager(name):
     _agree(HOSTILE[name])
+
+
+@_case
+def inplace_on_a_new_argument_each_call():
+    seen = []
+
+    def fn(x):
+        x.mul_(2)
+        return x.sum()
+
+    def args(k):
+        seen[:] = [X(k)]
+        return (seen[0],)
+
+    return World(fn, args, lambda: seen[0], backward=False)
+
+
+@_case
+def training_step_whose_input_requires_grad():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 2)
+    opt = tg.optim.SGD(m.parameters(), lr=0.1)
+    seen = []
+
+    def fn(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    def args(k):
+        seen[:] = [X(k, g=True)]
+        return seen[0], tg.tensor([0, 1, 1, 0])
+
+    return World(fn, args, lambda: [m.weight, seen[0].grad], backward=False)
+
+
+step = 0  # a global named as the attribute the function calls (opt.step): not read by it
+
+
+def test_a_global_named_as_an_attribute_is_not_a_guard():
+    tg.manual_seed(0)
+    m = tg.nn.Linear(3, 2)
+    opt = tg.optim.SGD(m.parameters(), lr=0.1)
+
+    def fn(x, y):
+        opt.zero_grad()
+        F.cross_entropy(m(x), y).backward()
+        opt.step()
+
+    compiled = tg.compile(fn)
+    global step
+    for step in range(5):  # noqa: B007
+        compiled(_x(step), _y(step))
+    report = compiled.explain()
+    assert report.compile_times == 1
+    assert not any("global step" in g for g in report.guards)
+
+
+BIG = np.ones(1000)
+SMALL = np.ones(3)
+
+
+@_case
+def numpy_arrays_in_reach_changed_in_place():
+    def fn(x):
+        return (x * BIG[:3] * SMALL).sum() + tg.tensor(BIG).sum()
+
+    def args(k):
+        BIG[:] = float(k % 3)
+        SMALL[1] = float(k)
+        return (X(k, (3,), True),)
+
+    return World(fn, args)

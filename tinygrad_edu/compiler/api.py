@@ -229,11 +229,11 @@ class CompiledCallable:
                     continue
             if entry.variants is not None:  # graph breaks: compiled segments, eager reads
                 ready = [v for v in entry.variants
-                         if all(f() == want for f, want in v.extra_guards)]  # fmt: skip
+                         if all(f(leaves) == want for f, want in v.extra_guards)]  # fmt: skip
                 if ready:
                     return self._replay(entry, ready, args, kwargs, leaves)
                 continue
-            if not all(f() == want for f, want in entry.extra_guards):
+            if not all(f(leaves) == want for f, want in entry.extra_guards):
                 continue
             if entry.program is None:
                 return self.fn(*args, **kwargs)  # a break it cannot be cut at: runs eagerly
@@ -423,7 +423,7 @@ class CompiledCallable:
             self._entries.remove(entry)
             return False, None
         for t in program.released:
-            t._grad = None
+            program.target(t, leaves)._grad = None
         try:
             values = program.forward(feed) if program.forward is not None else []
         except (ValueError, TypeError) as e:  # a captured tensor changed shape: trace again
@@ -434,7 +434,7 @@ class CompiledCallable:
         for k, want, _ in program.guard_slots:
             if bool(values[k]) != want:
                 return False, None
-        write_back(program, values)
+        write_back(program, values, leaves)
         outs, tensors, spent, diff = [], [], [], program.differentiable_set
         for kind, const, slot, requires in zip(entry.out_kinds, entry.out_leaves,
                                                program.output_index, entry.out_requires):
@@ -455,7 +455,8 @@ class CompiledCallable:
             saved = [values[k] for k in program.saved_slots]
             swap.update(joined(tensors, attach(program, tensors, saved, inputs)))
         if spent and grad_mode.is_grad_enabled():
-            inputs = [t for _, t in program.write_slots if t.requires_grad]
+            inputs = [program.target(t, leaves) for _, t in program.write_slots]
+            inputs = [t for t in inputs if t.requires_grad]
             if inputs:
                 swap.update(joined(spent, spend(spent, inputs)))
         if swap:

@@ -63,6 +63,7 @@ class Program:
     raw_backward: list = field(default_factory=list)
     donated: list = field(default_factory=list)  # captured placeholders written in place
     released: list = field(default_factory=list)  # tensors whose .grad is dropped first
+    arg_index: dict = field(default_factory=dict)  # id(a traced argument) -> its place
 
     def __post_init__(self):
         needs = self.forward.needs if self.forward is not None else ()
@@ -71,6 +72,13 @@ class Program:
         #: the captured tensors fed, whose shapes are checked before a donated array is written
         self.captured = [n for n, s in self.fed if s.kind == "tensor"] if self.donated else []
         self.differentiable_set = frozenset(self.differentiable)
+
+    def target(self, t, leaves):
+        """The tensor a write, a ``.grad`` or a release of traced tensor ``t`` goes to in
+        this call: the call's own argument at ``t``'s place, or ``t`` itself (a parameter,
+        a buffer)."""
+        i = self.arg_index.get(id(t))
+        return t if i is None else leaves[i]
 
     @property
     def forward_nodes(self) -> list:
@@ -157,7 +165,8 @@ def build_program(trace, outputs, grad_wanted, device, requires=None) -> Program
     return Program(trace.placeholders, forward, out_slots, guard_slots, write_slots,
                    grad_slots, state_slots, saved_slots, backward, list(grad_wanted),
                    backward_feeds, differentiable, output_index, source, results,
-                   bw_nodes, [p for p, _ in donated], _released(trace, grad_slots))  # fmt: skip
+                   bw_nodes, [p for p, _ in donated], _released(trace, grad_slots),
+                   trace.arg_index)  # fmt: skip
 
 
 def _donated(trace, write_slots) -> list:
@@ -200,20 +209,25 @@ def fetch(source, leaves):
         return leaves[source.index]._data
     if kind == "tensor":
         return source.tensor._data
+    if kind == "grad":
+        return (leaves[source.index] if source.index >= 0 else source.tensor)._grad._data
     value = source.fetch()
     if kind == "scalar":
         return _np.asarray(value, dtype=source.dtype)
     return value
 
 
-def write_back(program, values) -> None:
+def write_back(program, values, leaves) -> None:
     """After ``program`` ran: its state goes back in place (parameters an ``opt.step()``
-    updated, buffers), each ``.grad`` it set, and the optimizer's state arrays."""
+    updated, buffers, arguments changed in place), each ``.grad`` it set, and the optimizer's
+    state arrays. ``leaves``: the call's flat arguments."""
     for k, t in program.write_slots:
+        t = program.target(t, leaves)
         if values[k] is not t._data:  # (a donated parameter was updated in its memory)
             t._data[...] = values[k]
         t._counter[0] += 1
     for k, t in program.grad_slots:
+        t = program.target(t, leaves)
         t._grad = None if k is None else Tensor._make(values[k], device=t._device)
     for k, setter in program.state_slots:
         setter(values[k])

@@ -16,21 +16,22 @@ call's guard. In reach are:
   levels deep.
 
 A fingerprint holds numbers, strings and ``None`` by value, containers (lists, dicts,
-tuples, sets) by their items, small arrays by their bytes, and tensors, modules, functions,
-optimizers and other objects by identity. The same fingerprint, taken again when the trace
-ends, tells whether the function **changed** Python state (``calls[0] += 1``,
+tuples, sets) by their items, arrays of up to 256 elements by their bytes, and tensors,
+modules, functions, optimizers and other objects by identity. The same fingerprint, taken
+again when the trace ends, tells whether the function **changed** Python state (``calls[0] += 1``,
 ``self.count += 1``): such a function cannot be one program (the program would skip the
 change); it runs its Python every call instead (:mod:`~tinygrad_edu.compiler.replay`).
 
 What is not in reach: objects only a called library function or a deeper helper reads.
 Where the fingerprint would be too large to take every call (more than ``BUDGET``
-values), or where the state cannot be fingerprinted at all (an iterator, whose ``next()``
-changes what it gives unseen), the function also runs its Python every call: never a stale
-constant.
+values, or a larger array), or where the state cannot be fingerprinted at all (an
+iterator, whose ``next()`` changes what it gives unseen), the function also runs its Python
+every call: never a stale constant.
 """
 
 from __future__ import annotations
 
+import dis
 import types
 from collections.abc import Iterator
 
@@ -79,8 +80,10 @@ def _has_contents(cell) -> bool:
 
 
 def _names(code) -> set:
-    """The global names ``code`` and its nested code (comprehensions, lambdas) read."""
-    out = set(code.co_names)
+    """The global names ``code`` and its nested code (comprehensions, lambdas) read (not the
+    attribute names ``co_names`` also holds: ``opt.step()`` reads no global ``step``)."""
+    out = {i.argval for i in dis.get_instructions(code)
+           if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL")}  # fmt: skip
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             out |= _names(c)
@@ -184,7 +187,11 @@ def _fingerprint(v, budget: list, depth: int = _DEPTH):
     if isinstance(v, _np.ndarray | _np.generic):
         if v.size <= _SMALL_ARRAY:
             return ("array", v.shape, str(v.dtype), v.tobytes())
-        return ("array", id(v), v.shape, str(v.dtype))
+        # a constant of the program if an op reads it; too large to compare every call
+        raise _Unguardable(f"holds an array of {v.size} elements (too large to compare "
+                           "every call; pass it as a tensor argument)")  # fmt: skip
+    if type(v).__module__.startswith(_LIBRARY):  # the library's objects (a compiled function)
+        return ("id", id(v))
     if depth > 0 and hasattr(v, "__dict__") and not isinstance(v, types.ModuleType):
         return ("object", id(v), tuple((k, _fingerprint(x, budget, depth - 1))
                                        for k, x in vars(v).items()))  # fmt: skip
@@ -201,25 +208,43 @@ def _guard_of(v):
     return read
 
 
-def _module_state(m) -> tuple:
+def _module_state(m, class_attrs) -> tuple:
     """A module's identities (parameters, buffers, submodules), its public attributes and
-    the public data attributes of its class, where the class is the user's (``scale = 2.0``
-    in the class body)."""
-    ids = (tuple(map(id, m._parameters.values())) + tuple(map(id, m._buffers.values())) +
-           tuple((k, id(s)) for k, s in m._modules.items()))  # fmt: skip
+    ``class_attrs``, the public data attributes of its class where the class is the user's
+    (``scale = 2.0`` in the class body). (Read for every module at every call: the common
+    values, numbers and strings, are taken without a call.)"""
+    ids = (*map(id, m._parameters.values()), *map(id, m._buffers.values()),
+           *m._modules.items())  # fmt: skip  (modules compare by identity)
     budget = [BUDGET]
+    attrs = []
     try:
-        attrs = tuple((a, _fingerprint(x, budget)) for a, x in vars(m).items()
-                      if a != "training" and a[:1] != "_")  # fmt: skip
-        for cls in type(m).__mro__:
-            if cls.__module__.startswith(_LIBRARY) or cls is object:
-                break
-            attrs += tuple((a, _fingerprint(x, budget)) for a, x in vars(cls).items()
-                           if a[:1] != "_" and not callable(x) and not isinstance(
-                               x, property | staticmethod | classmethod))  # fmt: skip
+        for a, x in vars(m).items():
+            if a[:1] == "_" or a == "training":
+                continue
+            t = type(x)
+            attrs.append((a, x if t is int or t is str or t is bool or x is None or (
+                t is float and x == x) else _fingerprint(x, budget)))  # fmt: skip
+        for a in class_attrs:
+            attrs.append((a, _fingerprint(getattr(type(m), a, None), budget)))
     except _Unguardable as e:
         return Unguarded(str(e))
     return ids, attrs
+
+
+def _module_read(m):
+    names = _class_attrs(type(m))
+    return lambda: _module_state(m, names)
+
+
+def _class_attrs(cls) -> tuple:
+    """The public data attributes the user's classes in ``cls``'s bases define."""
+    names = []
+    for c in cls.__mro__:
+        if c.__module__.startswith(_LIBRARY) or c is object:
+            break
+        names += [a for a, x in vars(c).items() if a[:1] != "_" and not callable(x) and
+                  not isinstance(x, property | staticmethod | classmethod)]  # fmt: skip
+    return tuple(dict.fromkeys(names))
 
 
 def python_reads(fn, modules) -> list:
@@ -233,7 +258,7 @@ def python_reads(fn, modules) -> list:
             continue  # (their state is the program's input: fed, or guarded by training.py)
         reads.append((_cell_read(fn, what, v), what))
     for i, m in enumerate(modules):
-        reads.append((lambda m=m: _module_state(m), f"module {i}: {type(m).__name__}"))
+        reads.append((_module_read(m), f"module {i}: {type(m).__name__}"))
     return reads
 
 

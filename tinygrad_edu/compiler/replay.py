@@ -247,13 +247,13 @@ class Replay:
         if program is None:
             return
         for t in program.released:
-            t._grad = None
+            program.target(t, self.leaves)._grad = None
         values = []
         if program.forward is not None:
             needs = program.forward.needs
             values = program.forward({node: self._array(node, source) for node, source in
                                       program.placeholders if node in needs})  # fmt: skip
-        write_back(program, values)
+        write_back(program, values, self.leaves)
         outs, diff = [], set(program.differentiable)
         for slot in program.output_index:
             outs.append(Tensor._make(values[slot], device=backend.device_of(values[slot])))
@@ -267,7 +267,8 @@ class Replay:
             saved = [values[k] for k in program.saved_slots]
             swap.update(joined(grads, attach(program, grads, saved, inputs)))
         if spent and grad_mode.is_grad_enabled():
-            inputs = [t for _, t in program.write_slots if t.requires_grad]
+            inputs = [program.target(t, self.leaves) for _, t in program.write_slots]
+            inputs = [t for t in inputs if t.requires_grad]
             if inputs:
                 swap.update(joined(spent, spend(spent, inputs)))
         if swap:

@@ -178,6 +178,7 @@ def _compile(seg, grad_on, device) -> None:
     placeholders = [(p, v.sources[id(p)]) for p in used]
     placeholders += [(p, Source("carry", index=j)) for p, j in carried.items()]
     sub = Trace(placeholders=placeholders, grad_reads=v.trace.grad_reads,
+                arg_index=v.trace.arg_index,
                 writes={k: (t, new[id(n)]) for k, (t, n) in writes.items()},
                 grads={k: (t, None if n is None else new[id(n)]) for k, (t, n) in grads.items()},
                 state_writes=[(s, new[id(n)]) for s, n in state])  # fmt: skip

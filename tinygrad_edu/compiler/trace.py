@@ -71,8 +71,9 @@ def user_line() -> str:
 class Source:
     """Where a graph input's value comes from on each call."""
 
-    kind: str  # "arg" (index into the flat args), "tensor" (its ._data), "grad" (its .grad),
-    #            "state" (an optimizer state array), "scalar" (a number computed per call)
+    kind: str  # "arg" (index into the flat args), "tensor" (its ._data), "grad" (the .grad
+    #            of the argument `index`, or of `tensor`), "state" (an optimizer state array),
+    #            "scalar" (a number computed per call)
     index: int = -1
     tensor: object = None
     fetch: object = None  # "state"/"scalar": a callable giving the value
@@ -97,6 +98,8 @@ class Trace:
     whole: list = field(default_factory=list)  # reasons the function cannot be segmented
     effects: list = field(default_factory=list)  # (log position, kind, key, node): each
     #   write, .grad and state write with the log entry that made it ("write", "grad", "state")
+    arg_index: dict = field(default_factory=dict)  # id(argument tensor) -> its place: its
+    #   writes and .grad go to the call's own argument at that place
     python: list = field(default_factory=list)  # (reason, line): Python side effects, which
     #   make the function run its Python every call (a replay), never one program
 
@@ -250,7 +253,8 @@ class Tracer:
         self.args = list(args_flat)
         self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
-        self.extra_guards: list = []  # (callable, value it returned while traced)
+        self.extra_guards: list = []  # (callable of the call's flat arguments, the value it
+        #                               returned while traced)
         self._op_of: dict = {}  # id(node) -> index of the recorded op that made it
         self._ref_of: dict = {}  # id(placeholder) -> ("arg", i) or ("tensor", node)
         self._scalars: list = []  # (TracedScalar, log position where it was read)
@@ -266,6 +270,7 @@ class Tracer:
         self._grad_owner = {id(t._grad): t for t in watched if t._grad is not None}
         self._groups: list = []  # (optimizer, its param_groups' settings when first seen)
         self._last_break = self._last_effect = None  # (log position, line) of the last ones
+        self.trace.arg_index = {id(a): i for i, a in enumerate(args_flat) if isinstance(a, Tensor)}
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
                 self._placeholder(a, Source("arg", index=i), f"arg{i}")
@@ -279,6 +284,7 @@ class Tracer:
         self.args, self.extra_guards, new = list(args_flat), list(extra_guards), self.trace
         new.placeholders, new.guards = list(trace.placeholders), list(trace.guards)
         new.breaks, new.whole, new.grad_reads = list(trace.breaks), [], set(trace.grad_reads)
+        new.arg_index = dict(trace.arg_index)
         new.log, new.syncs = trace.log[:p], [s for s in trace.syncs if s[0] <= p]
         new.ops = sum(not r.event for r in new.log)
         for node, source in trace.placeholders:
@@ -329,13 +335,27 @@ class Tracer:
                                                      at=len(self.trace.log))))  # fmt: skip
         return node
 
+    def _arg_index(self, t) -> int:
+        return next((i for i, a in enumerate(self.args) if a is t), -1)
+
+    def grad_guard(self, t, present: bool) -> None:
+        """Guard that ``t`` (an argument: the call's own argument at its place) has a
+        ``.grad``, or has none."""
+        i = self._arg_index(t)
+        self.extra_guards.append(((lambda leaves: leaves[i]._grad is not None) if i >= 0 else
+                                  (lambda leaves: t._grad is not None), present))  # fmt: skip
+
     def old_grad(self, t):
         """The ``.grad`` that ``t`` holds when the call starts, as a program input (guarded
         present); recorded in ``trace.grad_reads``."""
         self.trace.grad_reads.add(id(t))
-        self.extra_guards.append((lambda: t._grad is not None, True))
+        self.grad_guard(t, True)
         name = getattr(t, "name", None) or self._names.get(id(t)) or "param"
-        return self.state_input(f"{name}.grad", lambda: t._grad._data, t.shape, t.dtype)
+        i = self._arg_index(t)
+        node = S.Variable(f"{name}.grad", shape=tuple(t.shape), dtype=str(t.dtype))
+        self.trace.placeholders.append((node, Source("grad", index=i, tensor=None if i >= 0 else t,
+                                                     dtype=t.dtype, at=len(self.trace.log))))
+        return node
 
     def state_input(self, name, fetch, shape, dtype):
         node = S.Variable(name, shape=tuple(shape), dtype=str(dtype))
@@ -452,7 +472,8 @@ class Tracer:
         refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
         self._op_of[id(node)] = len(self.trace.log)
         self.trace.log.append(
-            Rec(op, attrs, refs, node, result.requires_grad, tuple(result.shape), result.dtype)
+            Rec(op, _frozen(attrs), refs, node, result.requires_grad, tuple(result.shape),
+                result.dtype)  # fmt: skip
         )
 
     def _ref(self, arg, value):
@@ -468,7 +489,7 @@ class Tracer:
                 return ref
             self.trace.whole.append("a tensor whose value the graph holds (a .grad, ...)")
             return ("value", None)
-        return ("value", value)
+        return ("value", _frozen(value))
 
     def _check_attr(self, op, value):
         if isinstance(value, tuple | list):
@@ -557,8 +578,8 @@ class Tracer:
                 f"a tensor of shape {tuple(t.shape)}")  # fmt: skip
             if t._counter[0] != counter and self._accounted.get(id(t._counter)) != t._counter[0]:
                 what = f"{name} is changed in place outside the graph"
-            elif (t._grad is not grad or _version(t._grad) != grad_counter) and (
-                    self._grad_accounted.get(id(t)) != (t._grad, _version(t._grad))):  # fmt: skip
+            elif (t._grad is not grad or _version(t._grad) != grad_counter) and not _same_grad(
+                    self._grad_accounted.get(id(t)), t._grad):  # fmt: skip
                 what = f"the .grad of {name} is changed outside loss.backward()/zero_grad()"
             else:
                 continue
@@ -641,14 +662,17 @@ class Tracer:
         there, so the function runs again each call and keeps this call's number."""
         self.done = True
         returned = {id(o) for o in outputs}
+        kept = []
         for s, pos, line in self._scalars:
             # getrefcount's argument, the loop variable, the tuple in `_scalars`
             if id(s) not in returned and sys.getrefcount(s) > 3:
                 self.trace.breaks.append(("a value read from a tensor (.item()) kept by the "
                                           "function (in a list, an attribute)", line))
                 self.trace.syncs.append((pos, s.node))
-                _unwrap_kept(s)
+                kept.append(s)
         self._scalars = []
+        if kept:
+            _unwrap_kept(kept)
 
     def read_bool(self, t: Tensor, value: bool) -> bool:
         if self.is_traced(t):
@@ -657,24 +681,42 @@ class Tracer:
         return value
 
 
-def _unwrap_kept(s) -> None:
-    """Where the function kept a traced scalar (``losses.append(loss.item())``, ``self.last =
-    loss.item()``), put the plain number eager would have kept: the lists and dicts (an
-    object's attributes included) that hold it, found through the garbage collector's
-    referrers (once per trace)."""
-    for holder in gc.get_referrers(s):
+def _unwrap_kept(kept) -> None:
+    """Where the function kept traced scalars (``losses.append(loss.item())``, ``self.last =
+    loss.item()``), put the plain numbers eager would have kept: in the lists and dicts (an
+    object's attributes included) that hold them, found through the garbage collector's
+    referrers (one pass over the heap, once per trace)."""
+    plain = {id(s): s.value for s in kept}
+    for holder in gc.get_referrers(*kept):
         if isinstance(holder, list):
             for i, v in enumerate(holder):
-                if v is s:
-                    holder[i] = s.value
+                if type(v) is TracedScalar and id(v) in plain:
+                    holder[i] = plain[id(v)]
         elif isinstance(holder, dict):
             for k, v in list(holder.items()):
-                if v is s:
-                    holder[k] = s.value
+                if type(v) is TracedScalar and id(v) in plain:
+                    holder[k] = plain[id(v)]
 
 
 def _settings(opt) -> list:
     return [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+
+
+def _frozen(value):
+    """``value`` as the log keeps it: arrays copied (a replay compares a later call's
+    constant with the traced one's values, not with the same array changed in place)."""
+    if hasattr(value, "shape") and hasattr(value, "copy") and not isinstance(value, type):
+        return value.copy()
+    if isinstance(value, tuple | list):
+        return type(value)(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
+def _same_grad(accounted, grad) -> bool:
+    """Is ``grad`` (a tensor or None) the one, at the version, a recorded write left?"""
+    return accounted is not None and accounted[0] is grad and accounted[1] == _version(grad)
 
 
 def _version(t):

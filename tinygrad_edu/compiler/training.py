@@ -80,7 +80,7 @@ def _backward(tracer, original):
                     old_node = tracer.old_grad(t)
                 g = old_node + g
             elif id(t) not in tracer.trace.grads:
-                tracer.extra_guards.append((_grad_present(t), False))
+                tracer.grad_guard(t, False)
             tracer.set_grad(t, g)
             tracer.bind(t._grad, g)
         return None
@@ -94,10 +94,6 @@ def _tensor(tracer, source):
 
 def _name(t) -> str:
     return getattr(t, "name", None) or "param"
-
-
-def _grad_present(t):
-    return lambda: t._grad is not None
 
 
 def _zero_grad(tracer, original):
@@ -153,7 +149,7 @@ def _step(tracer, original):
 
 
 def _has_state(opt, p):
-    return lambda: bool(_state(opt, p))
+    return lambda leaves: bool(_state(opt, p))
 
 
 def _hyper_keys(group) -> tuple:
@@ -166,7 +162,7 @@ def _hyper_keys(group) -> tuple:
 
 def _record_update(tracer, opt, kind, group, p, had_state):
     keys = _hyper_keys(group)
-    tracer.extra_guards.append((lambda g=group: tuple(g[k] for k in keys),
+    tracer.extra_guards.append((lambda leaves, g=group: tuple(g[k] for k in keys),
                                 tuple(group[k] for k in keys)))  # fmt: skip
     grad = tracer.trace.grads.get(id(p))
     if grad is not None and grad[1] is not None:
