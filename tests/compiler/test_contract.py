@@ -750,3 +750,44 @@ def numpy_arrays_in_reach_changed_in_place():
         return (X(k, (3,), True),)
 
     return World(fn, args)
+
+
+@_case
+def makemore_step_with_embedding_rows_and_a_manual_update():
+    """The lecture's character MLP step: ``C[Xb]`` rows by an index tensor argument, the
+    ``.grad`` cleared by hand, ``p.data += -lr * p.grad``."""
+    g = tg.Generator().manual_seed(1)
+    ps = [tg.randn(s, generator=g) for s in ((27, 10), (30, 64), (64,), (64, 27), (27,))]
+    for p in ps:
+        p.requires_grad = True
+    C, W1, b1, W2, b2 = ps
+
+    def fn(xb, yb, lr):
+        h = tg.tanh(C[xb].view(-1, 30) @ W1 + b1)
+        loss = F.cross_entropy(h @ W2 + b2, yb)
+        for p in ps:
+            p.grad = None
+        loss.backward()
+        for p in ps:
+            p.data += -lr * p.grad
+        return loss
+
+    def args(k):
+        r = np.random.default_rng(k)
+        return tg.tensor(r.integers(0, 27, (8, 3))), tg.tensor(r.integers(0, 27, 8)), (
+            0.1 if k < 3 else 0.01)  # fmt: skip
+
+    return World(fn, args, lambda: [p.detach() for p in ps] + [p.grad for p in ps],
+                 backward=False)  # fmt: skip
+
+
+@_case
+def a_parameter_used_after_its_data_was_written():
+    tg.manual_seed(0)
+    w = tg.randn(3, requires_grad=True)
+
+    def fn(x):
+        w.data += 0.5
+        return (w * x).sum()
+
+    return World(fn, lambda k: (X(k, (3,), True),), lambda: w.detach(), leaves=[w])

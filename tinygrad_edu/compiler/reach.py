@@ -150,12 +150,16 @@ def optimizers_of(fn) -> list:
 
 def watched_tensors(args, modules, fn) -> list:
     """The tensors whose in-place changes a trace must account for: the arguments, the
-    modules' parameters and buffers, the parameters of the optimizers in reach."""
+    modules' parameters and buffers, the parameters of the optimizers in reach, and the
+    tensors the function holds directly or in a list, tuple or dict."""
     out = [a for a in args if isinstance(a, Tensor)]
     for m in modules:
         out += [*m._parameters.values(), *m._buffers.values()]
     for opt in optimizers_of(fn):
         out += [p for g in opt.param_groups for p in g["params"]]
+    for _, v in _roots(fn):  # a global W, a list of parameters held by the function
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, list | tuple) else (v,)
+        out += [t for t in items if isinstance(t, Tensor)]
     seen, unique = set(), []
     for t in out:
         if t is not None and id(t) not in seen:

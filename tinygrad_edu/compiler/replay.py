@@ -182,9 +182,27 @@ class Replay:
         return True
 
     def _matches(self, v, rec, op, args, attrs) -> bool:
+        if rec.index_ref is not None:  # `C[ix]`: ix is an input, the tensor it came from
+            index = attrs.get("index")
+            owner = index.tensor() if type(index) is _Pending else self._owner_of(index)
+            if owner is None or not self._refs_match(v, (rec.index_ref,), (owner,)):
+                return False
+            attrs = {k: x for k, x in attrs.items() if k != "index"}
+            return rec.op is op and _same({k: x for k, x in rec.attrs.items() if k != "index"},
+                                          attrs) and self._refs_match(v, rec.refs, args)
         if rec.op is not op or len(rec.refs) != len(args) or not _same(rec.attrs, attrs):
             return False
         return self._refs_match(v, rec.refs, args)
+
+    def _owner_of(self, array):
+        """The tensor of this call (an argument, an op's result) whose array is ``array``."""
+        for t in self.leaves:
+            if isinstance(t, Tensor) and t._data is array:
+                return t
+        for c in self.calls:
+            if c[3] is not None and c[3]._data is array:
+                return c[3]
+        return None
 
     def _refs_match(self, v, refs, args) -> bool:
         if len(refs) != len(args):
@@ -319,6 +337,13 @@ class Replay:
                 todo.append(owner)
                 continue
             op, args, attrs, _ = self.calls[s._data.index]
+            index = attrs.get("index")
+            if type(index) is _Pending:  # `C[ix]` with ix a stand-in: ix first
+                if index.real is None:
+                    todo.append(index.tensor())
+                    continue
+                attrs = {**attrs, "index": index.real}
+                self.calls[s._data.index] = (op, args, attrs, s)
             waiting = [a for a in args if isinstance(a, Tensor) and _pending(a)]
             if waiting:
                 todo.extend(waiting)

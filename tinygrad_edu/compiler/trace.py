@@ -117,6 +117,7 @@ class Rec:
     dtype: object = None
     event: bool = False  # a training call (op: "backward", "step" or "zero_grad"), no node
     guards: int = 0  # an event's: how many extra guards the trace held when it was made
+    index_ref: tuple = None  # `C[ix]` recorded as a gather: where ix came from (as refs)
 
 
 class TracedScalar:
@@ -250,6 +251,8 @@ class Tracer:
         self._aliases: set[int] = set()  # ids of tensors met sharing a traced one's array
         self._viewed: set[int] = set()  # ids of the bases of views the trace made
         self._alias_of: dict = {}  # id(array) -> the aliases met on it (x.detach(), x.data)
+        self._source_arrays: dict = {}  # id(array) -> the argument or captured tensor on it
+        self._written_through: set = set()  # ids of inputs written through .data/detach()
         self.args = list(args_flat)
         self._names = names or {}  # id(tensor) -> a readable name (a module's parameter names)
         self._rng = self._rng_state()
@@ -268,6 +271,7 @@ class Tracer:
         self._accounted: dict = {}  # id(counter) -> its value after the last recorded write
         self._grad_accounted: dict = {}  # id(tensor) -> (its .grad, that one's counter)
         self._grad_owner = {id(t._grad): t for t in watched if t._grad is not None}
+        self._start_grad = {id(t): t._grad for t in watched}  # .grad when the call started
         self._groups: list = []  # (optimizer, its param_groups' settings when first seen)
         self._last_break = self._last_effect = None  # (log position, line) of the last ones
         self.trace.arg_index = {id(a): i for i, a in enumerate(args_flat) if isinstance(a, Tensor)}
@@ -323,6 +327,7 @@ class Tracer:
         self._node[id(t)] = (t, node)
         self._by_data.setdefault(id(t._data), (t._data, node))
         self._sources.add(id(t))
+        self._source_arrays.setdefault(id(t._data), t)
         self.trace.placeholders.append((node, source))
         self._ref_of[id(node)] = ("arg", source.index) if source.kind == "arg" else (
             "tensor", node)  # fmt: skip
@@ -340,7 +345,10 @@ class Tracer:
 
     def grad_guard(self, t, present: bool) -> None:
         """Guard that ``t`` (an argument: the call's own argument at its place) has a
-        ``.grad``, or has none."""
+        ``.grad``, or has none. (None where the function itself cleared the ``.grad`` it had
+        when the call started, ``p.grad = None``: the program sets it whatever it was.)"""
+        if not present and self._start_grad.get(id(t)) is not None:
+            return
         i = self._arg_index(t)
         self.extra_guards.append(((lambda leaves: leaves[i]._grad is not None) if i >= 0 else
                                   (lambda leaves: t._grad is not None), present))  # fmt: skip
@@ -446,11 +454,24 @@ class Tracer:
         """Called by the dispatcher after every op: add the op's node to the graph."""
         self.trace.ops += 1
         self.check_random()
-        for v in attrs.values():
-            self._check_attr(op, v)
+        index = self._gather_index(op, args, attrs)
+        if index is None:
+            for v in attrs.values():
+                self._check_attr(op, v)
+        if self._written_through and result.requires_grad and any(
+                id(a) in self._written_through for a in args):  # fmt: skip
+            # a gradient through a parameter after `p.data += ...`: eager's leaf now holds the
+            # new values; the graph's node is the update, whose gradient would reach the old
+            self.trace.whole.append("a tensor used with its gradient after a write through .data")
+            self.graph_break(f"{op.name}: a tensor used with its gradient after a write through "
+                             "its .data (or detach())")  # fmt: skip
+            return
         inputs = [self.value_of(a) for a in args]
         try:
-            node = S.apply_op(op, *inputs, **attrs)
+            if index is not None:  # `C[ix]`: the rows of a table, by a tensor of the trace
+                node = S.apply_op("embedding", index, inputs[0])
+            else:
+                node = S.apply_op(op, *inputs, **attrs)
         except Exception as e:  # noqa: BLE001 (any failure to express the op is a break)
             self.graph_break(f"{op.name}: cannot be recorded in a graph ({e})")
             return
@@ -473,8 +494,8 @@ class Tracer:
         self._op_of[id(node)] = len(self.trace.log)
         self.trace.log.append(
             Rec(op, _frozen(attrs), refs, node, result.requires_grad, tuple(result.shape),
-                result.dtype)  # fmt: skip
-        )
+                result.dtype, index_ref=None if index is None else self._ref(None, index))
+        )  # fmt: skip
 
     def _ref(self, arg, value):
         """Where an op's input came from, as a replay checks it (see :class:`Rec`)."""
@@ -490,6 +511,20 @@ class Tracer:
             self.trace.whole.append("a tensor whose value the graph holds (a .grad, ...)")
             return ("value", None)
         return ("value", _frozen(value))
+
+    def _gather_index(self, op, args, attrs):
+        """The node of the index of ``C[ix]``: ``ix`` an integer tensor whose value the trace
+        holds (an argument, a result), ``C`` a 2-D table; recorded as the ``embedding`` op
+        (the same rows, the same gradient) with the index an input of the graph, so that a
+        new ``ix`` is read every call (as a constant it would be the first call's)."""
+        index = attrs.get("index") if op.name == "getitem" and len(args) == 1 else None
+        if index is None or isinstance(index, type) or getattr(index, "dtype", None) is None:
+            return None
+        hit = self._by_data.get(id(index))
+        if hit is None or hit[0] is not index or index.dtype.kind not in "iu" or (
+                args[0].ndim != 2 or not getattr(index, "ndim", 0)):  # fmt: skip
+            return None
+        return hit[1]
 
     def _check_attr(self, op, value):
         if isinstance(value, tuple | list):
@@ -519,11 +554,17 @@ class Tracer:
             self.graph_break("an in-place write to a view (y[1:].mul_(2)) or to a tensor that "
                              "has views: the graph cannot follow both")  # fmt: skip
             return
-        if id(t) in self._aliases:  # the tensor it shares memory with changes too, unseen
-            self.trace.whole.append("an in-place write through detach() or .data")
-            self.graph_break("an in-place write through a tensor that shares another's memory "
-                             "(x.detach(), x.data): the graph cannot follow both")  # fmt: skip
-            return
+        if id(t) in self._aliases:
+            owner = self._source_arrays.get(id(t._data))
+            if owner is None or owner._data is not t._data:  # an intermediate's: unseen
+                self.trace.whole.append("an in-place write through detach() or .data")
+                self.graph_break("an in-place write through a tensor that shares another's "
+                                 "memory (x.detach(), x.data): the graph cannot follow both")
+                return
+            # `p.data += -lr * p.grad`: a parameter (an input) updated by hand, outside
+            # autograd: a write to the parameter, written back as opt.step()'s are
+            self._written_through.add(id(owner))
+            t = owner
         self.bind(t, node)  # (an alias met later, `h.data` after `h.add_(1)`, reads it too)
         for a in self._alias_of.get(id(t._data), ()):  # `d = h.detach(); h.add_(1)`: d too
             if a._data is t._data:
@@ -687,7 +728,15 @@ def _unwrap_kept(kept) -> None:
     object's attributes included) that hold them, found through the garbage collector's
     referrers (one pass over the heap, once per trace)."""
     plain = {id(s): s.value for s in kept}
-    for holder in gc.get_referrers(*kept):
+    frozen = gc.get_freeze_count()  # (the referrers search skips frozen objects: see NOTE
+    if frozen:  # [Long graphs and the cycle collector] in eager/collector.py)
+        gc.unfreeze()
+    try:
+        holders = gc.get_referrers(*kept)
+    finally:
+        if frozen:
+            gc.freeze()
+    for holder in holders:
         if isinstance(holder, list):
             for i, v in enumerate(holder):
                 if type(v) is TracedScalar and id(v) in plain:
