@@ -72,6 +72,25 @@ def test_a_scheduler_step_inside_a_compiled_step_runs_every_call():
     _agree(_training(extra, "adam"))
 
 
+def test_a_scheduler_step_is_captured_and_run_after_the_program_every_call():
+    """After ``opt.step()``, ``sched.step()`` only sets the learning rate: it is part of the
+    program (run after it each call), not a graph break; before ``opt.step()`` (the program
+    reads the rate when the call starts) it makes the function run its Python every call."""
+    for where in ("after_step", "before_step"):
+
+        def extra(model, opt, where=where):
+            sched = tg.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+            return {where: lambda: sched.step(), "state": lambda: sched.last_epoch}
+
+        _agree(_training(extra))
+        world = _training(extra)()
+        compiled = tg.compile(world.fn)
+        for k in range(3):
+            compiled(*world.args(k))
+        reasons = [r for r, _ in compiled.explain().break_reasons]
+        assert (reasons == []) == (where == "after_step"), reasons
+
+
 def test_a_learning_rate_set_by_hand_inside_the_step_is_read_where_eager_reads_it():
     def extra(model, opt):
         def decay():

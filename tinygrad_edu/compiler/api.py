@@ -435,6 +435,8 @@ class CompiledCallable:
             if bool(values[k]) != want:
                 return False, None
         write_back(program, values, leaves)
+        for sched, a, k in entry.trace.after:  # captured scheduler steps, in order
+            sched.step(*a, **k)
         outs, tensors, spent, diff = [], [], [], program.differentiable_set
         for kind, const, slot, requires in zip(entry.out_kinds, entry.out_leaves,
                                                program.output_index, entry.out_requires):
@@ -455,8 +457,7 @@ class CompiledCallable:
             saved = [values[k] for k in program.saved_slots]
             swap.update(joined(tensors, attach(program, tensors, saved, inputs)))
         if spent and grad_mode.is_grad_enabled():
-            inputs = [program.target(t, leaves) for _, t in program.write_slots]
-            inputs = [t for t in inputs if t.requires_grad]
+            inputs = program.spent_inputs(leaves)
             if inputs:
                 swap.update(joined(spent, spend(spent, inputs)))
         if swap:
@@ -542,7 +543,7 @@ def _pure(entry) -> bool:
     """A specialisation whose program changes nothing (no parameter, buffer, ``.grad`` or
     optimizer state written, no Python effect): it can run right after its trace."""
     trace = entry.trace
-    return entry.program is not None and not (trace.writes or trace.grads or
+    return entry.program is not None and not (trace.writes or trace.grads or trace.after or
                                               trace.state_writes or trace.python)  # fmt: skip
 
 

@@ -80,6 +80,12 @@ class Program:
         i = self.arg_index.get(id(t))
         return t if i is None else leaves[i]
 
+    def spent_inputs(self, leaves) -> list:
+        """What a training step's used-up loss is joined to (see :func:`spend`): the tensors
+        the program writes or whose ``.grad`` it sets, that require grad."""
+        touched = [self.target(t, leaves) for _, t in self.write_slots + self.grad_slots]
+        return [t for t in touched if t.requires_grad]
+
     @property
     def forward_nodes(self) -> list:
         """The forward program's graph after the passes (what its code computes)."""

@@ -220,7 +220,7 @@ class Replay:
                 if not isinstance(a, Tensor) or _pending(a) or a.shape != node.shape or str(
                         a.dtype) != node.dtype:  # fmt: skip
                     return False
-                if v.pinned and a is not v.sources[id(node)].tensor:
+                if id(node) in v.pinned and a is not v.sources[id(node)].tensor:
                     return False
                 if self.bound.setdefault(node, a) is not a:
                     return False
@@ -285,8 +285,7 @@ class Replay:
             saved = [values[k] for k in program.saved_slots]
             swap.update(joined(grads, attach(program, grads, saved, inputs)))
         if spent and grad_mode.is_grad_enabled():
-            inputs = [program.target(t, self.leaves) for _, t in program.write_slots]
-            inputs = [t for t in inputs if t.requires_grad]
+            inputs = program.spent_inputs(self.leaves)
             if inputs:
                 swap.update(joined(spent, spend(spent, inputs)))
         if swap:

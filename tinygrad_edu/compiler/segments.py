@@ -48,9 +48,12 @@ class Variant:
         self.read_set = set(self.reads)
         self.op_of = {id(r.node): j for j, r in enumerate(self.log) if not r.event}
         self.sources = {id(nd): s for nd, s in trace.placeholders}
-        # a function that writes a captured tensor (opt.step()) pins those tensors: a replay
-        # feeds and writes back the very tensors the trace saw
-        self.pinned = any(kind == "write" for _, kind, _, _ in trace.effects)
+        # the captured tensors the function writes (parameters opt.step() updates, a buffer)
+        # are pinned: a replay feeds and writes back the very tensors the trace saw; one it
+        # only reads (tg.arange(T), made anew each call) is fed whatever stands at its place
+        written = {id(key) for _, kind, key, _ in trace.effects if kind == "write"}
+        self.pinned = {id(nd) for nd, s in trace.placeholders
+                       if s.kind == "tensor" and id(s.tensor) in written}  # fmt: skip
         self.needed = _needed(self)
 
     def boundary_after(self, a):

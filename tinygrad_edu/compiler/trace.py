@@ -98,6 +98,8 @@ class Trace:
     whole: list = field(default_factory=list)  # reasons the function cannot be segmented
     effects: list = field(default_factory=list)  # (log position, kind, key, node): each
     #   write, .grad and state write with the log entry that made it ("write", "grad", "state")
+    after: list = field(default_factory=list)  # (scheduler, args, kwargs): its step() run
+    #   after the program, every call (a captured scheduler step)
     arg_index: dict = field(default_factory=dict)  # id(argument tensor) -> its place: its
     #   writes and .grad go to the call's own argument at that place
     python: list = field(default_factory=list)  # (reason, line): Python side effects, which
@@ -274,6 +276,7 @@ class Tracer:
         self._start_grad = {id(t): t._grad for t in watched}  # .grad when the call started
         self._groups: list = []  # (optimizer, its param_groups' settings when first seen)
         self._last_break = self._last_effect = None  # (log position, line) of the last ones
+        self._scheduled: list = []  # (log position, optimizer, line) of captured schedulers
         self.trace.arg_index = {id(a): i for i, a in enumerate(args_flat) if isinstance(a, Tensor)}
         for i, a in enumerate(args_flat):
             if isinstance(a, Tensor) and id(a) not in self._node:
@@ -608,8 +611,39 @@ class Tracer:
         if all(o is not opt for o, _ in self._groups):
             self._groups.append((opt, _settings(opt)))
 
+    def scheduler_step(self, sched, args, kwargs, before) -> None:
+        """``sched.step(*args, **kwargs)`` just ran (``before``: its optimizer's settings
+        before it). Captured, it runs again after the program every call: where it only
+        sets the learning rate, from plain arguments, and no ``opt.step()`` follows it in
+        the call (the program reads the rate when the call starts; checked when the trace
+        ends). Otherwise a Python side effect."""
+        opt = getattr(sched, "optimizer", None)
+        plain = all(isinstance(v, int | float | type(None)) and type(v) is not TracedScalar
+                    for v in (*args, *kwargs.values()))  # fmt: skip
+        if opt is None or not plain or [{k: v for k, v in g.items() if k != "lr"} for g in
+                                        before] != [{k: v for k, v in g.items() if k != "lr"}
+                                                    for g in _settings(opt)]:  # fmt: skip
+            self.python_effect(f"{type(sched).__name__}.step() (the learning rate)")
+            return
+        for i, (o, settings) in enumerate(self._groups):
+            if o is opt:
+                if settings != before:  # changed by the function before the scheduler ran
+                    self.python_effect(f"the function changes {type(opt).__name__}"
+                                       ".param_groups (the learning rate ...)", "")  # fmt: skip
+                self._groups[i] = (o, _settings(o))
+        self.watch_groups(opt)
+        self.trace.after.append((sched, tuple(args), dict(kwargs)))
+        self._scheduled.append((len(self.trace.log), opt, user_line()))
+        self.trace.syncs.append((len(self.trace.log), None))  # (a replay runs it in place)
+
     def check_writes(self) -> None:
-        """See NOTE [Writes the graph did not see]; and the optimizers' settings."""
+        """See NOTE [Writes the graph did not see]; the optimizers' settings; a captured
+        scheduler step with its optimizer's step after it."""
+        for pos, opt, line in self._scheduled:
+            if any(r.event and r.op == "step" and r.attrs["target"] is opt
+                   for r in self.trace.log[pos:]):  # fmt: skip
+                self.trace.after = []
+                self.python_effect("a scheduler's step() before its optimizer's step()", line)
         for opt, settings in self._groups:
             if _settings(opt) != settings:
                 self.python_effect(f"the function changes {type(opt).__name__}.param_groups "

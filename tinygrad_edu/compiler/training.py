@@ -248,28 +248,51 @@ def patch_training(tracer):
 
 
 def patch_effects(tracer):
-    """While ``tracer`` runs, a learning-rate scheduler's ``step()`` and ``print()`` are Python
-    side effects (:meth:`Tracer.python_effect`): a program would skip them, so the function
-    runs its Python every call, cut into segments there. Returns the function that undoes
-    it."""
+    """While ``tracer`` runs, ``print()`` is a Python side effect (:meth:`Tracer.python_effect`):
+    a program would skip it, so the function runs its Python every call, cut into segments
+    there. A learning-rate scheduler's ``step()`` is captured instead where it can be
+    (:meth:`Tracer.scheduler_step`): run again after the program, every call. Returns the
+    function that undoes it."""
+    depth = [0]  # (a scheduler's step may call its base class's, hooked too)
 
     def effect(reason):
         if ACTIVE.tracer is tracer:
             tracer.python_effect(reason)
 
-    return install_effect_hooks(effect)
+    def scheduler(sched, fn, args, kwargs):
+        if ACTIVE.tracer is not tracer or depth[0]:
+            return fn(sched, *args, **kwargs)
+        opt = getattr(sched, "optimizer", None)
+        before = None if opt is None else settings_of(opt)
+        depth[0] += 1
+        try:
+            result = fn(sched, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+        tracer.scheduler_step(sched, args, kwargs, before)
+        return result
+
+    return install_effect_hooks(effect, scheduler)
 
 
-def install_effect_hooks(before):
+def settings_of(opt) -> list:
+    """An optimizer's settings: each group's items but its parameters."""
+    return [{k: v for k, v in g.items() if k != "params"} for g in opt.param_groups]
+
+
+def install_effect_hooks(before, scheduler=None):
     """Call ``before(reason)`` ahead of every ``print()`` and learning-rate scheduler
-    ``step()``; returns the function that undoes it. The tracer and a replay each install
-    their own."""
+    ``step()`` (or, given, ``scheduler(sched, step, args, kwargs)`` in place of the latter);
+    returns the function that undoes it. The tracer and a replay each install their own."""
     saved = [(builtins, "print", builtins.print)]
     for cls in _subclasses(LRScheduler):
         if "step" in cls.__dict__:
             saved.append((cls, "step", cls.__dict__["step"]))
 
     def hooked(reason, fn):
+        if scheduler is not None and fn is not builtins.print:
+            return lambda sched, *a, **k: scheduler(sched, fn, a, k)
+
         def run(*a, **k):
             before(reason)
             return fn(*a, **k)
