@@ -267,9 +267,10 @@ check("its running mean is the eager twin's", bn_model[1].running_mean.numpy(),
 # twice. The later calls run one program, which also writes the three buffers back.
 #
 # A program cannot do what the function does to *Python*: a `print`, a counter. While
-# tracing, `tg.compile` notes every `print()` and a scheduler's `step()`, and compares the
-# Python state the function reaches before and after the call. A function with such a side
-# effect is never one program: on every call its Python runs again (with stand-in tensors, as
+# tracing, `tg.compile` notes every `print()` and compares the Python state the function
+# reaches before and after the call (a scheduler's `step()` after `opt.step()` is captured
+# instead: it runs after the program). A function with such a side effect is never one
+# program: on every call its Python runs again (with stand-in tensors, as
 # above), and only the tensor work runs compiled. `explain()` names each side effect; a change
 # found only when the call ends has no one line:
 
@@ -281,7 +282,7 @@ calls = [0]
 def counted(x, w):
     calls[0] += 1
     print("call", calls[0])
-    return ((x @ w).tanh() ** 2).mean()
+    return (x @ w).relu().sum()
 
 
 for _ in range(3):
