@@ -691,11 +691,6 @@ def eval_inside_function():
     return World(fn, lambda k: (X(k),), lambda: [m[1].running_mean, m[1].num_batches_tracked])
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_programs_agree_with_eager(name):
-    _agree(HOSTILE[name])
-
-
 @_case
 def inplace_on_a_new_argument_each_call():
     seen = []
@@ -810,3 +805,21 @@ def a_parameter_used_after_its_data_was_written():
         return (w * x).sum()
 
     return World(fn, lambda k: (X(k, (3,), True),), lambda: w.detach(), leaves=[w])
+
+
+@_case
+def rows_of_a_table_by_an_index_argument_negative_ones_included():
+    tg.manual_seed(0)
+    table = tg.randn(6, 3, requires_grad=True)
+
+    def fn(ix):
+        return (table[ix] * 2).tanh()
+
+    idx = ([0, 5, -1], [-6, 2, 2], [3, -2, 1], [1, 1, 1], [5, 0, -3], [2, 4, 0])
+    return World(fn, lambda k: (tg.tensor(idx[k]),), lambda: table.grad, leaves=[table])
+
+
+# (last: every case above is registered by now)
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_programs_agree_with_eager(name):
+    _agree(HOSTILE[name])

@@ -385,6 +385,11 @@ class Tracer:
             # ``t`` holds a traced value's very array, made without an op the trace saw
             # (``x.detach()``, ``x.data``): that value, with no gradient flowing through it.
             # (Captured as an input instead, it would be fed the first call's array.)
+            if t.requires_grad and t.grad_fn is None:  # a leaf met after its alias (`w.data
+                self.trace.whole.append("a leaf met after a tensor sharing its memory")
+                self.graph_break("a tensor that requires grad met after another on its memory "
+                                 "(w.data, w.detach() used first): its gradient cannot be "
+                                 "followed")  # fmt: skip
             node = S.stop_gradient(same[1])
             self._node[id(t)] = (t, node)
             self._aliases.add(id(t))
@@ -471,8 +476,10 @@ class Tracer:
             return
         inputs = [self.value_of(a) for a in args]
         try:
-            if index is not None:  # `C[ix]`: the rows of a table, by a tensor of the trace
-                node = S.apply_op("embedding", index, inputs[0])
+            if index is not None:  # `C[ix]`: rows, by a tensor of the trace (see _gather_index)
+                flat = S.apply_op("reshape", index, shape=(-1,))
+                rows = S.apply_op("index_select", inputs[0], flat, dim=0)
+                node = S.apply_op("reshape", rows, shape=tuple(result.shape))
             else:
                 node = S.apply_op(op, *inputs, **attrs)
         except Exception as e:  # noqa: BLE001 (any failure to express the op is a break)
@@ -517,15 +524,16 @@ class Tracer:
 
     def _gather_index(self, op, args, attrs):
         """The node of the index of ``C[ix]``: ``ix`` an integer tensor whose value the trace
-        holds (an argument, a result), ``C`` a 2-D table; recorded as the ``embedding`` op
-        (the same rows, the same gradient) with the index an input of the graph, so that a
-        new ``ix`` is read every call (as a constant it would be the first call's)."""
+        holds (an argument, a result); recorded as ``index_select`` along the first axis
+        (the same rows, negative indices included, the same gradient), with the index an
+        input of the graph, so that a new ``ix`` is read every call (as a constant it would
+        be the first call's)."""
         index = attrs.get("index") if op.name == "getitem" and len(args) == 1 else None
         if index is None or isinstance(index, type) or getattr(index, "dtype", None) is None:
             return None
         hit = self._by_data.get(id(index))
         if hit is None or hit[0] is not index or index.dtype.kind not in "iu" or (
-                args[0].ndim != 2 or not getattr(index, "ndim", 0)):  # fmt: skip
+                args[0].ndim < 1 or not getattr(index, "ndim", 0)):  # fmt: skip
             return None
         return hit[1]
 
