@@ -99,8 +99,12 @@ def history(make, calls: int = 5, compiled: bool = False) -> list:
             wanted = _outputs(out)
             if wanted:  # twice, the first keeping the graph: the gradients accumulate
                 total = sum(t.sum() for t in wanted)
-                total.backward(retain_graph=True)
-                total.backward()
+                try:
+                    total.backward(retain_graph=True)
+                    total.backward()
+                except Exception as e:  # noqa: BLE001 (eager's error is an observation too)
+                    log.append(("backward raised", type(e).__name__, str(e).split(":")[0]))
+                    continue
             leaves = [a for a in args if isinstance(a, tg.Tensor)] + list(world.leaves)
             grads = [observe(t.grad) for t in leaves]
         state = observe(world.state()) if world.state is not None else None

@@ -64,6 +64,7 @@ class Program:
     donated: list = field(default_factory=list)  # captured placeholders written in place
     released: list = field(default_factory=list)  # tensors whose .grad is dropped first
     arg_index: dict = field(default_factory=dict)  # id(a traced argument) -> its place
+    live_saved: set = field(default_factory=set)  # saved slots that are the inputs themselves
 
     def __post_init__(self):
         needs = self.forward.needs if self.forward is not None else ()
@@ -146,6 +147,7 @@ def build_program(trace, outputs, grad_wanted, device, requires=None) -> Program
     state_slots = [(slot(n, "state"), setter) for setter, n in trace.state_writes]
 
     backward, backward_feeds, differentiable, saved_slots, bw_nodes = None, [], [], [], []
+    live = set()  # saved slots that are inputs (not copied before a write-back: see there)
     xs = [trace.placeholders[i][0] for i in grad_wanted]
     requires = [True] * len(outputs) if requires is None else requires
     diff_outputs = [(k, n) for k, n in enumerate(outputs) if n is not None and requires[k] and
@@ -161,6 +163,8 @@ def build_program(trace, outputs, grad_wanted, device, requires=None) -> Program
         saved = [(fwd, p) for fwd, p in saved if p in backward.needs]  # after the passes
         for fwd, _ in saved:
             saved_slots.append(slot(fwd, "saved"))
+            if fwd.op is PLACEHOLDER:  # an input itself: eager's backward reads its array too
+                live.add(saved_slots[-1])
         backward_feeds = [p for _, p in saved] + seeds
         differentiable = [output_index[k] for k, _ in diff_outputs]
     donated = _donated(trace, write_slots)
@@ -172,7 +176,7 @@ def build_program(trace, outputs, grad_wanted, device, requires=None) -> Program
                    grad_slots, state_slots, saved_slots, backward, list(grad_wanted),
                    backward_feeds, differentiable, output_index, source, results,
                    bw_nodes, [p for p, _ in donated], _released(trace, grad_slots),
-                   trace.arg_index)  # fmt: skip
+                   trace.arg_index, live)  # fmt: skip
 
 
 def _donated(trace, write_slots) -> list:
@@ -226,7 +230,19 @@ def fetch(source, leaves):
 def write_back(program, values, leaves) -> None:
     """After ``program`` ran: its state goes back in place (parameters an ``opt.step()``
     updated, buffers, arguments changed in place), each ``.grad`` it set, and the optimizer's
-    state arrays. ``leaves``: the call's flat arguments."""
+    state arrays. ``leaves``: the call's flat arguments. A value saved for the backward
+    program that the passes made the very array about to be overwritten (``x * 1.0``
+    simplified to ``x``, then ``x.data.add_(...)``) is copied first, as eager's backward
+    reads its own array; an input saved as itself is not (eager's backward reads that
+    input's memory, as changed through ``.data``)."""
+    if program.write_slots and program.saved_slots:
+        arrays = {id(program.target(t, leaves)._data) for _, t in program.write_slots}
+        for k in program.saved_slots:
+            v = values[k]
+            if k in program.live_saved:
+                continue
+            if id(v) in arrays or id(getattr(v, "base", None)) in arrays:
+                values[k] = v.copy()
     for k, t in program.write_slots:
         t = program.target(t, leaves)
         if values[k] is not t._data:  # (a donated parameter was updated in its memory)

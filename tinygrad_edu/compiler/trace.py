@@ -252,6 +252,8 @@ class Tracer:
         self._sources: set[int] = set()  # ids of argument and captured tensors
         self._aliases: set[int] = set()  # ids of tensors met sharing a traced one's array
         self._viewed: set[int] = set()  # ids of the bases of views the trace made
+        self._saved: dict = {}  # id(node) -> how many recorded ops save its value
+        self._last_saved: set = set()  # ids of the nodes the latest recorded op saves
         self._alias_of: dict = {}  # id(array) -> the aliases met on it (x.detach(), x.data)
         self._source_arrays: dict = {}  # id(array) -> the argument or captured tensor on it
         self._written_through: set = set()  # ids of inputs written through .data/detach()
@@ -498,6 +500,14 @@ class Tracer:
             node = S.stop_gradient(node)
         self._node[id(result)] = (result, node)
         self._by_data[id(result._data)] = (result._data, node)
+        self._last_saved = set()
+        if result.requires_grad:  # the values its backward reads (eager checks their versions)
+            saved = [inputs[i] for i in op.saves if i < len(inputs)]
+            saved += [node] if op.saves_output else []
+            for n in saved:
+                if isinstance(n, S.Node):
+                    self._saved[id(n)] = self._saved.get(id(n), 0) + 1
+                    self._last_saved.add(id(n))
         if result._base is not None:  # a view: an in-place write to it or its base
             self._viewed.add(id(result._base))  # changes the other too (see rebind)
         refs = tuple(self._ref(a, v) for a, v in zip(args, inputs))
@@ -560,6 +570,14 @@ class Tracer:
             self.graph_break("an in-place write the graph did not see")
             return
         node = hit[1]
+        before = self._node.get(id(t))
+        if before is not None and t.requires_grad:
+            held = self._saved.get(id(before[1]), 0) - (id(before[1]) in self._last_saved)
+            if held > 0:  # (the in-place op's own saving of its input is a copy in eager)
+                self.trace.whole.append("an in-place write to a value saved for backward")
+                self.graph_break("an in-place write to a value an op saved for backward "
+                                 "(eager's backward raises there; a program would not)")
+                return
         if t._base is not None or id(t) in self._viewed:
             self.trace.whole.append("an in-place write to a view or to a tensor with views")
             self.graph_break("an in-place write to a view (y[1:].mul_(2)) or to a tensor that "
