@@ -58,7 +58,13 @@ from .dtypes import (
     uint8,
 )
 from .eager import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
     Function,
+    IntTensor,
+    LongTensor,
     Tensor,
     arange,
     as_tensor,
@@ -128,6 +134,7 @@ __all__ = [
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
     "manual_seed", "randperm", "randint_like", "is_tensor", "numel", "sum_to",
+    "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
     "softmax_cross_entropy", "ShapeError",
     "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool",
     "half", "float", "double", "short", "int", "long",

@@ -675,3 +675,21 @@ F("multi_head_attention_forward", (
 # (ops/more_layers.py) theirs in cases_layers.py; they join the table here
 import tests.compare.cases_layers  # noqa: E402, F401
 import tests.compare.cases_torchops  # noqa: E402, F401
+
+
+# -- PyTorch's legacy spellings the lectures use (tests/eager/test_factories_pytorch.py) -------
+def _detach_in_place(L, name, x):
+    y = x * 1  # a non-leaf made by an op: detach_ cuts it off the graph, in place
+    out = y.detach_()
+    return out is y, y.requires_grad, y.is_leaf, y.grad_fn is None, y.detach()
+
+
+T("detach_", (E(S(2, 3)), E(S(2, dtype="int64"))), call=_detach_in_place)
+for _name in ("is_cpu", "is_cuda"):
+    T(_name, (E(S(2, 3)), E(S(dtype="int64"))), call=lambda L, name, x: getattr(x, name[7:]))
+for _name in ("FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor",
+              "BoolTensor"):  # fmt: skip
+    G(_name, (E(data=[1, 0, 2]), E(data=[[1.5, 0.0]]), E(data=np.arange(3)), E(data=(2, 3))),
+      call=lambda L, name, data: getattr(L, name[3:])(data))
+    G(_name, (E(args=(2, 3)), E(args=()), E(args=(0,))),
+      call=lambda L, name, args: _shaped_only(name, getattr(L, name[3:])(*args)))

@@ -91,6 +91,28 @@ def test_a_scheduler_step_is_captured_and_run_after_the_program_every_call():
         assert (reasons == []) == (where == "after_step"), reasons
 
 
+@pytest.mark.parametrize("kind", ["adam_coupled", "adam_decoupled", "adamw"])
+def test_weight_decay_coupled_or_decoupled_compiles_as_eager_steps(kind):
+    def make():
+        tg.manual_seed(0)
+        model = tg.nn.Linear(3, 2)
+        if kind == "adamw":
+            opt = tg.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.5)
+        else:
+            opt = tg.optim.Adam(model.parameters(), lr=0.1, weight_decay=0.5,
+                                decoupled_weight_decay=kind == "adam_decoupled")  # fmt: skip
+
+        def step(x, y):
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+
+        return World(step, lambda k: (_x(k), _y(k)), lambda: [model.weight, model.bias],
+                     backward=False)  # fmt: skip
+
+    _agree(make)
+
+
 def test_a_learning_rate_set_by_hand_inside_the_step_is_read_where_eager_reads_it():
     def extra(model, opt):
         def decay():

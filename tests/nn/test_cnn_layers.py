@@ -96,7 +96,7 @@ def test_module_apply_initialises_a_whole_network():
             init.constant_(m.weight, 0.5)
 
     assert net.apply(init_weights) is net
-    assert seen == ["Linear", "Flatten", "ReLU", "Conv2d", "Sequential"]
+    assert seen == ["Conv2d", "ReLU", "Flatten", "Linear", "Sequential"]  # PyTorch: post-order
     assert np.all(net[0].weight.numpy() == 0.5) and np.all(net[3].weight.numpy() == 0.5)
 
 

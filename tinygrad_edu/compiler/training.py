@@ -200,11 +200,12 @@ def _record_update(tracer, opt, kind, group, p, had_state):
         new = w - lr * d
     else:  # Adam, AdamW
         b1, b2 = group["betas"]
-        if kind == "AdamW" and group["weight_decay"]:
+        decoupled = kind == "AdamW" or group.get("decoupled_weight_decay", False)
+        if decoupled and group["weight_decay"]:
             decay = tracer.scalar_input("1 - lr*wd", lambda gr=group: 1 - gr["lr"] * gr[
                 "weight_decay"], p)  # fmt: skip
             w = w * decay
-        elif kind == "Adam" and group["weight_decay"]:
+        elif group["weight_decay"]:
             g = g + group["weight_decay"] * w
         if had_state:
             m, v = state_in("exp_avg"), state_in("exp_avg_sq")

@@ -24,6 +24,12 @@ from .autograd import backward, grad
 from .dlpack import from_dlpack
 from .engine import GraphTask, Observer, observe
 from .factories import (
+    BoolTensor,
+    ByteTensor,
+    DoubleTensor,
+    FloatTensor,
+    IntTensor,
+    LongTensor,
     arange,
     as_tensor,
     empty,
@@ -68,4 +74,5 @@ __all__ = [
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
     "manual_seed", "as_tensor", "from_numpy", "randperm", "randint_like",
+    "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 ]  # fmt: skip

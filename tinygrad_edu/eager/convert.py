@@ -77,6 +77,11 @@ def _device_of(data):
     return backend.device_of(data) if hasattr(data, "shape") else "cpu"
 
 
+_LEGACY_NAMES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                 "LongTensor": "int64", "IntTensor": "int32", "ShortTensor": "int16",
+                 "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool"}  # fmt: skip
+
+
 def _resolve_dtype(like, dtype):
     """A dtype given as a name (``"float32"``), a numpy type (``tg.float32``) or a dtype."""
     if dtype is None:
@@ -84,6 +89,7 @@ def _resolve_dtype(like, dtype):
     xp = backend.namespace_of(like)
     if isinstance(dtype, str):
         name = dtype.removeprefix("torch.")
+        name = _LEGACY_NAMES.get(name, name)  # x.type("torch.LongTensor")
         if not hasattr(xp, name):
             raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'int64', 'bool'")
         return getattr(xp, name)

@@ -13,6 +13,7 @@ with :func:`apply_op` as their ``apply``.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import numpy as _np
 
@@ -130,7 +131,7 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
             )
     shapes = [tuple(a.shape) if hasattr(a, "shape") else () for a in args]
     try:
-        op.shape(*shapes, **attrs)
+        op.shape(*shapes, **_shape_attrs(op, attrs))
     except (ShapeError, TypeError, ValueError) as e:
         return type(e)(str(e))
     if str(err).startswith(f"{op.name}: "):
@@ -141,6 +142,15 @@ def _explain(op, args, attrs, err: Exception) -> Exception:
         return type(err)(message)
     except TypeError:  # an exception class that wants other arguments
         return RuntimeError(message)
+
+
+def _shape_attrs(op, attrs) -> dict:
+    """The attributes ``op``'s shape rule takes: a forward may take more than its shape rule
+    (``multinomial``'s ``generator``), and explaining an error must not fail on those."""
+    params = inspect.signature(op.shape).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return attrs
+    return {k: v for k, v in attrs.items() if k in params}
 
 
 def apply_op(op, *args, **attrs):

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as _np
 
 from .. import backend
-from .convert import _resolve_dtype
+from ..size import Size
+from .convert import _legacy_data, _resolve_dtype
 from .random import default_generator, manual_seed, numpy_generator
 from .tensor import Tensor
 
@@ -34,6 +35,7 @@ __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand",
     "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
     "empty_like", "randn_like", "rand_like", "manual_seed", "randperm", "randint_like",
+    "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 ]  # fmt: skip
 
 _rng = default_generator._rng  # reseeded in place by manual_seed: always the same object
@@ -123,6 +125,17 @@ def _shape(shape):
     return shape
 
 
+def _sizes(op, sizes, size):
+    """The shape of ``op(*sizes)`` or ``op(size=...)`` (PyTorch's keyword form,
+    ``zeros(size=(2, 3))``): one of the two, as in PyTorch."""
+    if size is None:
+        return _shape(sizes)
+    if sizes:
+        raise TypeError(f"{op}(): got the size twice, as {sizes!r} and size={size!r}; give "
+                        f"one: {op}(2, 3) or {op}(size=(2, 3))")  # fmt: skip
+    return _shape((size,) if isinstance(size, int) else (tuple(size),))
+
+
 def _default(value):
     """PyTorch's dtype for a fill value: bool, int64 or the default float dtype."""
     if isinstance(value, bool):
@@ -145,15 +158,21 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tens
     return Tensor(data, requires_grad=requires_grad, device=device)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(size), 0.0, dtype, device, requires_grad)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of zeros (float32 unless ``dtype``): ``zeros(2, 3)``, ``zeros((2, 3))`` or
+    ``zeros(size=(2, 3))``."""
+    return full(_sizes("zeros", sizes, size), 0.0, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(size), 1.0, dtype, device, requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A tensor of ones (float32 unless ``dtype``), sized as :func:`zeros`."""
+    return full(_sizes("ones", sizes, size), 1.0, dtype, device, requires_grad)
 
 
-empty = zeros
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An "uninitialised" tensor, sized as :func:`zeros`: zero-filled here (PyTorch leaves
+    whatever the memory held)."""
+    return full(_sizes("empty", sizes, size), 0.0, dtype, device, requires_grad)
 
 
 def _sampled(array, dtype, device, requires_grad):
@@ -162,17 +181,20 @@ def _sampled(array, dtype, device, requires_grad):
     return Tensor(array.astype(dt), requires_grad=requires_grad, device=device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*sizes, size=None, generator=None, dtype=None, device=None,
+          requires_grad=False) -> Tensor:  # fmt: skip
     """Standard normal samples (float32 unless ``dtype``), from ``generator`` (a
-    :class:`~tinygrad_edu.Generator`) or the default one."""
-    rng = numpy_generator(generator)
-    return _sampled(rng.standard_normal(_shape(size)), dtype, device, requires_grad)
+    :class:`~tinygrad_edu.Generator`) or the default one; sized as :func:`zeros`."""
+    rng = numpy_generator(generator, "randn")
+    return _sampled(rng.standard_normal(_sizes("randn", sizes, size)), dtype, device,
+                    requires_grad)  # fmt: skip
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Uniform samples in [0, 1)."""
-    rng = numpy_generator(generator)
-    return _sampled(rng.random(_shape(size)), dtype, device, requires_grad)
+def rand(*sizes, size=None, generator=None, dtype=None, device=None,
+         requires_grad=False) -> Tensor:  # fmt: skip
+    """Uniform samples in [0, 1), from ``generator`` or the default one."""
+    rng = numpy_generator(generator, "rand")
+    return _sampled(rng.random(_sizes("rand", sizes, size)), dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False, *,
@@ -182,7 +204,7 @@ def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=Fals
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
-    rng = numpy_generator(generator)
+    rng = numpy_generator(generator, "randint")
     return _sampled(rng.integers(low, high, _shape(tuple(size))), dtype or "int64", device,
                     requires_grad)  # fmt: skip
 
@@ -221,34 +243,107 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
                 requires_grad)  # fmt: skip
 
 
-def randn_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input, dtype=None, device=None, requires_grad=False, *,
+               generator=None) -> Tensor:  # fmt: skip
+    """Standard normal samples shaped like ``input`` (its dtype and device unless given)."""
     return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)  # fmt: skip
+                 requires_grad=requires_grad, generator=generator)  # fmt: skip
 
 
-def rand_like(input, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input, dtype=None, device=None, requires_grad=False, *,
+              generator=None) -> Tensor:  # fmt: skip
+    """Uniform samples in [0, 1) shaped like ``input`` (its dtype and device unless given)."""
     return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)  # fmt: skip
+                requires_grad=requires_grad, generator=generator)  # fmt: skip
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``)."""
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``), from ``generator`` (a
+    :class:`~tinygrad_edu.Generator`) or the default one."""
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
-    rng = _random_ops.generator_of(generator)
+    rng = numpy_generator(generator, "randperm")
     return _sampled(rng.permutation(n), dtype or "int64", device, requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None,
-                 requires_grad=False) -> Tensor:  # fmt: skip
+                 requires_grad=False, generator=None) -> Tensor:  # fmt: skip
     """Integers uniform in [low, high) shaped like ``input`` (``randint_like(x, high)`` starts
     at 0), of ``input``'s dtype unless ``dtype``."""
     if high is None:
         low, high = 0, low
     if low >= high:
         raise RuntimeError(f"randint_like: expects low < high, got low={low}, high={high}")
-    return _sampled(_rng.integers(low, high, tuple(input.shape)), dtype or input.dtype,
+    rng = numpy_generator(generator, "randint_like")
+    return _sampled(rng.integers(low, high, tuple(input.shape)), dtype or input.dtype,
                     device or input.device, requires_grad)  # fmt: skip
+
+
+# -- PyTorch's legacy constructors: tg.FloatTensor([1, 2]), tg.LongTensor(2, 3) ---------------
+class LegacyTensorType(type):
+    """The type of ``tg.FloatTensor``, ``tg.LongTensor`` ... (PyTorch's ``torch.tensortype``).
+
+    Calling one makes a plain :class:`Tensor` of its dtype on the CPU: ``FloatTensor([1, 2])``
+    from data (converted, as ``LongTensor([1.7])`` truncates to 1), ``FloatTensor(2, 3)`` of a
+    shape (zero-filled; PyTorch leaves it uninitialised), ``FloatTensor()`` an empty one, and
+    ``FloatTensor(t)`` a tensor on ``t``'s memory when ``t`` already has the dtype. They are not
+    subclasses of ``Tensor``: ``isinstance(x, tg.FloatTensor)`` checks that ``x`` is a float32
+    tensor on the CPU, as in PyTorch (``isinstance(tg.tensor([1.0]), tg.FloatTensor)`` is True).
+    ``x.type(tg.LongTensor)`` converts.
+    """
+
+    dtype: _np.dtype
+
+    def __call__(cls, *data, device=None) -> Tensor:
+        name = cls.__name__
+        dev = backend.parse_device(device if device is not None else "cpu")
+        if dev.type != "cpu":
+            raise RuntimeError(
+                f"{name}(): the legacy constructor makes CPU tensors, got device={device!r}; "
+                f"use tg.tensor(data, dtype=tg.{cls.dtype.name}, device={device!r})"
+            )
+        if len(data) == 1 and isinstance(data[0], Tensor):
+            t = data[0]
+            if t.dtype != cls.dtype or t._device.type != "cpu":
+                raise TypeError(
+                    f"{name}(t): t is {t.dtype} on {t.device}, and {name} takes {cls.dtype} "
+                    f"on the CPU; convert it first ({name}(t.cpu()) or "
+                    f"{_CONVERT[cls.dtype.name]}), or copy it: tg.tensor(t, "
+                    f"dtype=tg.{cls.dtype.name})"
+                )
+            return Tensor._make(t._data, counter=t._counter, device=t._device)  # shares memory
+        if len(data) == 1 and isinstance(data[0], Size):
+            data = tuple(data[0])  # a Size is a shape; a tuple is data
+        try:
+            arr = _np.asarray(_python_data(_legacy_data(data, cls.dtype)))
+        except (TypeError, RuntimeError) as e:  # the messages of Tensor() and tensor()
+            message = str(e).removeprefix("Tensor").removeprefix("tensor")
+            raise type(e)(f"{name}{message}") from None
+        return Tensor(arr.astype(cls.dtype), device=dev)  # a copy, as in PyTorch
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and obj._device.type == "cpu"
+
+    def __repr__(cls) -> str:
+        return f"<class 'tinygrad_edu.{cls.__name__}'>"
+
+
+_CONVERT = {"float32": "t.float()", "float64": "t.double()", "int64": "t.long()",
+            "int32": "t.int()", "uint8": "t.to(tg.uint8)", "bool": "t.bool()"}  # fmt: skip
+
+
+def _legacy_type(name: str, dtype: str) -> LegacyTensorType:
+    doc = f"PyTorch's legacy ``torch.{name}``: a {dtype} CPU tensor (see LegacyTensorType)."
+    return LegacyTensorType(name, (), {"dtype": _np.dtype(dtype), "__doc__": doc,
+                                       "__module__": "tinygrad_edu"})  # fmt: skip
+
+
+FloatTensor = _legacy_type("FloatTensor", "float32")
+DoubleTensor = _legacy_type("DoubleTensor", "float64")
+LongTensor = _legacy_type("LongTensor", "int64")
+IntTensor = _legacy_type("IntTensor", "int32")
+ByteTensor = _legacy_type("ByteTensor", "uint8")
+BoolTensor = _legacy_type("BoolTensor", "bool")
 
 
 # the op library's random ops draw from this module's generator (handed down, not imported up)

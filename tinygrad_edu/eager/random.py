@@ -101,6 +101,13 @@ class Generator:
         self._initial_seed = int.from_bytes(raw[37:45], "little")
         return self
 
+    @property
+    def rng(self) -> _np.random.Generator:
+        """The numpy generator underneath: what the op library's random ops (``multinomial``,
+        ``bernoulli``, ``normal_``, ``randperm`` ...) draw from when given ``generator=self``
+        (``ops.random.generator_of`` reads it)."""
+        return self._rng
+
     def __repr__(self) -> str:
         return f"<tinygrad_edu.Generator device={self.device} initial_seed={self._initial_seed}>"
 
@@ -116,15 +123,21 @@ def _as_seed(seed) -> int:
 default_generator = Generator()
 
 
-def numpy_generator(generator: Generator | None = None) -> _np.random.Generator:
+def numpy_generator(generator: Generator | None = None, op: str | None = None
+                    ) -> _np.random.Generator:  # fmt: skip
     """The numpy generator behind ``generator`` (the default one when None): what code
-    that draws numbers calls, e.g. ``numpy_generator(generator).standard_normal(shape)``."""
+    that draws numbers calls, e.g. ``numpy_generator(generator, "randn").standard_normal(shape)``
+    (``op`` names the caller in the error for anything else)."""
     if generator is None:
         return default_generator._rng
-    if not isinstance(generator, Generator):
-        raise TypeError(f"generator must be a tinygrad_edu.Generator, got "
-                        f"{type(generator).__name__}")  # fmt: skip
-    return generator._rng
+    if isinstance(generator, Generator):
+        return generator._rng
+    kind, prefix = type(generator), f"{op}: " if op else ""
+    raise TypeError(
+        f"{prefix}generator= must be a tinygrad_edu.Generator (made by "
+        f"tg.Generator().manual_seed(seed)), got {kind.__module__}.{kind.__qualname__} "
+        f"{generator!r:.60}"
+    )
 
 
 def manual_seed(seed) -> None:

@@ -446,6 +446,20 @@ class Tensor(Conversions):
         """A leaf that shares this tensor's data and version counter, outside the graph."""
         return Tensor._make(self._data, counter=self._counter, device=self._device)
 
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place: it becomes a leaf that does not require
+        grad, and returns itself (PyTorch's ``x.detach_()``). The graph recorded before is left
+        as it was: tensors made from this one earlier still backpropagate through it (and a
+        ``retain_grad()`` still fills its ``.grad``), as in PyTorch. A view cannot be detached
+        in place (its history is its base's)."""
+        if self._base is not None:
+            raise RuntimeError(
+                "detach_: this tensor is a view of another tensor and cannot be detached in "
+                "place; use y = x.detach() (a new leaf on the same memory) instead"
+            )
+        self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        return self
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
         _backward((self,), (gradient,), retain_graph, create_graph, inputs)

@@ -57,6 +57,17 @@ class Conversions:
     def cpu(self) -> core.Tensor:
         return self.to("cpu")
 
+    @property
+    def is_cpu(self) -> bool:
+        """True when this tensor lives on the CPU (PyTorch's ``x.is_cpu``)."""
+        return self._device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        """True when this tensor lives on a CUDA GPU (PyTorch's ``x.is_cuda``); a simulated
+        device (``"sim:0"``) is neither CUDA nor the CPU."""
+        return self._device.type == "cuda"
+
     # -- DLPack: PyTorch, numpy and CuPy share our memory (see eager/dlpack.py) ----------------
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """This tensor's memory for ``torch.from_dlpack(t)``, ``np.from_dlpack(t)``... (shared,

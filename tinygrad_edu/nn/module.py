@@ -111,20 +111,32 @@ class Module:
         if name in buffers and (value is None or type(value) is Tensor):
             buffers[name] = value  # assigning to a buffer replaces its tensor (PyTorch)
             return
-        if name in params and not isinstance(value, Parameter):
+        if name in params and not isinstance(value, Parameter | Module):
             if value is not None:  # a plain tensor would silently stop being trained
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
                                 f"'{name}' (nn.Parameter or None expected); wrap it: "
                                 f"nn.Parameter(value)")  # fmt: skip
             params[name] = None  # PyTorch keeps the name registered, holding None
             return
+        if name in modules and not isinstance(value, Module | Parameter):
+            if value is not None:  # a child would silently turn into a plain attribute
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (nn.Module or None expected); to store other values, "
+                                f"delete the child first")  # fmt: skip
+            modules[name] = None  # PyTorch keeps the name registered, holding None
+            return
+        # a name that changes kind leaves its old registry; one that keeps its kind keeps its
+        # place (PyTorch), so replacing ``net.fc`` or ``net[0]`` leaves the order unchanged
+        is_param, is_module = isinstance(value, Parameter), isinstance(value, Module)
         buffers.pop(name, None)
-        params.pop(name, None)
-        modules.pop(name, None)
+        if not is_param:
+            params.pop(name, None)
+        if not is_module:
+            modules.pop(name, None)
         self.__dict__.pop(name, None)
-        if isinstance(value, Parameter):
+        if is_param:
             params[name] = value
-        elif isinstance(value, Module):
+        elif is_module:
             modules[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -220,7 +232,14 @@ class Module:
         return self._hook_table().add("backward", hook, prepend)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        yield from self._modules.items()
+        """``(name, module)`` for each direct sub-module, in registration order; as in
+        PyTorch, a module registered twice (under two names) is listed once, under its first
+        name, and a name set to None is skipped."""
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
 
     def children(self) -> Iterator[Module]:
         for _, m in self.named_children():
@@ -324,10 +343,15 @@ class Module:
         return items
 
     def apply(self, fn) -> Module:
-        """Call ``fn(module)`` on every sub-module (children first) and on this one; returns
-        self. PyTorch's way to initialise a whole network: ``net.apply(init_weights)``."""
-        for m in reversed(list(self.modules())):
-            fn(m)
+        """Call ``fn(module)`` on every sub-module and then on this one; returns self.
+        PyTorch's way to initialise a whole network: ``net.apply(init_weights)``.
+
+        The order is PyTorch's: each child in turn, recursively (its own children before
+        itself), and this module last. As in PyTorch there is no de-duplication across the
+        tree: a module shared by two parents is visited once under each."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
         return self
 
     # -- modes and gradients -------------------------------------------------------------------

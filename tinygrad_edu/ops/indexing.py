@@ -357,12 +357,12 @@ def _diag_geometry(opname, shape, offset, dim1, dim2):
     return a, b, r0, c0, length
 
 
-def _onehot_diagonal(xp, n, m, r0, c0, length, dtype):
-    """An array (length, n * m): row l is one at the place (l + r0, l + c0) of an n x m
-    matrix."""
-    flat = xp.reshape(xp.arange(n * m), (1, n * m))
-    where = xp.reshape((xp.arange(length) + r0) * m + xp.arange(length) + c0, (length, 1))
-    return xp.astype(flat == where, dtype)
+def _diagonal_slice(start, m, length):
+    """The places of a diagonal in a flattened n x m matrix: it starts at ``start`` (row
+    ``r0`` times ``m`` plus column ``c0``) and each next element is one row and one column on,
+    ``m + 1`` places later. A basic strided slice, so reading or writing it costs O(length),
+    never a (length, n * m) one-hot matrix."""
+    return slice(start, start + (length - 1) * (m + 1) + 1, m + 1)
 
 
 @register
@@ -381,12 +381,14 @@ class Diagonal(Op):
                             slice(None) for i in range(x.ndim))] if length else x  # fmt: skip
             return strided(start, tuple(x.shape[i] for i in rest) + (length,),
                            tuple(x.strides[i] for i in rest) + (x.strides[a] + x.strides[b],))
+        # other namespaces (the strict Array API): a copy, read by one strided slice
         rest = [i for i in range(x.ndim) if i not in (a, b)]
         moved = xp.permute_dims(x, tuple(rest) + (a, b))
         n, m = x.shape[a], x.shape[b]
-        flat = xp.reshape(moved, moved.shape[:-2] + (n * m,))
-        return flat @ xp.permute_dims(_onehot_diagonal(xp, n, m, r0, c0, length, x.dtype),
-                                      (1, 0))  # fmt: skip
+        if not length:
+            return xp.zeros(tuple(moved.shape[:-2]) + (0,), dtype=x.dtype)
+        flat = xp.reshape(moved, tuple(moved.shape[:-2]) + (n * m,))
+        return flat[..., _diagonal_slice(r0 * m + c0, m, length)]
 
     def shape(self, shape, offset=0, dim1=0, dim2=1):
         a, b, r0, c0, length = _diag_geometry(self.name, shape, offset, dim1, dim2)
@@ -408,7 +410,10 @@ class DiagonalGrad(Op):
         shape = tuple(like.shape) if shape is None else tuple(shape)
         a, b, r0, c0, length = _diag_geometry(self.name, shape, offset, dim1, dim2)
         n, m = shape[a], shape[b]
-        flat = g @ _onehot_diagonal(xp, n, m, r0, c0, length, g.dtype)  # (..., n * m)
+        # zeros with g written on the diagonal's places: O(n * m), not a one-hot product
+        flat = xp.zeros(tuple(g.shape[:-1]) + (n * m,), dtype=g.dtype)  # (..., n * m)
+        if length:
+            flat[..., _diagonal_slice(r0 * m + c0, m, length)] = g
         moved = xp.reshape(flat, tuple(g.shape[:-1]) + (n, m))
         rest = [i for i in range(len(shape)) if i not in (a, b)]
         perm = tuple(rest) + (a, b)

@@ -9,6 +9,10 @@ $$p_t = p_{t-1} - \frac{\eta}{1-\beta_1^t}\,
 
 The factors $1-\beta^t$ undo the bias of averages that start at zero.
 
+With ``decoupled_weight_decay=True`` (PyTorch's keyword) the decay is not added to the
+gradient: the weights shrink by $1 - \eta\lambda$ before the step instead, which is
+:class:`~tinygrad_edu.optim.AdamW`.
+
 >>> import tinygrad_edu as tg
 >>> w = tg.nn.Parameter([1.0, -1.0])
 >>> opt = tg.optim.Adam([w], lr=0.1)
@@ -40,20 +44,26 @@ class Adam(Optimizer):
         weight_decay: L2 penalty $\\lambda$ added to the gradient.
         amsgrad: divide by the largest $v_t$ seen so far instead of the current one (AMSGrad).
         maximize: ascend the objective instead of descending it.
+        decoupled_weight_decay: shrink the weights by $1 - \\eta\\lambda$ before the step
+            instead of adding $\\lambda p$ to the gradient (AdamW's decay; AdamW sets it).
     """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False):  # fmt: skip
+                 maximize: bool = False, decoupled_weight_decay: bool = False):  # fmt: skip
         if lr < 0 or eps < 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
             raise ValueError(f"Adam: need lr, eps, weight_decay >= 0 and 0 <= betas < 1 "
                              f"(got lr={lr}, betas={betas}, eps={eps}, "
                              f"weight_decay={weight_decay})")  # fmt: skip
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))  # fmt: skip
+                                      maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))  # fmt: skip
 
     def _update(self, p, grad, state, group):
+        if group.get("decoupled_weight_decay") and group["weight_decay"]:  # AdamW's decay
+            p *= 1 - group["lr"] * group["weight_decay"]
+            group = {**group, "weight_decay": 0.0}  # and none added to the gradient
         # BEGIN SOLUTION A3.4
         b1, b2 = group["betas"]
         xp = backend.namespace_of(p)

@@ -5,6 +5,9 @@ per-parameter step sizes. AdamW shrinks the weights directly before Adam's step 
 
 $$p \leftarrow p\,(1 - \eta\lambda), \qquad \text{then Adam's update with } \lambda = 0.$$
 
+As in PyTorch, AdamW is ``Adam(..., decoupled_weight_decay=True)`` with a default
+``weight_decay`` of 0.01 (its groups hold ``decoupled_weight_decay: True``).
+
 >>> import tinygrad_edu as tg
 >>> w = tg.nn.Parameter([1.0, -1.0])
 >>> opt = tg.optim.AdamW([w], lr=0.1, weight_decay=0.5)
@@ -30,9 +33,5 @@ class AdamW(Adam):
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
                  maximize: bool = False):  # fmt: skip
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                         amsgrad=amsgrad, maximize=maximize)  # fmt: skip
-
-    def _update(self, p, grad, state, group):
-        if group["weight_decay"]:
-            p *= 1 - group["lr"] * group["weight_decay"]
-        return super()._update(p, grad, state, {**group, "weight_decay": 0.0})
+                         amsgrad=amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)  # fmt: skip

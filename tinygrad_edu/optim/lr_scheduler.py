@@ -115,6 +115,12 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+class _LRScheduler(LRScheduler):
+    """The old name of :class:`LRScheduler`, kept as PyTorch keeps it (a subclass that adds
+    nothing), for code written against it: subclass it and define ``get_lr()``, as with
+    ``LRScheduler``. New code should subclass ``LRScheduler``."""
+
+
 class _Lambdas(LRScheduler):
     """A schedule given by functions of the epoch, one per group (LambdaLR,
     MultiplicativeLR)."""

@@ -42,6 +42,10 @@ class Optimizer:
             ``{"params": [...], "lr": ...}`` (parameter groups with their own settings).
         defaults: the settings a group gets when it does not name them.
 
+    Frozen parameters (``requires_grad=False``, e.g. after ``model[0].requires_grad_(False)``)
+    are accepted, as in PyTorch: they never get a ``.grad``, and ``step()`` skips every
+    parameter whose ``.grad`` is None. Tensors computed from others (non-leaves) are refused.
+
     Subclasses implement ``_update(p, grad, state, group)`` on raw backend arrays. What every
     optimizer shares is done here once: ``maximize=True`` (ascend: the gradient's sign is
     flipped before the subclass sees it) and ``step(closure)``.
@@ -72,11 +76,12 @@ class Optimizer:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{type(self).__name__}: parameter {i} is a {type(p).__name__}, "
                                 "not a tensor")  # fmt: skip
-            if not p.is_leaf or not p.requires_grad:
+            if not p.is_leaf:  # a frozen leaf (requires_grad=False) is fine: see step()
                 raise ValueError(
-                    f"{type(self).__name__}: parameter {i} must be a leaf that requires grad "
-                    f"(got is_leaf={p.is_leaf}, requires_grad={p.requires_grad}); optimize the "
-                    "weights themselves, e.g. model.parameters()"
+                    f"{type(self).__name__}: parameter {i} is not a leaf (it was computed "
+                    f"from other tensors, requires_grad={p.requires_grad}); an optimizer "
+                    "updates a leaf that requires grad (or a frozen one, which it skips): "
+                    "optimize the weights themselves, e.g. model.parameters()"
                 )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in ps):
@@ -96,7 +101,8 @@ class Optimizer:
                     p.grad._data[...] = 0
 
     def step(self, closure=None):
-        """Update every parameter that has a gradient (see the subclass for the formula).
+        """Update every parameter that has a gradient (see the subclass for the formula);
+        those whose ``.grad`` is None (frozen, or unused by the loss) are left as they are.
 
         ``closure``, when given, is called first (with grad mode on) to recompute the loss and
         its gradients, as L-BFGS-style code does; its result is returned (else None).
