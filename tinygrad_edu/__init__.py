@@ -112,6 +112,9 @@ from .size import Size
 
 __version__ = "0.1.0"
 
+import sys as _sys  # noqa: E402  (for the import paths registered below)
+from types import ModuleType as _ModuleType  # noqa: E402
+
 # The op functions (tg.exp, tg.sum, tg.cat, tg.where ...) are generated from the op library's
 # surface table together with the Tensor methods; see tinygrad_edu.ops.surface. They take
 # PyTorch's out= keyword too, added once for all of them (tinygrad_edu.eager.out).
@@ -128,6 +131,56 @@ def numel(input) -> int:
     return input.numel()
 
 
+class _PathModule(_ModuleType):
+    """A PyTorch import path whose code lives in a lower layer: ``tinygrad_edu.onnx`` (in
+    :mod:`tinygrad_edu.compiler.onnx`) and ``tinygrad_edu.serialization`` (in
+    :mod:`tinygrad_edu.nn.module`). Registered in ``sys.modules`` here, so that ``import
+    tinygrad_edu.onnx`` and ``from tinygrad_edu.serialization import save`` work without a
+    top-level file (each would be a unit of its own in the layers); its names load on first
+    use, so importing the package stays light (no onnx, no compiler until asked)."""
+
+    def __init__(self, name: str, doc: str, names: list, load):
+        super().__init__(f"{__name__}.{name}", doc)
+        self.__all__ = list(names)
+        self._load = load
+
+    def __getattr__(self, attr):
+        if attr in self.__all__:
+            value = getattr(self._load(), attr)
+            setattr(self, attr, value)
+            return value
+        raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
+
+    def __dir__(self):
+        return sorted({*super().__dir__(), *self.__all__})
+
+
+def _onnx_home():
+    from .compiler import onnx
+
+    return onnx
+
+
+def _serialization_home():
+    from .nn import module
+
+    return module
+
+
+onnx = _PathModule("onnx", """``tg.onnx``: PyTorch's ``torch.onnx.export(model, args, f)``.
+
+``import tinygrad_edu.onnx`` then ``tinygrad_edu.onnx.export(model, (x,), "model.onnx",
+input_names=["x"], output_names=["y"])``: the model traced once and written by the symbolic
+engine's ONNX exporter (see :mod:`tinygrad_edu.compiler.onnx`; needs the ``onnx`` package).
+""", ["export", "is_in_onnx_export"], _onnx_home)  # fmt: skip
+serialization = _PathModule("serialization", """``tg.serialization``: PyTorch's
+``torch.serialization.save``/``load``, the same functions as ``tg.save``/``tg.load`` (files
+are ``.npz`` archives, never pickles: see :func:`tinygrad_edu.nn.module.save`).
+""", ["save", "load"], _serialization_home)  # fmt: skip
+_sys.modules[onnx.__name__] = onnx
+_sys.modules[serialization.__name__] = serialization
+
+
 __all__ = [
     "Tensor", "tensor", "as_tensor", "from_numpy", "grad", "Function", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
@@ -142,8 +195,8 @@ __all__ = [
     "device", "set_default_device", "get_default_device", "dtype", "set_default_dtype",
     "get_default_dtype", "finfo", "iinfo", "is_floating_point", "Size", "Generator",
     "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state",
-    "cuda", "backends", "accelerator", "testing", "utils", "amp", "autocast",
-    "set_float32_matmul_precision",
+    "cuda", "backends", "accelerator", "testing", "utils", "amp", "autocast", "onnx",
+    "serialization", "set_float32_matmul_precision",
     "get_float32_matmul_precision",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip

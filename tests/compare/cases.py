@@ -693,3 +693,4 @@ for _name in ("FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTen
       call=lambda L, name, data: getattr(L, name[3:])(data))
     G(_name, (E(args=(2, 3)), E(args=()), E(args=(0,))),
       call=lambda L, name, args: _shaped_only(name, getattr(L, name[3:])(*args)))
+import tests.compare.cases_missing  # noqa: E402, F401

@@ -151,7 +151,8 @@ def test_sequential_indexing_and_repr():
         ")"
     )
     r = repr(Net())
-    assert "(block): Block(\n    (fc): Linear(in_features=3" in r and "(drop): Dropout(p=0.5)" in r
+    assert "(block): Block(\n    (fc): Linear(in_features=3" in r
+    assert "(drop): Dropout(p=0.5, inplace=False)" in r
     with pytest.raises(TypeError, match="not a Module"):
         nn.Sequential(nn.Linear(1, 1), "relu")
 

@@ -517,6 +517,8 @@ class Tensor(Conversions):
         history is re-based onto a ``CopySlices`` node instead, and the view replays itself
         from there.
         """
+        if op.view:
+            return self._inplace_view(op, *others, **attrs)
         recording = grad_mode.is_grad_enabled() and (
             self._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
         )
@@ -554,6 +556,33 @@ class Tensor(Conversions):
         base._rebase(CopySlices(edge, self._view_steps, result._grad_fn))
         self._view_version = -1  # replay from the new base now, as PyTorch's rebase_history
         self.grad_fn  # noqa: B018
+        return self
+
+    def _inplace_view(self, op, *others, **attrs) -> Tensor:
+        """An in-place view op (``squeeze_``, ``unsqueeze_``, ``t_``, ``transpose_``): this
+        tensor becomes the view ``op`` makes of it, as in PyTorch: the same memory seen with
+        a new shape, the view's ``grad_fn`` (``SqueezeBackward0`` ...), the version counter
+        bumped. A view stays a view of its base (its replay gets the step appended)."""
+        public = "unsqueeze" if op.name == "expand_dims" else op.name
+        name = "transpose_ (t_)" if public == "transpose" else f"{public}_"
+        recording = grad_mode.is_grad_enabled() and self._requires_grad
+        self._check_view_inplace(public, recording)
+        if recording and self._base is None and self._grad_fn is None:
+            raise RuntimeError(
+                f"{name}: a leaf Variable that requires grad is being used in an in-place "
+                "operation. Change it under `with tg.no_grad():` or use the out-of-place op."
+            )
+        result = apply_op(op, self, *others, **attrs)  # the view, recorded when needed
+        self._data = result._data
+        self._counter[0] += 1
+        if self._base is not None:  # still a view of the same base, one step further
+            state = self.__dict__
+            state["_view_steps"] = result._view_steps
+            if result._grad_fn is not None:
+                self._rebase(result._grad_fn)
+            state["_view_version"] = self._counter[0]
+        elif result._grad_fn is not None:
+            self._rebase(result._grad_fn)
         return self
 
     def _write(self, op, values) -> None:

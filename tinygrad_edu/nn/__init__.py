@@ -79,6 +79,7 @@ from .module import Module, Parameter, load, save
 from .more_layers import *  # noqa: F403
 from .more_layers import __all__ as _more_layers
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .parallel import DataParallel
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -88,6 +89,7 @@ save_state_dict = save
 load_state_dict_file = load
 
 __all__ = [
+    "DataParallel",
     "functional", "Module", "Parameter", "Linear", "ReLU", "Tanh", "Sigmoid", "Dropout",
     "Sequential", "Flatten", "Identity", "CrossEntropyLoss", "MSELoss", "save", "load",
     "save_state_dict", "load_state_dict_file",

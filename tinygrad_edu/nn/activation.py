@@ -3,7 +3,8 @@ r"""Activation modules beyond ``ReLU``/``Tanh``/``Sigmoid``: ``LeakyReLU``, ``GE
 ``Hardtanh``, ``ReLU6``, ``Hardswish``, ``Hardsigmoid``, ``LogSigmoid``, ``Softsign``,
 ``Tanhshrink``, ``Hardshrink``, ``Softshrink``, ``Threshold``, ``GLU``, ``PReLU`` (a learnt
 slope), each a thin module over the function of the same name in
-:mod:`tinygrad_edu.nn.functional`, with PyTorch's arguments.
+:mod:`tinygrad_edu.nn.functional`, with PyTorch's arguments (``inplace=True`` where PyTorch
+has it: the input is overwritten and returned).
 
 >>> import tinygrad_edu as tg
 >>> tg.nn.LeakyReLU(0.1)(tg.tensor([-1.0, 2.0]))
@@ -27,13 +28,13 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -87,11 +88,15 @@ class LogSoftmax(Softmax):
 
 class _Pointwise(Module):
     """A module that calls ``F.<_function>(input, **its arguments)``. Subclasses list the
-    arguments with PyTorch's names and defaults in ``_args``; ``inplace`` is accepted and
-    ignored where PyTorch has it (a new tensor is returned)."""
+    arguments with PyTorch's names and defaults in ``_args``. Where PyTorch's module has
+    ``inplace`` (``_inplace``), ``inplace=True`` (by keyword, or as the argument after
+    ``_args``) overwrites the input and returns it, and ``extra_repr`` shows it as PyTorch's
+    does (``_repr_inplace``); elsewhere ``inplace`` is accepted and ignored."""
 
     _function = ""
     _args: tuple = ()
+    _inplace = False
+    _repr_inplace = True
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -108,29 +113,41 @@ class _Pointwise(Module):
                 values[key] = value
         for key, value in values.items():
             setattr(self, key, value)
-        self.inplace = kwargs.get("inplace", False)
+        inplace = args[len(names)] if len(args) > len(names) else False
+        self.inplace = kwargs.get("inplace", inplace)
 
     def forward(self, input: Tensor) -> Tensor:
-        return getattr(F, self._function)(input, **{n: getattr(self, n) for n, _ in self._args})
+        kwargs = {n: getattr(self, n) for n, _ in self._args}
+        if self._inplace:
+            kwargs["inplace"] = self.inplace
+        return getattr(F, self._function)(input, **kwargs)
 
     def extra_repr(self) -> str:
-        return ", ".join(f"{n}={getattr(self, n)}" for n, _ in self._args)
+        parts = [f"{n}={getattr(self, n)}" for n, _ in self._args]
+        if self._inplace and self._repr_inplace and self.inplace:
+            parts.append("inplace=True")
+        return ", ".join(parts)
 
 
-def _pointwise(name, function, args=(), doc=""):
-    return type(name, (_Pointwise,), {"__doc__": doc, "_function": function, "_args": args})
+def _pointwise(name, function, args=(), doc="", inplace=False, repr_inplace=True):
+    return type(name, (_Pointwise,), {"__doc__": doc, "_function": function, "_args": args,
+                                      "_inplace": inplace, "_repr_inplace": repr_inplace})
 
 
-SiLU = _pointwise("SiLU", "silu", doc=r"$x\,\sigma(x)$.")
-ELU = _pointwise("ELU", "elu", (("alpha", 1.0),), r"$x$ for $x > 0$, else $\alpha(e^x - 1)$.")
-SELU = _pointwise("SELU", "selu", doc="ELU with the self-normalising constants, scaled.")
+SiLU = _pointwise("SiLU", "silu", doc=r"$x\,\sigma(x)$.", inplace=True)
+ELU = _pointwise("ELU", "elu", (("alpha", 1.0),), r"$x$ for $x > 0$, else $\alpha(e^x - 1)$.",
+                 inplace=True)
+SELU = _pointwise("SELU", "selu", doc="ELU with the self-normalising constants, scaled.",
+                  inplace=True)
 CELU = _pointwise("CELU", "celu", (("alpha", 1.0),), r"$\max(0,x) + \min(0, \alpha(e^{x/\alpha}"
-                  r" - 1))$.")  # fmt: skip
-Mish = _pointwise("Mish", "mish", doc=r"$x \tanh(\mathrm{softplus}(x))$.")
+                  r" - 1))$.", inplace=True)  # fmt: skip
+Mish = _pointwise("Mish", "mish", doc=r"$x \tanh(\mathrm{softplus}(x))$.",
+                  inplace=True)
 Hardtanh = _pointwise("Hardtanh", "hardtanh", (("min_val", -1.0), ("max_val", 1.0)),
-                      "$x$ clipped to [min_val, max_val].")
-ReLU6 = _pointwise("ReLU6", "relu6", doc=r"$\min(\max(x, 0), 6)$.")
-Hardswish = _pointwise("Hardswish", "hardswish", doc=r"$x\,\mathrm{relu6}(x + 3)/6$.")
+                      "$x$ clipped to [min_val, max_val].", inplace=True)
+ReLU6 = _pointwise("ReLU6", "relu6", doc=r"$\min(\max(x, 0), 6)$.", inplace=True)
+Hardswish = _pointwise("Hardswish", "hardswish", doc=r"$x\,\mathrm{relu6}(x + 3)/6$.",
+                       inplace=True, repr_inplace=False)  # PyTorch's repr: Hardswish()
 Hardsigmoid = _pointwise("Hardsigmoid", "hardsigmoid", doc=r"$\mathrm{relu6}(x + 3)/6$.")
 LogSigmoid = _pointwise("LogSigmoid", "logsigmoid", doc=r"$\log \sigma(x)$.")
 Softsign = _pointwise("Softsign", "softsign", doc="$x/(1 + |x|)$.")
@@ -140,7 +157,7 @@ Hardshrink = _pointwise("Hardshrink", "hardshrink", (("lambd", 0.5),),
 Softshrink = _pointwise("Softshrink", "softshrink", (("lambd", 0.5),),
                         r"$x \mp$ lambd outside [-lambd, lambd], else 0.")
 Threshold = _pointwise("Threshold", "threshold", (("threshold", None), ("value", None)),
-                       "$x$ where $x >$ threshold, else value.")
+                       "$x$ where $x >$ threshold, else value.", inplace=True)
 GLU = _pointwise("GLU", "glu", (("dim", -1),), r"$a\,\sigma(b)$ for the halves $a, b$ of dim.")
 
 

@@ -18,6 +18,8 @@ derivatives, to any order, come from the op library.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import warnings
 
@@ -26,6 +28,7 @@ from ..eager.dispatch import NN_FUNCTIONS
 from ..eager.factories import arange, as_tensor, zeros
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
+from ..ops.surface import SURFACES
 from .loss_args import _legacy, _reduce, _same_shape, _tensor_input
 
 __all__ = [
@@ -43,6 +46,46 @@ _ACTIVATIONS = ("silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6", "har
                 "softshrink", "threshold", "glu", "prelu")  # fmt: skip
 globals().update({_name: NN_FUNCTIONS[_name] for _name in _ACTIVATIONS})
 __all__ += list(_ACTIVATIONS)
+
+
+# -- inplace=True: the activation written into its input, through Tensor._inplace --------------
+def _apply_in_place(op, input, *others, **attrs):
+    """The ``apply`` handed to an activation's template for ``inplace=True``: run ``op`` and
+    write its result into ``input`` (the version counter goes up and a non-leaf's history is
+    re-based, as for ``x.relu_()``), returning ``input`` itself."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op.name}_: argument 'input' must be a Tensor, not "
+                        f"{type(input).__name__}")  # fmt: skip
+    return input._inplace(op, *others, **attrs)
+
+
+def _with_inplace(name):
+    """``NN_FUNCTIONS[name]``, with ``inplace=True`` (by keyword or position) changing the
+    input in place and returning it, as PyTorch's ``F.<name>(x, ..., inplace=True)``."""
+    plain = NN_FUNCTIONS[name]
+    row = next(r for r in SURFACES if name in r.nn)
+    in_place = row.template(REGISTRY[row.op], _apply_in_place)
+    position = list(inspect.signature(plain).parameters).index("inplace")
+
+    @functools.wraps(plain)
+    def fn(*args, **kwargs):
+        inplace = args[position] if len(args) > position else kwargs.get("inplace", False)
+        return (in_place if inplace else plain)(*args, **kwargs)
+
+    return fn
+
+
+for _name in ("leaky_relu", "silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6",
+              "hardswish"):  # fmt: skip
+    globals()[_name] = _with_inplace(_name)
+
+
+@functools.wraps(NN_FUNCTIONS["threshold"])
+def threshold(input, threshold, value, inplace=False):
+    if not inplace:
+        return NN_FUNCTIONS["threshold"](input, threshold, value)
+    # PyTorch's threshold_: x <= threshold becomes value (a NaN stays NaN)
+    return input.masked_fill_(input <= threshold, value)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

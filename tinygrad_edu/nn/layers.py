@@ -142,20 +142,21 @@ class Flatten(Module):
 
 class Dropout(Module):
     r"""In training mode, zero each element with probability ``p`` and scale the survivors by
-    $1/(1-p)$, so the expected value is unchanged; in ``eval()`` mode, pass values through."""
+    $1/(1-p)$, so the expected value is unchanged; in ``eval()`` mode, pass values through.
+    ``inplace=True``: overwrite the input (in training) and return it, as PyTorch's."""
 
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout: dropout probability has to be between 0 and 1, but got "
                              f"{p}")  # fmt: skip
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"  # (PyTorch shows both)
 
 
 def _position(container: Module, i, op: str) -> int:

@@ -492,8 +492,12 @@ class Module:
         return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write ``state_dict()`` to an ``.npz`` file; returns the path written."""
-        return save(self.state_dict(), path)
+        """Write ``state_dict()`` to an ``.npz`` file, adding the suffix ``.npz`` when the name
+        has none (``model.save("net")`` writes ``net.npz``); returns the path written. The
+        module-level :func:`save` (``tg.save``, PyTorch's spelling) writes exactly the name
+        it is given."""
+        path = os.fspath(path)
+        return save(self.state_dict(), path if path.endswith(".npz") else path + ".npz")
 
     # -- printing ------------------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -525,14 +529,28 @@ def _mark_call(module: Module, out, start: int) -> None:
             node._module_calls = calls + ((weakref.ref(module), start),)
 
 
-def save(obj, path: str | os.PathLike) -> str:
-    """Write ``obj`` to ``path`` as an uncompressed ``.npz``; returns the path written.
+def save(
+    obj,
+    f,
+    pickle_module=None,
+    pickle_protocol: int = 2,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+):
+    """Write ``obj`` to ``f`` as an uncompressed ``.npz`` archive; returns ``f`` (the path as
+    a string, or the file object).
 
-    ``obj`` is a Module (its ``state_dict()``), a state dict, or, as with ``torch.save``, any
-    nesting of dicts, lists and tuples of tensors, arrays, numbers, strings and None: an
-    optimizer's ``state_dict()``, ``{"model": sd, "optimizer": osd, "epoch": 3}``, a tensor.
-    A state dict (names -> arrays) is stored one array per name; anything else as its arrays
-    plus a JSON description of the nesting (see NOTE [The structure of a saved file]).
+    ``f`` is a path, written under exactly that name (``save(sd, "ckpt.pt")`` writes
+    ``ckpt.pt``), or a binary file open for writing (``io.BytesIO()``, ``open(p, "wb")``), as
+    ``torch.save(obj, f)`` takes. ``obj`` is a Module (its ``state_dict()``), a state dict, or,
+    as with ``torch.save``, any nesting of dicts, lists and tuples of tensors, arrays, numbers,
+    strings and None: an optimizer's ``state_dict()``, ``{"model": sd, "optimizer": osd,
+    "epoch": 3}``, a tensor. One tensor (or array) under several names is stored once and
+    loads as one object, as in PyTorch (tied weights stay tied). A plain state dict (names ->
+    distinct arrays) is stored one array per name, readable by ``np.load`` alone; anything
+    else as its arrays plus a JSON description of the nesting (see NOTE [The structure of a
+    saved file]). PyTorch's pickling keywords (``pickle_module``, ``pickle_protocol`` ...) are
+    accepted and ignored: nothing is pickled.
 
     >>> import tempfile, os, tinygrad_edu as tg
     >>> m = tg.nn.Linear(3, 2)
@@ -542,52 +560,64 @@ def save(obj, path: str | os.PathLike) -> str:
     """
     if isinstance(obj, Module):
         obj = obj.state_dict()
-    path = os.fspath(path)
-    if not path.endswith(".npz"):
-        path += ".npz"  # numpy would add it anyway; return the name actually written
     if _is_flat_state(obj):
-        _np.savez(path, **{k: _np.asarray(v) for k, v in obj.items()})
-        return path
-    arrays: dict = {}
-    structure = _encode(obj, arrays, "")
-    _np.savez(path, **arrays, **{_STRUCTURE: _np.asarray(json.dumps(structure))})
+        arrays = {k: _np.asarray(v) for k, v in obj.items()}
+    else:
+        arrays = {}
+        structure = _encode(obj, arrays, "", {})
+        arrays[_STRUCTURE] = _np.asarray(json.dumps(structure))
+    if hasattr(f, "write"):
+        _np.savez(f, **arrays)  # a file object: numpy writes into it, adding no suffix
+        return f
+    path = os.fspath(f)
+    with open(path, "wb") as out:  # (given a name, numpy would append ".npz" to it)
+        _np.savez(out, **arrays)
     return path
 
 
 # NOTE [The structure of a saved file]
 #     A saved file is an .npz archive, read with ``allow_pickle=False``: loading never runs
-#     code. A plain state dict (names -> numpy arrays, what ``Module.state_dict()`` gives) is
-#     one array per name, readable by ``np.load`` alone. Anything else keeps its arrays as
-#     entries ``"0"``, ``"1"`` ... and the nesting as JSON in the entry ``__structure__``:
-#     ``{"tensor": "0", "device": "cpu", "requires_grad": false}`` for a tensor,
-#     ``{"array": "1"}`` for a numpy array, ``{"dict": [[key, value], ...]}`` (keys may be
-#     ints, as in an optimizer's state), ``{"tuple": [...]}``, and JSON's own lists, numbers,
-#     strings, booleans and null.
+#     code. A plain state dict (names -> distinct numpy arrays, what ``Module.state_dict()``
+#     gives) is one array per name, readable by ``np.load`` alone. Anything else keeps its
+#     arrays as entries ``"0"``, ``"1"`` ... and the nesting as JSON in the entry
+#     ``__structure__``: ``{"tensor": "0", "device": "cpu", "requires_grad": false}`` for a
+#     tensor, ``{"array": "1"}`` for a numpy array, ``{"dict": [[key, value], ...]}`` (keys may
+#     be ints, as in an optimizer's state), ``{"tuple": [...]}``, and JSON's own lists,
+#     numbers, strings, booleans and null. A tensor or array met again (the same object under
+#     a second name) is written as its first description again, with the same entry: loading
+#     makes one object per entry, so the names share it, as ``torch.load``'s do.
 _STRUCTURE = "__structure__"
 
 
 def _is_flat_state(obj) -> bool:
     return isinstance(obj, dict) and bool(obj) and all(
         isinstance(k, str) and k != _STRUCTURE and type(v) is _np.ndarray
-        for k, v in obj.items())  # fmt: skip
+        for k, v in obj.items()) and len({id(v) for v in obj.values()}) == len(obj)  # fmt: skip
 
 
-def _encode(value, arrays: dict, where: str):
+def _encode(value, arrays: dict, where: str, seen: dict):
+    if isinstance(value, Tensor | _np.ndarray | _np.generic) and id(value) in seen:
+        return seen[id(value)][1]  # the same object again: the same entry (kept shared)
     if isinstance(value, Tensor):
         key = str(len(arrays))
         arrays[key] = _np.asarray(value.numpy())
-        return {"tensor": key, "device": value.device, "requires_grad": value.requires_grad}
+        out = {"tensor": key, "device": value.device, "requires_grad": value.requires_grad}
+        seen[id(value)] = (value, out)  # (the object kept alive: ids stay unique)
+        return out
     if isinstance(value, _np.ndarray | _np.generic):
         key = str(len(arrays))
         arrays[key] = _np.asarray(value)
-        return {"array": key, "scalar": isinstance(value, _np.generic)}
+        out = {"array": key, "scalar": isinstance(value, _np.generic)}
+        seen[id(value)] = (value, out)
+        return out
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dict):
-        return {"dict": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
+        return {"dict": [[_encode(k, arrays, f"{where} key", seen),
+                          _encode(v, arrays, f"{where}[{k!r}]", seen)]
                          for k, v in value.items()]}  # fmt: skip
     if isinstance(value, list | tuple):
-        items = [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(value)]
+        items = [_encode(v, arrays, f"{where}[{i}]", seen) for i, v in enumerate(value)]
         return items if isinstance(value, list) else {"tuple": items}
     raise TypeError(
         f"save: cannot write {type(value).__module__}.{type(value).__name__} at "
@@ -597,46 +627,63 @@ def _encode(value, arrays: dict, where: str):
     )
 
 
-def _decode(value, archive):
+def _decode(value, archive, made: dict):
     if isinstance(value, list):
-        return [_decode(v, archive) for v in value]
+        return [_decode(v, archive, made) for v in value]
     if not isinstance(value, dict):
         return value
+    if "tensor" in value or "array" in value:
+        key = value.get("tensor", value.get("array"))
+        if key not in made:  # one object per stored entry: shared names stay shared
+            made[key] = _decode_leaf(value, archive)
+        return made[key]
+    if "tuple" in value:
+        return tuple(_decode(v, archive, made) for v in value["tuple"])
+    return {_hashable(_decode(k, archive, made)): _decode(v, archive, made)
+            for k, v in value["dict"]}  # fmt: skip
+
+
+def _decode_leaf(value, archive):
     if "tensor" in value:
         t = Tensor(archive[value["tensor"]], device=value["device"])
         return t.requires_grad_() if value["requires_grad"] else t
-    if "array" in value:
-        arr = archive[value["array"]]
-        return arr[()] if value.get("scalar") else arr
-    if "tuple" in value:
-        return tuple(_decode(v, archive) for v in value["tuple"])
-    return {_hashable(_decode(k, archive)): _decode(v, archive) for k, v in value["dict"]}
+    arr = archive[value["array"]]
+    return arr[()] if value.get("scalar") else arr
 
 
 def _hashable(key):
     return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
-def load(path: str | os.PathLike, map_location=None, weights_only=None, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):  # fmt: skip
     """Read what :func:`save` wrote (never unpickles: ``allow_pickle=False``): a state dict
-    of numpy arrays, or the saved nesting with its tensors as tensors.
+    of numpy arrays, or the saved nesting with its tensors as tensors; a tensor saved under
+    several names loads as one tensor.
 
-    A file that is not such an archive (truncated, damaged, another format, or a file
-    written by ``torch.save``) is a ``ValueError`` naming the file. ``load("model.pt")``
-    finds ``model.pt.npz``, the name ``save(state, "model.pt")`` wrote, so PyTorch's
-    ``torch.save``/``torch.load`` spelling works unchanged. ``map_location`` moves the
-    tensors (``"cpu"``, ``"sim:1"``); ``weights_only`` and ``mmap`` are accepted and ignored
-    (nothing here can run code)."""
-    path = os.fspath(path)
-    if not os.path.exists(path) and os.path.exists(path + ".npz"):
-        path += ".npz"
+    ``f`` is a path or a binary file open for reading (``io.BytesIO`` after ``seek(0)``),
+    as ``torch.load(f)`` takes. A file that is not such an archive (truncated, damaged,
+    another format, or a file written by ``torch.save``) is a ``ValueError`` naming the
+    file. A path that does not exist but whose ``.npz`` name does is read there (files that
+    earlier versions wrote as ``model.pt.npz`` for ``save(state, "model.pt")``).
+    ``map_location`` moves the tensors (``"cpu"``, ``tg.device("cpu")``, ``"sim:1"``, or
+    PyTorch's dict ``{"cuda:0": "cpu"}``); ``weights_only``, ``mmap``, ``pickle_module`` and
+    pickle's keywords are accepted and ignored (nothing here can run code)."""
+    if hasattr(f, "read"):
+        path, source = getattr(f, "name", "<file object>"), f
+    else:
+        path = source = os.fspath(f)
+        if not os.path.exists(path) and os.path.exists(path + ".npz"):
+            path = source = path + ".npz"
     try:
-        with _np.load(path, allow_pickle=False) as archive:
+        with _np.load(source, allow_pickle=False) as archive:
             _refuse_torch_file(path, archive.files)
             if _STRUCTURE not in archive.files:
-                return {k: archive[k] for k in archive.files}
-            structure = json.loads(str(archive[_STRUCTURE]))
-            out = _decode(structure, {k: archive[k] for k in archive.files if k != _STRUCTURE})
+                out = {k: archive[k] for k in archive.files}
+            else:
+                structure = json.loads(str(archive[_STRUCTURE]))
+                arrays = {k: archive[k] for k in archive.files if k != _STRUCTURE}
+                out = _decode(structure, arrays, {})
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, TypeError) as e:
@@ -646,7 +693,7 @@ def load(path: str | os.PathLike, map_location=None, weights_only=None, mmap=Non
             f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); it should "
             "be an .npz archive written by save(), complete and undamaged"
         ) from e
-    return out if map_location is None else _to_device(out, map_location)
+    return out if map_location is None else _to_device(out, map_location, {})
 
 
 class _TorchFileError(ValueError):
@@ -665,12 +712,20 @@ def _refuse_torch_file(path, files) -> None:
         )
 
 
-def _to_device(value, device):
+def _to_device(value, location, moved: dict):
     if isinstance(value, Tensor):
-        moved = Tensor(value._data, device=device)
-        return moved.requires_grad_() if value.requires_grad else moved
+        if id(value) not in moved:  # a shared tensor moves once, and stays shared
+            device = location
+            if isinstance(location, dict):  # torch's {"cuda:0": "cpu"}: from -> to
+                device = location.get(str(value.device), str(value.device))
+            elif callable(location):  # torch's (storage, location) -> storage: not here
+                raise TypeError("load: map_location as a function is not supported here; "
+                                "pass a device name (\"cpu\") or a dict {from: to}")  # fmt: skip
+            t = Tensor(value._data, device=str(device))
+            moved[id(value)] = t.requires_grad_() if value.requires_grad else t
+        return moved[id(value)]
     if isinstance(value, dict):
-        return {k: _to_device(v, device) for k, v in value.items()}
+        return {k: _to_device(v, location, moved) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return type(value)(_to_device(v, device) for v in value)
+        return type(value)(_to_device(v, location, moved) for v in value)
     return value

@@ -41,6 +41,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     elementwise,
     elementwise_args,
     embedding,
+    extras_args,
     indexing,
     indexing_args,
     joins,

@@ -6,7 +6,7 @@ rules) are in ``shape.py``; this module only parses arguments and declares the r
 
 from __future__ import annotations
 
-from .base import ShapeError
+from .base import IndexShapeError, ShapeError
 from .shape import _axis
 from .surface import declare, dims, shape_of
 
@@ -94,7 +94,13 @@ def _flatten(op, apply):
 
 def _unsqueeze(op, apply):
     def unsqueeze(input, dim):
-        return apply(op, input, axis=dims("unsqueeze", dim))
+        dim = dims("unsqueeze", dim)
+        shape = getattr(input, "shape", None)
+        if shape is not None and type(dim) is int and not -len(shape) - 1 <= dim <= len(shape):
+            raise IndexShapeError(f"unsqueeze: dim {dim} is out of range for shape "
+                                  f"{tuple(shape)} (expected in [{-len(shape) - 1}, "
+                                  f"{len(shape)}])")  # fmt: skip
+        return apply(op, input, axis=dim)
 
     return unsqueeze
 
@@ -258,8 +264,9 @@ declare("reshape", _view, methods=("view",))
 declare("reshape", _like, methods=("reshape_as",))
 declare("reshape", _view_as, methods=("view_as",))
 declare("flatten", _flatten, methods=("flatten",), functions=("flatten",))
-declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",))
-declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",))
+declare("expand_dims", _unsqueeze, methods=("unsqueeze",), functions=("unsqueeze",),
+        inplace=("unsqueeze_",))  # fmt: skip
+declare("squeeze", _squeeze, methods=("squeeze",), functions=("squeeze",), inplace=("squeeze_",))
 declare("broadcast_to", _expand, methods=("expand",))
 declare("broadcast_to", _expand_as, methods=("expand_as",))
 declare("broadcast_to", _broadcast_to, methods=("broadcast_to",), functions=("broadcast_to",))
@@ -269,7 +276,8 @@ declare("permute", _permute_function, functions=("permute",))
 declare("permute", _numpy_t, properties=("T",))
 declare("transpose", _transpose, methods=("transpose", "swapaxes", "swapdims"),
         functions=("transpose", "swapaxes", "swapdims"))  # fmt: skip
-declare("transpose", _t, methods=("t",), functions=("t",))
+declare("transpose", _t, methods=("t",), functions=("t",), inplace=("t_",))
+declare("transpose", _transpose, inplace=("transpose_",))
 declare("transpose", _mT, properties=("mT",))
 declare("getitem", _split, methods=("split",), functions=("split",))
 declare("getitem", _chunk, methods=("chunk",), functions=("chunk",))

@@ -5,6 +5,8 @@
 The cuDNN and TF32 switches (``cudnn.benchmark``, ``cudnn.deterministic``,
 ``cuda.matmul.allow_tf32``) are accepted so that scripts setting them run; they change
 nothing here (CuPy's matmul and the library's own convolutions do not read them).
+``cudnn`` is a module, so that ``import tinygrad_edu.backends.cudnn as cudnn`` works as
+``import torch.backends.cudnn as cudnn`` does (:mod:`tinygrad_edu.backends.cudnn`).
 
 >>> import tinygrad_edu as tg
 >>> tg.backends.mps.is_available()
@@ -16,7 +18,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from . import cuda as _cuda
+from .. import cuda as _cuda
+from . import cudnn
 
 __all__ = ["cuda", "cudnn", "mps", "mkldnn", "openmp", "set_float32_matmul_precision",
            "get_float32_matmul_precision"]  # fmt: skip
@@ -51,9 +54,6 @@ cuda = SimpleNamespace(
     matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),
     allow_tf32=False,
 )
-cudnn = SimpleNamespace(is_available=_cuda.is_available, enabled=True, benchmark=False,
-                        deterministic=False, allow_tf32=True,
-                        version=lambda: None)  # fmt: skip
 mps = SimpleNamespace(is_available=_never, is_built=_never)
 mkldnn = SimpleNamespace(is_available=_never, enabled=False)
 openmp = SimpleNamespace(is_available=_never)
