@@ -218,3 +218,16 @@ def test_the_paths_import_nothing_heavy():
             "print(sorted({'torch', 'onnx', 'onnxruntime'} & set(sys.modules)))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_random_sampler_with_replacement_draws_lazily():
+    """``RandomSampler(replacement=True, num_samples=10**10)``: PyTorch draws 32 indices at a
+    time; drawing them all first would need 75 GiB."""
+    from tinygrad_edu.utils.data import RandomSampler
+
+    it = iter(RandomSampler(range(10), replacement=True, num_samples=10**10))
+    first = [next(it) for _ in range(100)]
+    assert all(0 <= i < 10 for i in first) and len(set(first)) > 1
+    seeded = [list(RandomSampler(range(7), replacement=True, num_samples=101,
+                                 generator=tg.Generator().manual_seed(3))) for _ in range(2)]
+    assert seeded[0] == seeded[1] and len(seeded[0]) == 101 and max(seeded[0]) < 7

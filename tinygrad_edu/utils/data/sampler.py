@@ -84,8 +84,9 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n, k = len(self.data_source), self.num_samples
         rng = _epoch_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, size=k).tolist()
+        if self.replacement:  # drawn 32 at a time, as PyTorch does: num_samples may be huge
+            for start in range(0, k, 32):
+                yield from rng.integers(0, n, size=min(32, k - start)).tolist()
             return
         for _ in range(k // n):
             yield from rng.permutation(n).tolist()
