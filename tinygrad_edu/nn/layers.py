@@ -159,6 +159,16 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"  # (PyTorch shows both)
 
 
+def _delete(container: Module, i, op: str) -> None:
+    """Remove the modules at index or slice ``i``; the others are renamed ``"0"``, ``"1"``,
+    ... in order, as PyTorch's containers do."""
+    names = list(container._modules)
+    gone = names[i] if isinstance(i, slice) else [names[_position(container, i, op)]]
+    for name in gone:
+        del container._modules[name]
+    _renumber(container, list(container._modules.values()))
+
+
 def _position(container: Module, i, op: str) -> int:
     """The non-negative position of index ``i`` in ``container`` (negative counts from the
     end); a clear IndexError or TypeError naming ``op`` otherwise."""
@@ -265,14 +275,7 @@ class Sequential(Module):
     def __delitem__(self, i) -> None:
         """``del net[1]``, ``del net[1:3]``: remove modules; the others are renamed ``"0"``,
         ``"1"``, ... in order (PyTorch)."""
-        names = list(self._modules)
-        if isinstance(i, slice):
-            gone = names[i]
-        else:
-            gone = [names[_position(self, i, "del Sequential[i]")]]
-        for name in gone:
-            del self._modules[name]
-        _renumber(self, list(self._modules.values()))
+        _delete(self, i, "del Sequential[i]")
 
     def __add__(self, other) -> Sequential:
         """A new Sequential with this one's modules and then ``other``'s (the same module
@@ -382,14 +385,7 @@ class ModuleList(Module):
     def __delitem__(self, i) -> None:
         """``del layers[1]``, ``del layers[::2]``: remove modules; the others are renamed
         ``"0"``, ``"1"``, ... in order (PyTorch)."""
-        names = list(self._modules)
-        if isinstance(i, slice):
-            gone = names[i]
-        else:
-            gone = [names[_position(self, i, "del ModuleList[i]")]]
-        for name in gone:
-            del self._modules[name]
-        _renumber(self, list(self._modules.values()))
+        _delete(self, i, "del ModuleList[i]")
 
     def __iadd__(self, modules) -> ModuleList:
         return self.extend(modules)
