@@ -841,6 +841,32 @@ def rows_of_a_table_by_an_index_argument_negative_ones_included():
     return World(fn, lambda k: (tg.tensor(idx[k]),), lambda: table.grad, leaves=[table])
 
 
+@_case
+def in_place_view_methods_on_a_square_matrix():
+    """``x.t_()``, ``x.unsqueeze_(0)``: the tensor itself becomes the view (a square matrix,
+    so a stale untransposed value would have the same shape)."""
+
+    def fn(y):
+        x = y * 2
+        x.t_()
+        z = x @ tg.tensor([[1.0], [0.0]])
+        z.unsqueeze_(0)
+        return z * tg.tensor([[[1.0], [3.0]]])
+
+    return World(fn, lambda k: (X(k, (2, 2), True),))
+
+
+@_case
+def in_place_view_method_after_a_value_read():
+    def fn(y):
+        x = y * 2
+        scale = 2.0 if x.sum().item() > 0 else 3.0
+        x.t_()
+        return x @ tg.tensor([[1.0], [0.0]]) * scale
+
+    return World(fn, lambda k: (X(k, (2, 2), True),))
+
+
 # (last: every case above is registered by now)
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_programs_agree_with_eager(name):

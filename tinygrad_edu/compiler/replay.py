@@ -155,6 +155,11 @@ class Replay:
     def alias(self, old, t):  # the old value of an in-place op: see rebind
         pass
 
+    def view_rebind(self, t, view):  # `x.t_()`: the tensor itself changes, which a replay's
+        self.diverge()  # stand-ins cannot follow: this call runs eagerly (traced) from here
+        if self.tracer is not None:
+            self.tracer.view_rebind(t, view)
+
     def rebind(self, t, values):  # an in-place write: the trace had none (it would not
         self.diverge()  # be segmented), so this call left the log
         if self.tracer is not None:

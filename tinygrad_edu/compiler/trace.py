@@ -425,6 +425,10 @@ class Tracer:
         self._node[id(t)] = (t, node)
         self._by_data[id(t._data)] = (t._data, node)  # (its detach() is that value too)
 
+    def view_rebind(self, t: Tensor, view: Tensor) -> None:
+        """``t.t_()``, ``t.unsqueeze_(0)``: ``t`` becomes ``view`` (an op the trace recorded)."""
+        self.bind(t, self.node_of(view))
+
     def alias(self, old: Tensor, t: Tensor) -> None:
         """``old`` stands for ``t``'s value before an in-place op (eager's alias that keeps
         the old place in the autograd graph): the same node, gradient included."""

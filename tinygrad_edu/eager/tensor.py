@@ -573,6 +573,8 @@ class Tensor(Conversions):
                 "operation. Change it under `with tg.no_grad():` or use the out-of-place op."
             )
         result = apply_op(op, self, *others, **attrs)  # the view, recorded when needed
+        if grad_mode._state.trace is not None:  # tg.compile: this tensor is that view now
+            grad_mode._state.trace.view_rebind(self, result)
         self._data = result._data
         self._counter[0] += 1
         if self._base is not None:  # still a view of the same base, one step further
