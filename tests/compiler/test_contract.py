@@ -867,6 +867,22 @@ def in_place_view_method_after_a_value_read():
     return World(fn, lambda k: (X(k, (2, 2), True),))
 
 
+@_case
+def detach_in_place_inside_the_function():
+    def fn(x):
+        y = x * 2
+        y.detach_()
+        z = (y * x).sum()
+        return z + (x * 3).sum() * (1.0 if z.item() > -1e9 else 2.0)
+
+    def plain(x):
+        y = x * 2
+        y.detach_()
+        return (y * x).sum()
+
+    return World(lambda x: (fn(x), plain(x)), lambda k: (X(k, (3,), True),))
+
+
 # (last: every case above is registered by now)
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_hostile_programs_agree_with_eager(name):

@@ -155,6 +155,11 @@ class Replay:
     def alias(self, old, t):  # the old value of an in-place op: see rebind
         pass
 
+    def detached(self, t):  # `y.detach_()`: as an in-place view method, below
+        self.diverge()
+        if self.tracer is not None:
+            self.tracer.detached(t)
+
     def view_rebind(self, t, view):  # `x.t_()`: the tensor itself changes, which a replay's
         self.diverge()  # stand-ins cannot follow: this call runs eagerly (traced) from here
         if self.tracer is not None:

@@ -425,6 +425,10 @@ class Tracer:
         self._node[id(t)] = (t, node)
         self._by_data[id(t._data)] = (t._data, node)  # (its detach() is that value too)
 
+    def detached(self, t: Tensor) -> None:
+        """``t.detach_()``: from here ``t`` is its value with no gradient through it."""
+        self.bind(t, S.stop_gradient(self.node_of(t)))
+
     def view_rebind(self, t: Tensor, view: Tensor) -> None:
         """``t.t_()``, ``t.unsqueeze_(0)``: ``t`` becomes ``view`` (an op the trace recorded)."""
         self.bind(t, self.node_of(view))

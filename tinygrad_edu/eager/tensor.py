@@ -457,6 +457,8 @@ class Tensor(Conversions):
                 "detach_: this tensor is a view of another tensor and cannot be detached in "
                 "place; use y = x.detach() (a new leaf on the same memory) instead"
             )
+        if grad_mode._state.trace is not None:  # tg.compile: no gradient through it from here
+            grad_mode._state.trace.detached(self)
         self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
         return self
 
