@@ -31,7 +31,7 @@ LAYERS = [
     ["dtypes", "testing"],  # tg.testing.assert_close
     ["ops"],
     ["eager", "symbolic"],
-    ["linalg", "amp", "utils"],  # tg.linalg, tg.amp, tg.utils.data: over the eager engine
+    ["linalg", "amp", "utils", "special", "fft", "jit", "distributions"],  # over eager
     ["cuda"],  # tg.cuda (is_available: the CuPy backend; cuda.amp)
     ["backends", "accelerator"],
     ["autograd", "nn", "optim", "data"],

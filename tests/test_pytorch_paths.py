@@ -231,3 +231,30 @@ def test_a_random_sampler_with_replacement_draws_lazily():
     seeded = [list(RandomSampler(range(7), replacement=True, num_samples=101,
                                  generator=tg.Generator().manual_seed(3))) for _ in range(2)]
     assert seeded[0] == seeded[1] and len(seeded[0]) == 101 and max(seeded[0]) < 7
+
+
+def test_nn_modules_is_an_attribute_without_importing_it_first():
+    # word_language_model's main.py reads `torch.nn.modules.dropout.Dropout` after only
+    # `import torch.nn as nn`; in a fresh process, so no earlier import hides the gap
+    code = ("import tinygrad_edu as torch, tinygrad_edu.nn as nn; "
+            "print(torch.nn.modules.dropout.Dropout is nn.Dropout, "
+            "hasattr(nn, 'no_such_name'))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_serialization_safe_globals_as_pytorch_spells_them():
+    torch = pytest.importorskip("torch")
+    for lib in (tg, torch):
+        ser = lib.serialization
+        ser.clear_safe_globals()
+        with ser.safe_globals([np.dtype]):
+            inside = ser.get_safe_globals()
+        ser.add_safe_globals([np.ndarray])
+        assert (inside, ser.get_safe_globals()) == ([np.dtype], [np.ndarray]), lib.__name__
+        ser.clear_safe_globals()
+    buf = io.BytesIO()
+    tg.save({"w": tg.ones(2)}, buf)
+    buf.seek(0)
+    with tg.serialization.safe_globals([np.dtype]):
+        np.testing.assert_array_equal(tg.load(buf)["w"].numpy(), [1.0, 1.0])

@@ -16,7 +16,8 @@ unit that needs something from above is handed it (a registration, an argument).
    generate both engines' public functions;
 3. ``eager`` (``tg.Tensor``, PyTorch's design) and ``symbolic`` (graphs of tensors), side by
    side: neither imports the other;
-4. ``linalg``, ``amp``, ``utils`` (``tg.utils.data``); 5. ``cuda``; 6. ``backends``,
+4. ``linalg``, ``amp``, ``utils`` (``tg.utils.data``), ``special``, ``fft``, ``jit``,
+   ``distributions``; 5. ``cuda``; 6. ``backends``,
    ``accelerator``;
 7. ``autograd`` (``tg.autograd``), ``nn``, ``optim``, ``data`` (the lessons' datasets);
 8. ``compiler`` (``tg.compile``: eager code traced into the symbolic engine);
@@ -97,8 +98,16 @@ from .eager import (
     zeros,
     zeros_like,
 )
+from .eager.factories import empty_strided
 from .eager.functional import FUNCTIONS as _FUNCTIONS
 from .eager.functional import softmax_cross_entropy, sum_to
+from .eager.grad_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_inference_mode_enabled,
+    set_anomaly_enabled,
+)
+from .eager.printing import set_printoptions
 from .eager.random import (
     Generator,
     default_generator,
@@ -176,7 +185,8 @@ engine's ONNX exporter (see :mod:`tinygrad_edu.compiler.onnx`; needs the ``onnx`
 serialization = _PathModule("serialization", """``tg.serialization``: PyTorch's
 ``torch.serialization.save``/``load``, the same functions as ``tg.save``/``tg.load`` (files
 are ``.npz`` archives, never pickles: see :func:`tinygrad_edu.nn.module.save`).
-""", ["save", "load"], _serialization_home)  # fmt: skip
+""", ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
+     "clear_safe_globals"], _serialization_home)  # fmt: skip
 _sys.modules[onnx.__name__] = onnx
 _sys.modules[serialization.__name__] = serialization
 
@@ -184,6 +194,8 @@ _sys.modules[serialization.__name__] = serialization
 __all__ = [
     "Tensor", "tensor", "as_tensor", "from_numpy", "grad", "Function", "no_grad",
     "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "detect_anomaly",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
+    "is_inference_mode_enabled",
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
     "manual_seed", "randperm", "randint_like", "is_tensor", "numel", "sum_to",
@@ -198,6 +210,7 @@ __all__ = [
     "cuda", "backends", "accelerator", "testing", "utils", "amp", "autocast", "onnx",
     "serialization", "set_float32_matmul_precision",
     "get_float32_matmul_precision",
+    "special", "fft", "jit", "distributions", "set_printoptions", "empty_strided",
     *sorted(_FUNCTIONS),
 ]  # fmt: skip
 
@@ -205,7 +218,8 @@ __all__ = [
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
     if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler", "linalg",
-                "cuda", "backends", "accelerator", "testing", "utils", "amp"):
+                "cuda", "backends", "accelerator", "testing", "utils", "amp", "special",
+                "fft", "jit", "distributions"):
         import importlib
 
         return importlib.import_module(f".{name}", __name__)
@@ -221,6 +235,10 @@ def __getattr__(name):
         from .amp import autocast
 
         return autocast
+    if name == "bfloat16":
+        raise AttributeError("tinygrad_edu has no bfloat16: numpy, which holds every tensor's "
+                             "values, has no such dtype; use tg.float16 (x.half()) or "
+                             "tg.float32 (x.float())")
     if name in ("save", "load"):  # torch.save(model.state_dict(), path), torch.load(path)
         from .nn import module
 

@@ -1,8 +1,9 @@
 """``tg.autograd``: the names PyTorch code reaches through ``torch.autograd``.
 
-Everything here is defined in :mod:`tinygrad_edu.eager` and is also at the top level
-(``tg.grad``, ``tg.Function``, ``tg.no_grad`` ...); this module only lets PyTorch spellings
-such as ``torch.autograd.Function`` and ``torch.autograd.grad`` run unchanged.
+Everything here is defined in :mod:`tinygrad_edu.eager` and most of it is also at the top
+level (``tg.grad``, ``tg.Function``, ``tg.no_grad`` ...); this module only lets PyTorch
+spellings such as ``torch.autograd.Function``, ``torch.autograd.grad`` and
+``torch.autograd.function.once_differentiable`` run unchanged.
 
 >>> import tinygrad_edu as tg
 >>> x = tg.tensor(2.0, requires_grad=True)
@@ -10,19 +11,26 @@ such as ``torch.autograd.Function`` and ``torch.autograd.grad`` run unchanged.
 4.0
 """
 
+import sys as _sys
+
 from .eager import (
     Function,
     FunctionCtx,
     backward,
     detect_anomaly,
     enable_grad,
+    function,
     grad,
     inference_mode,
     no_grad,
     set_grad_enabled,
 )
+from .eager.grad_mode import set_detect_anomaly
+
+# ``from tinygrad_edu.autograd.function import once_differentiable`` (PyTorch's import path)
+_sys.modules[__name__ + ".function"] = function
 
 __all__ = [
     "Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
-    "set_grad_enabled", "inference_mode", "detect_anomaly",
+    "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly", "function",
 ]  # fmt: skip

@@ -345,7 +345,7 @@ def train_digits_cnn(
             bar.update((epoch + 1) * len(loader), f"CNN epoch {epoch + 1}/{epochs} test acc "
                                                   f"{accs}", final=True)  # fmt: skip
     state = model.state_dict()
-    diff = max(float(_np.max(_np.abs(state[k] - scope[k]))) for k in scope.variables
+    diff = max(float(_np.max(_np.abs(state[k].numpy() - scope[k]))) for k in scope.variables
                if k in state)  # fmt: skip
     return {"model": model, "test_accuracy": histories["eager"]["test_accuracy"][-1],
             "histories": histories, "max_weight_diff": diff, "seconds": seconds}  # fmt: skip

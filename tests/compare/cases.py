@@ -693,4 +693,6 @@ for _name in ("FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTen
       call=lambda L, name, data: getattr(L, name[3:])(data))
     G(_name, (E(args=(2, 3)), E(args=()), E(args=(0,))),
       call=lambda L, name, args: _shaped_only(name, getattr(L, name[3:])(*args)))
+import tests.compare.cases_layers2  # noqa: E402, F401
 import tests.compare.cases_missing  # noqa: E402, F401
+import tests.compare.cases_names2  # noqa: E402, F401

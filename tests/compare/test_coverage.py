@@ -12,12 +12,16 @@ from tinygrad_edu.eager import dispatch
 
 _SPEC = "autograd machinery: tests/eager/test_spec.py checks it against SPEC-eager.md"
 _SURFACE = "not an op: tests/test_torch_surface.py checks it against PyTorch"
+_AUTOGRAD2 = "autograd hooks and modes: tests/eager/test_autograd_torch2.py (with torch)"
 EXEMPT = {
     "Tensor.backward": _SPEC, "Tensor.grad": _SPEC, "Tensor.grad_fn": _SPEC,
     "Tensor.register_hook": _SPEC, "Tensor.retain_grad": _SPEC, "Tensor.zero_grad": _SPEC,
     "tg.grad": _SPEC, "tg.Function": _SPEC, "tg.no_grad": _SPEC, "tg.enable_grad": _SPEC,
     "tg.set_grad_enabled": _SPEC, "tg.is_grad_enabled": _SPEC, "tg.inference_mode": _SPEC,
     "tg.detect_anomaly": _SPEC,
+    "Tensor.register_post_accumulate_grad_hook": _AUTOGRAD2, "tg.is_anomaly_enabled": _AUTOGRAD2,
+    "tg.is_anomaly_check_nan_enabled": _AUTOGRAD2, "tg.set_anomaly_enabled": _AUTOGRAD2,
+    "tg.is_inference_mode_enabled": _AUTOGRAD2,
     "Tensor.retain_grads": "Paddle's name for retain_grad (test_spec item 29)",
     "Tensor.clear_gradient": "Paddle's name (test_spec item 29)",
     "Tensor.stop_gradient": "Paddle's name (test_spec item 29)",
@@ -52,6 +56,8 @@ EXEMPT = {
     "tg.set_float32_matmul_precision": _SURFACE,
     "tg.set_rng_state": _SURFACE,
     "tg.autocast": "not an op: accepted, changes no dtype (tests/optim/test_amp.py)",
+    "Tensor.bfloat16": "left out (numpy has no bfloat16): the error is tested in "
+    "tests/ops/test_missing_names2.py",
 }  # fmt: skip
 
 

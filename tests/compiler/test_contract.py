@@ -14,9 +14,19 @@ import pytest
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 
-from .differential import World, compare
+from .differential import World, compare, history
 
 CALLS = 6
+
+
+@pytest.fixture(autouse=True)
+def _float64_models():
+    """The data below is float64 (numpy's default); the models are made in float64 too, as
+    PyTorch needs one dtype for a layer's input and weights."""
+    before = tg.get_default_dtype()
+    tg.set_default_dtype(tg.float64)
+    yield
+    tg.set_default_dtype(before)
 
 
 def _x(k, shape=(4, 3), grad=False):
@@ -27,7 +37,10 @@ def _y(k):
     return tg.tensor(np.random.default_rng(100 + k).integers(0, 2, 4))
 
 
-def _agree(make, calls=CALLS):
+def _agree(make, calls=CALLS, errors=False):
+    if not errors:  # two runs that both raise agree, and test nothing: eager must run
+        failed = [e for e in history(make, calls) if e[0] != "returned"]
+        assert not failed, f"eager itself failed: {failed}"
     difference = compare(make, calls)
     assert difference is None, difference
 

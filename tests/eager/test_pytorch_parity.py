@@ -142,9 +142,12 @@ def test_int_matmul_float_follows_the_promotion_rule(a, b):
     np.testing.assert_array_equal((x @ w).numpy(), np.ones(a) @ np.ones(b))
 
 
-def test_linear_on_an_int_input_gives_float32():
-    out = tg.nn.Linear(3, 2)(tg.tensor([[1, 2, 3]]).long())
-    assert out.dtype == np.float32
+def test_linear_on_an_int_input_is_an_error_as_in_pytorch():
+    with pytest.raises(RuntimeError):
+        torch.nn.Linear(3, 2)(torch.tensor([[1, 2, 3]]).long())
+    with pytest.raises(RuntimeError, match="int64 but the weight is float32.*x.float()"):
+        tg.nn.Linear(3, 2)(tg.tensor([[1, 2, 3]]).long())
+    assert tg.nn.Linear(3, 2)(tg.tensor([[1, 2, 3]]).float()).dtype == np.float32
 
 
 @pytest.mark.parametrize("args", [(2, 3), (4,), (), (0, 2), (2, 1, 3)])
@@ -614,3 +617,17 @@ def test_a_checkpoint_with_a_missing_array_names_the_file(tmp_path):
             dst.writestr(n, data)
     with pytest.raises(ValueError, match=r"ckpt\.pt.*not a readable model file"):
         tg.load(path)
+
+
+def test_numpy_array_protocol_copies_when_asked_as_torch_does():
+    """``np.array(t, copy=True)`` owns its memory (a symbolic Scope built from a state dict
+    copies this way: sharing made two engines train one array); ``np.asarray(t)`` shares."""
+    import torch
+
+    for lib in (tg, torch):
+        t = lib.ones(3)
+        owned, shared = np.array(t, copy=True), np.asarray(t)
+        t.add_(1)
+        np.testing.assert_array_equal(owned, [1.0, 1.0, 1.0])
+        np.testing.assert_array_equal(shared, [2.0, 2.0, 2.0])
+        assert np.array(t, dtype=np.float64).dtype == np.float64

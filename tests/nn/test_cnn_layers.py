@@ -184,7 +184,7 @@ def test_buffers_are_saved_loaded_moved_and_not_trained(tmp_path):
     other.load_state_dict(nn.load(path))
     for k, v in net.state_dict().items():
         np.testing.assert_array_equal(other.state_dict()[k], v)
-    with pytest.raises(RuntimeError, match=r"missing keys \['1.running_var'\]"):
+    with pytest.raises(RuntimeError, match=r'Missing key\(s\) in state_dict: "1.running_var"'):
         other.load_state_dict({k: v for k, v in net.state_dict().items() if k != "1.running_var"})
     # a PyTorch state dict (tensors, num_batches_tracked as a 0-d tensor) loads too
     tnet = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.BatchNorm2d(2))
@@ -201,7 +201,7 @@ def test_register_buffer_rules():
     assert list(m.state_dict()) == ["steps"]
     m.steps = tg.ones(1)  # assignment replaces the buffer
     assert m.state_dict()["steps"][0] == 1
-    with pytest.raises(TypeError, match="expected a Tensor"):
+    with pytest.raises(TypeError, match="cannot assign 'ndarray' object to buffer 'bad'"):
         m.register_buffer("bad", np.zeros(2))
     with pytest.raises(KeyError, match="invalid name"):
         m.register_buffer("a.b", tg.zeros(1))

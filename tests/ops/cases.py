@@ -588,3 +588,8 @@ from tests.ops.cases_torchops import TORCHOPS_CASES, TORCHOPS_SECOND_ORDER  # no
 
 CASES += TORCHOPS_CASES
 SECOND_ORDER += TORCHOPS_SECOND_ORDER
+# the special functions, masked_scatter and the histograms (tests/ops/cases_names2.py)
+from tests.ops.cases_names2 import NAMES2_CASES, NAMES2_SECOND_ORDER  # noqa: E402
+
+CASES += NAMES2_CASES
+SECOND_ORDER += NAMES2_SECOND_ORDER

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.ops.cases import LAYER_EXAMPLES
+from tests.ops.cases_names2 import NAMES2_EXAMPLES
 from tests.ops.cases_torchops import TORCHOPS_EXAMPLES
 from tinygrad_edu.ops import RAW, REGISTRY, get_op
 
@@ -126,6 +127,7 @@ EXAMPLES["lstm_layer"] = ((_lstm.standard_normal((3, 2, 8)), _lstm.standard_norm
                            _lstm.standard_normal((2, 2)), _lstm.standard_normal((8, 2))),
                           {"reverse": True})  # fmt: skip
 EXAMPLES.update(TORCHOPS_EXAMPLES)  # the ops of issue 24
+EXAMPLES.update(NAMES2_EXAMPLES)  # special functions, masked_scatter, histograms
 
 
 def _strict(value):

@@ -1,6 +1,8 @@
 """SGD and Adam: PyTorch's formulas, checked step by step against torch.optim when installed
 and against the written-out formulas in numpy always."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -176,7 +178,7 @@ def test_state_dict_roundtrip_continues_identically():
         step(a, oa)
     b, ob = make()
     b.load_state_dict(a.state_dict())
-    ob.load_state_dict(oa.state_dict())
+    ob.load_state_dict(copy.deepcopy(oa.state_dict()))  # (else shared, as in PyTorch)
     assert ob.state_dict()["state"][0]["step"] == 3
     step(a, oa), step(b, ob)
     np.testing.assert_allclose(a.weight.numpy(), b.weight.numpy(), rtol=1e-6)

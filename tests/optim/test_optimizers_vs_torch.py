@@ -3,6 +3,8 @@ steps; the parameters agree to ~1e-6 in float32 and ~1e-12 in float64 at every s
 the optimizers share (``maximize``, ``step(closure)``, default rates, param groups,
 ``state_dict``) and clear errors for bad settings."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -79,7 +81,12 @@ def test_matches_torch_step_by_step(name, kw, dtype, tol):
         ref = _trajectory(torch, name, kw, dtype)
     finally:
         torch.set_default_dtype(old)
-    ours = _trajectory(tg, name, kw, dtype)
+    old = tg.get_default_dtype()
+    tg.set_default_dtype(tg.float64 if dtype == np.float64 else tg.float32)
+    try:  # (the same here: a 0-d state tensor has the default float dtype, as in PyTorch)
+        ours = _trajectory(tg, name, kw, dtype)
+    finally:
+        tg.set_default_dtype(old)
     assert ours.dtype == dtype
     for step, (a, b) in enumerate(zip(ours, ref)):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol, err_msg=f"{name}({kw}), step {step}")
@@ -110,7 +117,7 @@ def test_state_dict_roundtrip_continues_identically(name):
     run(oa, a, 3)
     b = nn.Parameter(a.numpy().copy())
     ob = getattr(optim, name)([b])
-    ob.load_state_dict(oa.state_dict())
+    ob.load_state_dict(copy.deepcopy(oa.state_dict()))  # (else shared, as in PyTorch)
     run(oa, a, 3), run(ob, b, 3)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
 

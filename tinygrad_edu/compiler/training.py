@@ -175,7 +175,8 @@ def _record_update(tracer, opt, kind, group, p, had_state):
 
     def state_in(name):
         def fetch(o=opt, q=p, n=name):
-            return _state(o, q)[n]
+            v = _state(o, q)[n]
+            return v._data if isinstance(v, Tensor) else v  # (opt.state holds tensors)
 
         return tracer.state_input(f"{_name(p)}.{name}", fetch, p.shape, p.dtype)
 
@@ -183,7 +184,7 @@ def _record_update(tracer, opt, kind, group, p, had_state):
         def setter(value, o=opt, n=name):
             st = o.state.setdefault(key, {})
             if n in st and hasattr(st[n], "shape") and tuple(st[n].shape) == tuple(value.shape):
-                st[n][...] = value
+                (st[n]._data if isinstance(st[n], Tensor) else st[n])[...] = value  # (no op)
             else:
                 st[n] = value.copy()
 
@@ -215,7 +216,8 @@ def _record_update(tracer, opt, kind, group, p, had_state):
         v = v * b2 + (1 - b2) * (g * g)
         state_out("exp_avg", m)
         state_out("exp_avg_sq", v)
-        steps = (lambda o=opt, q=p: _state(o, q)["step"] + 1) if had_state else (lambda: 1)
+        steps = (lambda o=opt, q=p: _int(_state(o, q)["step"]) + 1) if had_state else (
+            lambda: 1)  # fmt: skip
         step_size = tracer.scalar_input(
             "lr / (1 - b1**t)", lambda gr=group, t=steps: gr["lr"] / (1 - b1 ** _int(t())), p)
         bc2 = tracer.scalar_input(
@@ -235,8 +237,8 @@ def _record_update(tracer, opt, kind, group, p, had_state):
     tracer.bind(p, new)
 
 
-def _int(t):
-    return int(t.item()) if isinstance(t, Tensor) or hasattr(t, "shape") else int(t)
+def _int(t):  # (a 0-d state tensor's array: no op the tracer would record)
+    return int(t._data if isinstance(t, Tensor) else t)
 
 
 def patch_training(tracer):

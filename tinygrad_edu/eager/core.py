@@ -18,7 +18,10 @@ handed the Python class at start-up, and they read it from :data:`Tensor` here. 
 
 from __future__ import annotations
 
-__all__ = ["Tensor", "F", "hand_over", "init_tensor", "new_tensor", "edge"]
+from .grad_mode import RARE as _RARE
+from .grad_mode import _state as _modes
+
+__all__ = ["Tensor", "F", "hand_over", "init_tensor", "new_tensor", "edge", "InferenceCounter"]
 
 #: The eager ``Tensor`` class, handed over by ``tensor.py`` when it is defined.
 Tensor = None
@@ -36,6 +39,14 @@ def hand_over(tensor_class=None, functional=None) -> None:
         F = functional
 
 
+class InferenceCounter(list):
+    """The version counter of an *inference tensor*: one made inside ``inference_mode()`` (a
+    view or ``detach()`` of it shares its counter, so it is one too). An op recorded for
+    backward may not save such a tensor (PyTorch's rule: see ``SavedTensor``)."""
+
+    __slots__ = ()
+
+
 def init_tensor(t, data, device, grad_fn=None, counter=None, output_nr=0):
     """Set every field of tensor ``t`` (a tensor's state); returns ``t``.
 
@@ -47,7 +58,9 @@ def init_tensor(t, data, device, grad_fn=None, counter=None, output_nr=0):
     t._data, t._device = data, device  # pairs: see NOTE [Instructions per op] in dispatch.py
     t._grad_fn, t._requires_grad = grad_fn, grad_fn is not None
     t._output_nr, t._grad, t._base = output_nr, None, None
-    t._counter = [0] if counter is None else counter
+    if counter is None:  # a new tensor (a view or detach() shares its input's counter)
+        counter = InferenceCounter((0,)) if _RARE[0] and _modes.inference else [0]
+    t._counter = counter
     return t
 
 

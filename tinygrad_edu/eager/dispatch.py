@@ -277,7 +277,7 @@ def apply_op(op, *args, **attrs):
             for i in saves:  # only the saved positions (an optional input may be missing)
                 if i < n:
                     a = args[i]
-                    saved[i] = SavedTensor(a) if isinstance(a, Tensor) else a
+                    saved[i] = SavedTensor(a, False, op) if isinstance(a, Tensor) else a
             node.saved = tuple(saved)
         else:
             node.saved = _NONES[n] if n < 8 else (None,) * n

@@ -258,7 +258,7 @@ def _ancestors(targets, parents):
 def execute(task: GraphTask):
     """Run a GraphTask to the end on the calling thread; returns the captured gradients."""
     task.observer = obs = _observer
-    task.anomaly = is_anomaly_enabled()
+    task.anomaly = is_anomaly_enabled() and _modes.check_nan  # NaN checks, at the call
     task.depth = depth = getattr(_local, "depth", 0)
     if obs is not None:
         obs.begin(task)
@@ -571,7 +571,9 @@ def _check_nan(node, outs):
     for i, g in enumerate(outs):
         data = g._data if isinstance(g, core.Tensor) else g
         if data is not None and bool(namespace_of(data).any(namespace_of(data).isnan(data))):
-            raise RuntimeError(f"{node.name()} returned nan values in its gradient {i}.")
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {i}th output."
+            )
 
 
 def make_root(tensors, grad_tensors, create_graph) -> GraphRoot:
@@ -653,3 +655,5 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     for t, g in zip(inputs or (), captured):
         if g is not None:
             t._accumulate(g, create_graph)
+            for fn in tuple(t._post_acc_hooks or ()):  # a leaf's post-accumulate-grad hooks
+                fn((), ())

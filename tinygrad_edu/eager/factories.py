@@ -34,7 +34,8 @@ from .tensor import Tensor
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "randn", "rand",
     "randint", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like",
-    "empty_like", "randn_like", "rand_like", "manual_seed", "randperm", "randint_like",
+    "empty_like", "empty_strided", "randn_like", "rand_like", "manual_seed", "randperm",
+    "randint_like",
     "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "ByteTensor", "BoolTensor",
 ]  # fmt: skip
 
@@ -173,6 +174,25 @@ def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Te
     """An "uninitialised" tensor, sized as :func:`zeros`: zero-filled here (PyTorch leaves
     whatever the memory held)."""
     return full(_sizes("empty", sizes, size), 0.0, dtype, device, requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """PyTorch's ``empty_strided(size, stride)``: a tensor of ``size`` whose values are
+    unspecified (zeros here). ``stride`` is checked (one non-negative int per dim, as
+    PyTorch) but does not change the layout: every new tensor here is row-major, and code
+    that only fills the result behaves the same."""
+    size, stride = tuple(size), tuple(stride)
+    if not all(isinstance(d, int) and not isinstance(d, bool) for d in size + stride):
+        raise TypeError(f"empty_strided(): size and stride must be sequences of ints, got "
+                        f"size={size!r}, stride={stride!r}")  # fmt: skip
+    if len(size) != len(stride):
+        raise RuntimeError(f"empty_strided(): mismatch in length of strides and shape: size "
+                           f"{size} has {len(size)} dims, stride {stride} has {len(stride)}; "
+                           "give one stride per dim")  # fmt: skip
+    if any(d < 0 for d in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided(): sizes and strides must be non-negative, got "
+                           f"size={size}, stride={stride}")  # fmt: skip
+    return full(size, 0.0, dtype, device, requires_grad)
 
 
 def _sampled(array, dtype, device, requires_grad):

@@ -16,16 +16,37 @@ r"""Custom differentiable functions: subclass :class:`Function` (PyTorch's API).
 'CubeBackward'
 >>> y.backward(); x.grad.item()
 12.0
+
+PyTorch's newer style is also accepted: ``forward(x, ...)`` without ``ctx``, plus a static
+``setup_context(ctx, inputs, output)`` that saves what ``backward`` needs.
+
+>>> class Square(tg.Function):
+...     @staticmethod
+...     def forward(x):
+...         return x * x
+...     @staticmethod
+...     def setup_context(ctx, inputs, output):
+...         ctx.save_for_backward(inputs[0])
+...     @staticmethod
+...     def backward(ctx, g):
+...         (x,) = ctx.saved_tensors
+...         return 2 * x * g
+>>> x = tg.tensor(3.0, requires_grad=True)
+>>> tg.autograd.grad(Square.apply(x), x)[0].item()
+6.0
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 from .. import backend
 from . import grad_mode
-from .node import RETAIN_GRAPH_HINT, Node, SavedTensor, place
+from .node import RETAIN_GRAPH_HINT, Node, SavedTensor, inference_save_error, place
 from .tensor import Tensor, _edge
 
-__all__ = ["Function", "FunctionCtx"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -103,10 +124,14 @@ class FunctionBackward(Node):
             args.append(g)
         result = self.fn.backward(ctx, *args)
         result = result if isinstance(result, tuple) else (result,)
-        if len(result) != len(self.input_shapes):
+        n = len(self.input_shapes)
+        if len(result) > n and all(g is None for g in result[n:]):
+            result = result[:n]  # trailing Nones past the last input are allowed (PyTorch)
+        if len(result) != n:
             raise RuntimeError(
-                f"{fname}.backward returned {len(result)} gradients but forward took "
-                f"{len(self.input_shapes)} inputs; return one per input (None where there is none)"
+                f"function {self.name()} returned an incorrect number of gradients (expected "
+                f"{n}, got {len(result)}); {fname}.backward must return one gradient per input "
+                "of forward (None for an input that gets none), as a tuple"
             )
         out = []
         for i, (g, shape, dtype, (nxt, _)) in enumerate(
@@ -117,10 +142,15 @@ class FunctionBackward(Node):
                 continue
             g = g if isinstance(g, Tensor) else Tensor(g, device=self.input_devices[i])
             if g.shape != shape:
-                raise RuntimeError(
-                    f"{fname}.backward returned a gradient of shape {g.shape} for input {i}, "
-                    f"whose shape is {shape}; each gradient must match its input's shape"
-                )
+                if not _expandable(shape, g.shape):
+                    raise RuntimeError(
+                        f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                        f"{list(g.shape)} but expected shape compatible with {list(shape)}; "
+                        f"return a gradient of input {i}'s shape (or one it broadcasts to)"
+                    )
+                # a gradient the input broadcasts to is summed down to the input's shape, as
+                # PyTorch does (recorded, under create_graph)
+                g = g.sum_to_size(shape)
             if dtype is not None and g.dtype != dtype:  # a gradient takes its input's dtype
                 g = g.astype(dtype)
             out.append(g if create_graph else g._data)
@@ -131,15 +161,39 @@ class FunctionBackward(Node):
             self.ctx._saved = None
 
 
+def _expandable(shape, grad_shape) -> bool:
+    """Whether ``shape`` broadcasts to ``grad_shape`` (PyTorch's ``is_expandable_to``)."""
+    if len(shape) > len(grad_shape):
+        return False
+    tail = grad_shape[len(grad_shape) - len(shape):]
+    return all(s == t or s == 1 for s, t in zip(shape, tail))
+
+
 _node_classes: dict[type, type] = {}
 
 
 class Function:
-    """Base class for custom ops: write static ``forward(ctx, ...)`` and ``backward(ctx, *grads)``,
-    call ``MyFunction.apply(...)``. The recorded node is named ``<Name>Backward``."""
+    """Base class for custom ops. Write static ``forward(ctx, ...)`` and
+    ``backward(ctx, *grads)`` (or, in PyTorch's newer style, ``forward(...)`` without ``ctx``
+    plus ``setup_context(ctx, inputs, output)``), then call ``MyFunction.apply(...)``. The
+    recorded node is named ``<Name>Backward``.
+
+    ``backward`` returns one gradient per input of ``forward`` (None for an input that gets
+    none); more trailing Nones are allowed. A gradient of a shape the input broadcasts to is
+    summed down to the input's shape.
+
+    Keyword arguments to ``apply`` follow PyTorch: with ``setup_context`` they are bound to
+    ``forward``'s parameters (defaults filled in) and every bound argument is an input; without
+    it, each must name a parameter right after the positional arguments given, and becomes an
+    input in that position.
+    """
 
     @staticmethod
     def forward(ctx, *args, **kwargs):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):  # pragma: no cover - the old style's marker
         raise NotImplementedError
 
     @staticmethod
@@ -147,18 +201,32 @@ class Function:
         raise NotImplementedError
 
     @classmethod
-    def apply(cls, *args):
+    def apply(cls, *args, **kwargs):
+        new_style = cls.setup_context is not Function.setup_context
+        if new_style:
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        elif kwargs:
+            args = _place_keywords(cls, args, kwargs)
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
         ctx._name = cls.__name__
         with grad_mode.no_grad():
-            raw = cls.forward(ctx, *args)
+            if new_style:
+                raw = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, raw)
+            else:
+                raw = cls.forward(ctx, *args)
         single = not isinstance(raw, tuple)
         device = next((a._device for a in args if isinstance(a, Tensor)), None)
         outs = [o if isinstance(o, Tensor) else Tensor(o, device=device)
                 for o in ((raw,) if single else raw)]  # fmt: skip
         record = grad_mode.is_grad_enabled() and any(ctx.needs_input_grad)
         node = None
-        if record:
+        if record:  # an inference tensor cannot be saved: say so before anything changes
+            for t in ctx._to_save:
+                if isinstance(t, Tensor) and type(t._counter) is not list:
+                    raise inference_save_error(t, cls.__name__)
             node = _node_class(cls)()
             node.ctx, node.fn = ctx, cls
             node.next_functions = tuple(_edge(a) for a in args)  # before dirty inputs re-base
@@ -196,6 +264,82 @@ class Function:
             ctx._devices = tuple(getattr(t, "_device", None) for t in ctx._to_save)
         ctx._to_save = ()
         return outs[0] if single else tuple(outs)
+
+
+def _place_keywords(cls, args, kwargs) -> tuple:
+    """The inputs of an old-style ``apply(*args, **kwargs)`` (without ``setup_context``), as
+    PyTorch places them: each keyword names one of ``forward``'s parameters after ``ctx`` and
+    the positional arguments, and together they fill the next positions without a gap."""
+    params = list(inspect.signature(cls.forward).parameters.values())[1:]  # after ctx
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    names = [p.name for p in params if p.kind in kinds]
+    placed = {}
+    for key, value in kwargs.items():
+        if key not in names:
+            raise TypeError(f"{cls.__name__}.forward() got an unexpected keyword argument "
+                            f"{key!r}")  # fmt: skip
+        i = names.index(key)
+        if i < len(args):
+            raise TypeError(f"{cls.__name__}.forward() got multiple values for argument "
+                            f"{key!r}")  # fmt: skip
+        placed[i] = value
+    out = list(args)
+    for i in range(len(args), max(placed) + 1):
+        if i not in placed:
+            raise TypeError(
+                f"{cls.__name__}.forward() missing required argument: {names[i]!r} (position "
+                f"{i}); keyword arguments to apply() must follow the positional ones without "
+                "a gap (pass it too, or pass them positionally)"
+            )
+        out.append(placed[i])
+    return tuple(out)
+
+
+class DelayedError(Node):
+    """The node of a gradient computed by a ``@once_differentiable`` backward under
+    ``create_graph=True``: differentiating it again is an error (PyTorch's ``Error`` node)."""
+
+    __slots__ = ("n",)
+
+    def name(self) -> str:
+        return "Error"
+
+    @property
+    def num_outputs(self) -> int:
+        return self.n
+
+    def apply(self, grads, create_graph):
+        raise RuntimeError(
+            "trying to differentiate twice a function that was marked with @once_differentiable"
+        )
+
+
+def once_differentiable(fn):
+    """Decorate a custom Function's ``backward`` whose body is not itself differentiable
+    (PyTorch's ``torch.autograd.function.once_differentiable``). It runs under ``no_grad()``;
+    under ``create_graph=True`` its gradients get a node that raises if a second backward
+    reaches it."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        with grad_mode.no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not grad_mode.is_grad_enabled():
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        node = DelayedError()
+        node.n = len(outs)
+        wrapped = tuple(
+            Tensor._make(o._data, grad_fn=node, output_nr=i, device=o._device)
+            if isinstance(o, Tensor) else o
+            for i, o in enumerate(outs)
+        )  # fmt: skip
+        return wrapped[0] if single else wrapped
+
+    return wrapper
 
 
 def _node_class(fn_cls) -> type:

@@ -163,9 +163,11 @@ class SavedTensor:
 
     __slots__ = ("data", "tensor", "version", "counter", "is_output")
 
-    def __init__(self, tensor, is_output: bool = False):
+    def __init__(self, tensor, is_output: bool = False, op=None):
         self.data = tensor._data
         self.counter = tensor._counter
+        if type(self.counter) is not list:  # an inference tensor's counter (core.py)
+            raise inference_save_error(tensor, getattr(op, "name", op))
         self.version = self.counter[0]
         self.is_output = is_output
         # see NOTE [Saved outputs and reference cycles]
@@ -190,6 +192,18 @@ class SavedTensor:
         if self.is_output:
             return core.new_tensor(self.data, device_of(self.data), node, self.counter)
         return self.tensor
+
+
+def inference_save_error(tensor, opname=None) -> RuntimeError:
+    """PyTorch's error for an inference tensor that an op would save for backward."""
+    where = f"{opname}: " if opname else ""
+    return RuntimeError(
+        f"{where}Inference tensors cannot be saved for backward. A tensor of shape "
+        f"{tuple(tensor.shape)} was made inside inference_mode(), and {opname or 'this op'} "
+        "needs it to compute a gradient. To work around this, make a clone outside "
+        "inference_mode() (x = x.clone()) to get a normal tensor, or use no_grad() instead of "
+        "inference_mode()"
+    )
 
 
 class OpBackward(Node):

@@ -22,9 +22,54 @@ import numpy as _np
 
 from .. import backend
 
-__all__ = ["tensor_repr"]
+__all__ = ["tensor_repr", "set_printoptions", "PRINT_OPTS"]
 
-_PRECISION, _LINEWIDTH, _THRESHOLD, _EDGEITEMS = 4, 80, 1000, 3
+
+class _PrintOptions:
+    """The print options (PyTorch's ``torch._tensor_str.PRINT_OPTS``): digits after the
+    point, how many elements print in full, how many at each edge of a summary, the line
+    width, and the notation (None: chosen from the values; True/False: always/never
+    scientific)."""
+
+    precision, threshold, edgeitems, linewidth, sci_mode = 4, 1000, 3, 80, None
+
+
+PRINT_OPTS = _PrintOptions()
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}  # fmt: skip
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None) -> None:  # fmt: skip
+    """PyTorch's ``torch.set_printoptions``: how tensors print from now on.
+
+    ``profile`` (``"default"``, ``"short"``: two digits and two edge items, ``"full"``: no
+    summary) sets the first four options, then each option given overrides it;
+    ``sci_mode`` is set by every call (None: chosen from the values), as in PyTorch.
+    ``tg.set_printoptions(profile="default")`` restores the defaults.
+
+    >>> import tinygrad_edu as tg
+    >>> tg.set_printoptions(precision=2)
+    >>> tg.tensor([1.12345])
+    tensor([1.12])
+    >>> tg.set_printoptions(profile="default")
+    """
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, "
+                             f"got {profile!r}")  # fmt: skip
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]  # fmt: skip
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):  # fmt: skip
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise TypeError(f"set_printoptions: {name} must be a number, got {value!r}")
+            setattr(PRINT_OPTS, name, value)
+    if sci_mode is not None and not isinstance(sci_mode, bool):
+        raise TypeError(f"set_printoptions: sci_mode must be None, True or False, got "
+                        f"{sci_mode!r}")  # fmt: skip
+    PRINT_OPTS.sci_mode = sci_mode
 
 
 class _Formatter:
@@ -44,36 +89,41 @@ class _Formatter:
         lo, hi = float(magnitude.min()), float(magnitude.max())
         self.int_mode = bool(_np.all(finite == _np.ceil(finite)))
         self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4)
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
         values_ = finite.tolist()
+        digits = PRINT_OPTS.precision
         if self.sci_mode:
-            self.max_width = max(len(f"{v:.{_PRECISION}e}") for v in values_)
+            self.max_width = max(len(f"{v:.{digits}e}") for v in values_)
         elif self.int_mode:
             self.max_width = max(len(f"{v:.0f}") + 1 for v in values_)
         else:
-            self.max_width = max(len(f"{v:.{_PRECISION}f}") for v in values_)
+            self.max_width = max(len(f"{v:.{digits}f}") for v in values_)
 
     @staticmethod
     def _plain(v) -> str:
         return str(v)
 
     def format(self, v) -> str:
+        digits = PRINT_OPTS.precision
         if not self.floating:
             text = self._plain(v)
         elif self.sci_mode:
-            text = f"{v:{self.max_width}.{_PRECISION}e}"
+            text = f"{v:{self.max_width}.{digits}e}"
         elif self.int_mode:
             text = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
         else:
-            text = f"{v:.{_PRECISION}f}"
+            text = f"{v:.{digits}f}"
         return " " * (self.max_width - len(text)) + text
 
 
 def _summarized(values: _np.ndarray) -> _np.ndarray:
     """The elements a summarised print shows (the edges of every dim), for the formatter."""
+    edge = PRINT_OPTS.edgeitems
     if values.ndim == 0:
         return values
-    if values.shape[0] > 2 * _EDGEITEMS:
-        rows = list(values[:_EDGEITEMS]) + list(values[-_EDGEITEMS:])
+    if values.shape[0] > 2 * edge:
+        rows = list(values[:edge]) + list(values[-edge:])
     else:
         rows = list(values)
     if values.ndim == 1:
@@ -82,10 +132,11 @@ def _summarized(values: _np.ndarray) -> _np.ndarray:
 
 
 def _vector(values, indent, summarize, fmt) -> str:
-    per_line = max(1, (_LINEWIDTH - indent) // (fmt.max_width + 2))
-    if summarize and values.shape[0] > 2 * _EDGEITEMS:
-        data = ([fmt.format(v) for v in values[:_EDGEITEMS].tolist()] + [" ..."]
-                + [fmt.format(v) for v in values[-_EDGEITEMS:].tolist()])  # fmt: skip
+    width, edge = PRINT_OPTS.linewidth, PRINT_OPTS.edgeitems
+    per_line = max(1, (width - indent) // (fmt.max_width + 2))
+    if summarize and values.shape[0] > 2 * edge:
+        data = ([fmt.format(v) for v in values[:edge].tolist()] + [" ..."]
+                + [fmt.format(v) for v in values[-edge:].tolist()])  # fmt: skip
     else:
         data = [fmt.format(v) for v in values.tolist()]
     lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
@@ -97,9 +148,9 @@ def _nested(values, indent, summarize, fmt) -> str:
         return fmt.format(values.item())
     if values.ndim == 1:
         return _vector(values, indent, summarize, fmt)
-    n = values.shape[0]
-    cut = summarize and n > 2 * _EDGEITEMS
-    picked = [*range(_EDGEITEMS), None, *range(n - _EDGEITEMS, n)] if cut else range(n)
+    n, edge = values.shape[0], PRINT_OPTS.edgeitems
+    cut = summarize and n > 2 * edge
+    picked = [*range(edge), None, *range(n - edge, n)] if cut else range(n)
     rows = ["..." if i is None else _nested(values[i], indent + 1, summarize, fmt)
             for i in picked]  # fmt: skip
     return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
@@ -108,7 +159,7 @@ def _nested(values, indent, summarize, fmt) -> str:
 def _body(values: _np.ndarray, indent: int) -> str:
     if values.dtype == _np.float16:
         values = values.astype(_np.float32)
-    summarize = values.size > _THRESHOLD
+    summarize = values.size > PRINT_OPTS.threshold
     fmt = _Formatter(_summarized(values) if summarize else values)
     return _nested(values, indent, summarize, fmt)
 
@@ -138,10 +189,11 @@ def tensor_repr(values: _np.ndarray, device: str | None, grad_fn_name: str | Non
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    width = PRINT_OPTS.linewidth
     out = [prefix + body]
     last = len(out[0]) - out[0].rfind("\n") + 1
     for s in suffixes:
-        if last + len(s) + 2 > _LINEWIDTH:
+        if last + len(s) + 2 > width:
             out.append(",\n" + " " * indent + s)
             last = indent + len(s)
         else:

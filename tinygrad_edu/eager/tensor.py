@@ -40,7 +40,7 @@ from .convert import (
 )
 from .dispatch import METHODS, _as_array, _foreign, apply_op, type_name
 from .engine import backward as _backward
-from .node import AccumulateGrad, CopySlices
+from .node import AccumulateGrad, CopySlices, RemovableHandle
 from .printing import tensor_repr
 from .tensor_convert import Conversions
 
@@ -99,7 +99,7 @@ class Tensor(Conversions):
     # class default until assigned, which keeps making a tensor cheap.
     __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_counter",
                  "_grad", "_base", "__weakref__", "__dict__")  # fmt: skip
-    _grad_acc = _hooks = name = None
+    _grad_acc = _hooks = _post_acc_hooks = name = None
     _flags = 0
     # a view's record (see NOTE [Views and version counters] in dispatch.py): set on views only
     _view_steps, _view_version, _view_no_grad, _view_multi = (), 0, False, None
@@ -221,8 +221,12 @@ class Tensor(Conversions):
         return backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
+        # numpy's protocol: copy=True asks for memory of its own (np.array(t, copy=True),
+        # np.copy(t)); without it numpy may share the tensor's memory, as torch's does
         out = self.numpy()
-        return out if dtype is None else out.astype(dtype)
+        if dtype is not None and out.dtype != dtype:
+            return out.astype(dtype)
+        return out.copy() if copy else out
 
     def tolist(self):
         return self.numpy().tolist()
@@ -400,6 +404,8 @@ class Tensor(Conversions):
             node = AccumulateGrad(self)
             if self._hooks:  # the leaf's hooks outlive any one AccumulateGrad node
                 node._tensor_hooks, node._hooked = {0: self._hooks}, True
+            if self._post_acc_hooks:  # so do its post-accumulate-grad hooks
+                node._post_hooks, node._hooked = self._post_acc_hooks, True
             self._grad_acc = weakref.ref(node)
         return node
 
@@ -442,6 +448,37 @@ class Tensor(Conversions):
         return self.grad_fn._add_tensor_hook(self._output_nr, fn)
         # END SOLUTION
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a backward has added into this leaf's ``.grad`` (an
+        optimizer step fused into backward, as in PyTorch); it must return None. Hooks run in
+        registration order, after the hooks of :meth:`register_hook`. Returns a handle with
+        ``remove()``. ``tg.grad`` fills no ``.grad``, so it runs none."""
+        if not self._requires_grad:
+            raise RuntimeError(
+                "register_post_accumulate_grad_hook: cannot register a hook on a tensor that "
+                "doesn't require gradient; set requires_grad=True on it first"
+            )
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors (this one "
+                f"was made by {self.grad_fn.name()}); register it on the leaf, or use "
+                "register_hook(fn) to see this tensor's gradient"
+            )
+        node = self._grad_acc() if self._grad_acc is not None else None
+        if self._post_acc_hooks is None:  # one list, shared with every AccumulateGrad node
+            live = node._post_hooks if node is not None else None  # (its own post-hooks)
+            self._post_acc_hooks = live if live is not None else []
+        tensor = weakref.ref(self)  # the node holds the leaf already; the hook need not
+
+        def after_accumulate(grad_inputs, grad_outputs):
+            if hook(tensor()) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+        self._post_acc_hooks.append(after_accumulate)
+        if node is not None:  # a live AccumulateGrad node: it runs the hooks from now on
+            node._post_hooks, node._hooked = self._post_acc_hooks, True
+        return RemovableHandle(self._post_acc_hooks, after_accumulate)
+
     def detach(self) -> Tensor:
         """A leaf that shares this tensor's data and version counter, outside the graph."""
         return Tensor._make(self._data, counter=self._counter, device=self._device)
@@ -460,6 +497,36 @@ class Tensor(Conversions):
         if grad_mode._state.trace is not None:  # tg.compile: no gradient through it from here
             grad_mode._state.trace.detached(self)
         self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        return self
+
+    def resize_(self, *sizes) -> Tensor:
+        """PyTorch's ``x.resize_(*sizes)``: this tensor takes the new shape in place, keeping
+        its first elements in row-major order, on the same memory when it shrinks (new
+        elements are zeros here; PyTorch leaves them uninitialised). A tensor that requires
+        grad cannot be resized (PyTorch's error); here a non-contiguous one cannot either, nor
+        can a view grow (its memory is another tensor's)."""
+        if len(sizes) == 1 and isinstance(sizes[0], tuple | list):
+            sizes = tuple(sizes[0])
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sizes):
+            raise TypeError(f"resize_(): sizes must be non-negative ints, got {sizes!r}")
+        if self._requires_grad:
+            raise RuntimeError("resize_: cannot resize variables that require grad; resize a "
+                               "detached copy (x.detach().clone().resize_(...))")  # fmt: skip
+        if not self.is_contiguous():
+            raise RuntimeError(f"resize_: this {self.shape} tensor is not contiguous, and "
+                               "PyTorch would read its memory in storage order; call "
+                               "x = x.contiguous() first")  # fmt: skip
+        xp = backend.namespace_of(self._data)
+        flat = xp.reshape(self._data, (-1,))  # the same memory (contiguous)
+        n = math.prod(sizes)
+        if n > flat.shape[0]:
+            if self._base is not None:
+                raise RuntimeError(f"resize_: this {self.shape} tensor is a view of another "
+                                   f"tensor and cannot grow to {n} elements here; resize a "
+                                   "copy instead (x.clone().resize_(...))")  # fmt: skip
+            flat = xp.concat([flat, xp.zeros(n - flat.shape[0], dtype=flat.dtype)])
+        self._data = xp.reshape(flat[:n], sizes)
+        self._counter[0] += 1
         return self
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):

@@ -103,6 +103,18 @@ class Conversions:
     def half(self) -> core.Tensor:
         return self.astype("float16")
 
+    def char(self) -> core.Tensor:
+        return self.astype("int8")
+
+    def byte(self) -> core.Tensor:
+        return self.astype("uint8")
+
+    def bfloat16(self) -> core.Tensor:
+        """Not here: numpy, which holds every tensor's values, has no bfloat16."""
+        raise TypeError(f"bfloat16(): this library has no bfloat16 (numpy has no such "
+                        f"dtype); use x.half() (float16) or x.float() (float32) for this "
+                        f"{self.dtype} tensor")  # fmt: skip
+
     def long(self) -> core.Tensor:
         return self.astype("int64")
 

@@ -41,7 +41,10 @@ from .activation import (
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .containers import ModuleDict, ParameterDict, ParameterList
 from .conv import Conv2d
+from .conv3d import Conv3d
+from .ctc import CTCLoss
 from .embedding import Embedding
+from .extra_layers import AlphaDropout, Bilinear, EmbeddingBag
 from .layers import (
     Dropout,
     Flatten,
@@ -80,9 +83,18 @@ from .more_layers import *  # noqa: F403
 from .more_layers import __all__ as _more_layers
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from .parallel import DataParallel
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import (
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool2d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+)
 from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
 
 # the names used by some courses for the same two functions
 save_state_dict = save
@@ -105,5 +117,17 @@ __all__ = [
     "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
     "CosineSimilarity", "PairwiseDistance",
     "ModuleDict", "ParameterList", "ParameterDict", "utils",
+    "Conv3d", "MaxPool3d", "AvgPool3d", "MaxUnpool1d", "MaxUnpool2d", "AlphaDropout",
+    "EmbeddingBag", "Bilinear", "CTCLoss", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer",
 ]  # fmt: skip
 __all__ += _more_layers
+
+
+def __getattr__(name):
+    # ``torch.nn.modules.dropout.Dropout`` read as attributes, without an import of it first
+    if name == "modules":
+        import importlib
+
+        return importlib.import_module(".modules", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,9 @@ and 0 elsewhere. A query whose every key is masked gets zeros, as PyTorch's kern
 Mask conventions differ between PyTorch's two entry points, and this library follows both:
 for ``scaled_dot_product_attention`` a **bool** ``attn_mask`` is ``True`` where attention is
 **allowed**; for ``MultiheadAttention`` a bool ``attn_mask`` or ``key_padding_mask`` is
-``True`` where attention is **not allowed**. Float masks are added to the scores in both.
+``True`` where attention is **not allowed**. Float masks (of the input's dtype) are added to
+the scores in both. An integer 0/1 mask is an error in both, as in PyTorch, since the two
+conventions would read it oppositely: convert it with ``.bool()`` (or ``.float()``).
 
 >>> import tinygrad_edu as tg
 >>> import tinygrad_edu.nn.functional as F

@@ -17,6 +17,7 @@ from ..ops import ShapeError
 from ..ops.conv import pair
 from . import functional as F
 from . import init
+from .loss_args import _same_dtype
 from .module import Module, Parameter
 
 __all__ = ["Conv2d"]
@@ -84,6 +85,7 @@ class Conv2d(Module):
                 f"{self._short()}: input has shape {x.shape}, but its channel axis (-3) must be "
                 f"in_channels={self.in_channels}"
             )
+        _same_dtype(self._short(), x, self.weight, self.bias, owner="model")
         if self.padding_mode != "zeros" and self.padding != (0, 0):
             ph, pw = (self.padding if not isinstance(self.padding, str) else
                       self._same_amounts())  # fmt: skip

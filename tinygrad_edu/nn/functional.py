@@ -29,7 +29,7 @@ from ..eager.factories import arange, as_tensor, zeros
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
 from ..ops.surface import SURFACES
-from .loss_args import _legacy, _reduce, _same_shape, _tensor_input
+from .loss_args import _legacy, _reduce, _same_dtype, _same_shape, _tensor_input, _to_dtype
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "gelu", "softplus",
@@ -125,8 +125,11 @@ def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Te
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    r"""$y = x W^\top + b$ with ``weight`` of shape (out, in), as in PyTorch."""
+    r"""$y = x W^\top + b$ with ``weight`` of shape (out, in), as in PyTorch. The input, the
+    weight and the bias must have one dtype (a float64 or integer input into float32 weights
+    is an error, as in PyTorch: convert one of them)."""
     x = _tensor_input("linear", input)
+    _same_dtype("linear", x, weight, bias)
     # BEGIN SOLUTION A3.1
     y = x.matmul(weight, trans_B=True)
     return y if bias is None else y + bias
@@ -135,8 +138,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """Class indices -> int64 one-hot rows of shape ``tensor.shape + (num_classes,)``
-    (``num_classes=-1``: the largest index plus one)."""
-    return apply_op(REGISTRY["one_hot"], as_tensor(tensor), num_classes=num_classes)
+    (``num_classes=-1``: the largest index plus one). The indices must be int64, as in
+    PyTorch (a float tensor of labels is an error: convert it with ``.long()``)."""
+    t = as_tensor(tensor)
+    if str(t.dtype) != "int64":
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor: "
+                           f"got {t.dtype} indices of shape {t.shape}; convert them: "
+                           "labels.long()")  # fmt: skip
+    return apply_op(REGISTRY["one_hot"], t, num_classes=num_classes)
 
 
 def _class_targets(name, input, target):
@@ -149,7 +158,20 @@ def _class_targets(name, input, target):
             f"of shape {want}, or of class probabilities of shape {input.shape}; got "
             f"{t.dtype} of shape {t.shape}"
         )
+    if str(t.dtype) not in ("int64", "uint8"):  # PyTorch takes Long (and Byte) class indices
+        raise RuntimeError(f"{name}: expected target dtype to be Long or Byte (int64), but got "
+                           f"{t.dtype} class indices of shape {t.shape}; convert them: "
+                           "target.long()")  # fmt: skip
     return t
+
+
+def _class_weight(name, weight, n_classes):
+    """PyTorch's check of a per-class ``weight``: one value for each of the ``n_classes``."""
+    shape = None if weight is None else list(as_tensor(weight).shape)
+    if shape is not None and shape != [n_classes]:
+        raise RuntimeError(f"{name}: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{shape} (give one weight per class: length {n_classes})")
 
 
 def nll_loss(input: Tensor, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -160,6 +182,8 @@ def nll_loss(input: Tensor, target, weight=None, size_average=None, ignore_index
     to ``ignore_index`` contributes nothing)."""
     x = _tensor_input("nll_loss", input)
     t = _class_targets("nll_loss", x, target)
+    if x.ndim:
+        _class_weight("nll_loss", weight, x.shape[1 if x.ndim >= 2 else 0])
     w = None if weight is None else as_tensor(weight)._data
     return apply_op(REGISTRY["nll_loss"], x, t, weight=w, ignore_index=ignore_index,
                     reduction=_legacy(reduction, size_average, reduce))  # fmt: skip
@@ -179,6 +203,7 @@ def cross_entropy(input: Tensor, target, weight=None, size_average=None,
     reduction = _legacy(reduction, size_average, reduce)
     c = 1 if x.ndim >= 2 else 0
     n_classes = x.shape[c]
+    _class_weight("cross_entropy", weight, n_classes)
     logp = x.log_softmax(c)
     w = None if weight is None else as_tensor(weight, dtype=x.dtype)
     w_c = None if w is None else w.reshape((n_classes,) + (1,) * (x.ndim - c - 1))
@@ -234,6 +259,19 @@ def _attr_array(value, like):
     return None if value is None else as_tensor(value, dtype=like.dtype, device=like.device)._data
 
 
+def _float_target(name, input, target, same: bool) -> None:
+    """PyTorch's RuntimeError for a target tensor of 0/1 labels that is not floating (int64
+    labels; for ``binary_cross_entropy`` also a float dtype other than the input's): a BCE
+    target is a probability, so it is converted by the caller, never silently here."""
+    dtype = target.dtype if isinstance(target, Tensor) else None
+    if dtype is None or dtype == input.dtype or (not same and backend.is_floating(dtype)):
+        return
+    want = input.dtype if same else "a floating dtype"
+    raise RuntimeError(f"{name}: found target dtype {dtype} but expected {want} (the input is "
+                       f"{input.dtype}); BCE targets are probabilities: convert them, e.g. "
+                       f"target{_to_dtype(input.dtype)}")  # fmt: skip
+
+
 def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:  # fmt: skip
     r"""$-w\,(y \log p + (1 - y)\log(1 - p))$ for probabilities ``input`` $p \in [0, 1]$;
@@ -241,6 +279,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     the gradient is PyTorch's closed form $(p - y) / \max(p(1 - p), 10^{-12})$, finite there
     too (one op, ``BinaryCrossEntropyBackward0``)."""
     p = _tensor_input("binary_cross_entropy", input)
+    _float_target("binary_cross_entropy", p, target, same=True)
     t = _same_shape("binary_cross_entropy", p, target)
     if p.numel() and (float(p._data.min()) < 0 or float(p._data.max()) > 1):
         raise ValueError("binary_cross_entropy: every input must be a probability in [0, 1]; "
@@ -255,6 +294,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None, size_av
     r"""Binary cross-entropy of $\sigma(x)$, computed stably from the logits $x$:
     $(1 - y)\,x + (1 + (w_+ - 1)\,y)\,\mathrm{softplus}(-x)$ (``pos_weight`` $w_+$)."""
     x = _tensor_input("binary_cross_entropy_with_logits", input)
+    _float_target("binary_cross_entropy_with_logits", x, target, same=False)
     t = _same_shape("binary_cross_entropy_with_logits", x, target)
     attrs = {} if pos_weight is None else {"pos_weight": _attr_array(pos_weight, x)}
     return apply_op(_BCE_LOGITS, x, t, weight=_attr_array(weight, x),
@@ -363,11 +403,12 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     (``(..., L, E)`` queries, ``(..., S, E)`` keys, ``(..., S, Ev)`` values), as
     ``torch.nn.functional.scaled_dot_product_attention``.
 
-    ``attn_mask``: a bool tensor (``True`` = may attend) or a float tensor added to the
-    scores, broadcast to ``(..., L, S)``. ``is_causal=True`` lets query ``i`` see keys
-    ``0..i`` only (and cannot be combined with ``attn_mask``). ``scale`` defaults to
-    $1/\sqrt{E}$. ``dropout_p`` drops attention weights (always, as in PyTorch: pass 0 in
-    evaluation)."""
+    ``attn_mask``: a bool tensor (``True`` = may attend) or a float tensor of the query's
+    dtype added to the scores, broadcast to ``(..., L, S)`` (an integer 0/1 mask is an error,
+    as in PyTorch: say which it means, ``mask.bool()`` or ``mask.float()``).
+    ``is_causal=True`` lets query ``i`` see keys ``0..i`` only (and cannot be combined with
+    ``attn_mask``). ``scale`` defaults to $1/\sqrt{E}$. ``dropout_p`` drops attention weights
+    (always, as in PyTorch: pass 0 in evaluation)."""
     name = "scaled_dot_product_attention"
     for what, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
@@ -375,6 +416,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         if t.dim() < 2:
             raise RuntimeError(f"{name}: {what} needs at least 2 dims (..., L, E), got shape "
                                f"{tuple(t.shape)}")  # fmt: skip
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"{name}: expected query, key, and value to have the same dtype, but "
+                           f"got query {query.dtype}, key {key.dtype} and value {value.dtype}; "
+                           f"convert them, e.g. key{_to_dtype(query.dtype)}")  # fmt: skip
+    if attn_mask is not None and not _is_bool(attn_mask) \
+            and getattr(attn_mask, "dtype", query.dtype) != query.dtype:
+        raise RuntimeError(
+            f"{name}: expected attn_mask dtype to be bool or float or to match query dtype, but "
+            f"got attn_mask {attn_mask.dtype} and query {query.dtype}; give a bool mask (True "
+            f"= may attend: mask.bool()) or an additive float mask (mask{_to_dtype(query.dtype)})"
+        )
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(
             f"{name}: query {tuple(query.shape)}, key {tuple(key.shape)} and value "
@@ -417,7 +469,12 @@ def _additive_mask(mask, dtype, what: str):
         return zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
     if not str(mask.dtype).startswith("float"):
         raise AssertionError(f"only bool and floating types of {what} are supported, got "
-                             f"{mask.dtype}")  # fmt: skip
+                             f"{mask.dtype} (True/bool = may not attend: {what}.bool(); or an "
+                             f"additive float mask: {what}{_to_dtype(dtype)})")  # fmt: skip
+    if mask.dtype != dtype:
+        raise RuntimeError(f"multi_head_attention_forward: the float {what} is {mask.dtype} but "
+                           f"the input is {dtype}; they must have the same dtype: convert it: "
+                           f"{what}{_to_dtype(dtype)}")  # fmt: skip
     return mask
 
 
@@ -510,3 +567,8 @@ from . import functional_losses as _more  # noqa: E402
 
 globals().update({_name: getattr(_more, _name) for _name in _more.__all__})
 __all__ += list(_more.__all__)
+# conv3d, 3-D pooling, max_unpool, alpha_dropout, embedding_bag, bilinear, grid_sample, ctc_loss
+from . import functional_extra as _extra  # noqa: E402
+
+globals().update({_name: getattr(_extra, _name) for _name in _extra.__all__})
+__all__ += list(_extra.__all__)

@@ -20,13 +20,19 @@ statistics, ``max_norm``, in-place dropout) change the tensors in place.
 
 from __future__ import annotations
 
+import functools
+import math
+import warnings
+
 import numpy as _np  # Python lists of indices -> integer arrays (no math)
 
 from .. import backend
 from ..eager.factories import generator
 from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor, apply_op
+from ..ops import REGISTRY
 from ..ops.layer_surface import Engine, generate_layers
+from .loss_args import _needs_float, _same_dtype
 
 __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
@@ -86,8 +92,10 @@ def _renorm_rows(idx, w, max_norm, norm_type) -> None:
         w._counter[0] += 1
 
 
-def _dropout_mask(x: Tensor, p: float) -> Tensor:
-    keep = generator().random(x.shape) >= p
+def _dropout_mask(x: Tensor, p: float, shape=None) -> Tensor:
+    """The kept elements' scale, ``1/(1-p)`` or 0, in ``x``'s dtype and device, of ``shape``
+    (``x.shape`` unless given: a channel dropout draws one value per channel)."""
+    keep = generator().random(x.shape if shape is None else shape) >= p
     scale = (keep / (1 - p)) if p < 1 else keep * 0.0
     return Tensor(scale.astype(str(x.dtype)), device=x.device)
 
@@ -100,6 +108,95 @@ ENGINE = Engine(name="eager", apply=apply_op, value=_value, full_like=_full_like
 
 #: name -> the eager layer function
 LAYERS = generate_layers(ENGINE)
+
+
+# -- what the eager functions check before the shared templates run -----------------------------
+def _checked_conv(name):
+    """``LAYERS[name]`` after PyTorch's dtype check: input, weight and bias of one dtype."""
+    plain = LAYERS[name]
+
+    @functools.wraps(plain)
+    def conv(input, weight, bias=None, *args, **kwargs):
+        _same_dtype(name, input, weight, bias)
+        return plain(input, weight, bias, *args, **kwargs)
+
+    return conv
+
+
+for _name in ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"):
+    LAYERS[_name] = _checked_conv(_name)
+
+_plain_dropout = LAYERS["dropout"]
+
+
+@functools.wraps(_plain_dropout)
+def _dropout(input, p=0.5, training=True, inplace=False):
+    if training and 0 < p < 1 and math.prod(getattr(input, "shape", ())) != 0:
+        _needs_float("dropout", input, "dropout (which scales the kept elements by 1/(1-p))")
+    return _plain_dropout(input, p, training, inplace)
+
+
+LAYERS["dropout"] = _dropout
+
+
+def _channel_dropout(name: str, nd: int):
+    """PyTorch's ``dropout1d``/``2d``/``3d``: zero whole channels, i.e. one draw for each
+    (sample, channel) pair of an input read as ``(N, C, *spatial)``.
+
+    As in PyTorch, the number of dims decides what a channel is: ``dropout1d`` takes 2-D
+    ``(C, L)`` or 3-D ``(N, C, L)`` inputs only; ``dropout2d`` warns for any input but 3-D or
+    4-D, and reads a 3-D input as ``(N, C, L)`` (with a warning; use ``dropout1d`` for that);
+    ``dropout3d`` warns for any input but 4-D or 5-D and reads every input but a 5-D one as
+    unbatched (``(C, D, H, W)``). A 2-D input to ``dropout2d`` is ``(N, C)``: its elements are
+    dropped one by one."""
+    template = LAYERS[name]
+
+    @functools.wraps(template)
+    def channel_dropout(input, p=0.5, training=True, inplace=False):
+        x = _value(name, "input", input)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but "
+                             f"got {p}")  # fmt: skip
+        dims, fits = x.ndim, (nd + 1, nd + 2)
+        if nd == 1 and dims not in fits:
+            raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {dims}D "
+                               f"input of shape {x.shape}. dropout1d drops channels of (C, L) "
+                               "or (N, C, L) inputs; for elementwise dropout use F.dropout")
+        if dims not in fits:
+            warnings.warn(f"{name}: Received a {dims}-D input to {name}, which is deprecated "
+                          "and will result in an error in a future release. To retain the "
+                          f"behavior and silence this warning, please use dropout instead "
+                          f"({name} expects {nd + 1}D or {nd + 2}D inputs)", UserWarning,
+                          stacklevel=2)  # fmt: skip
+        if nd == 2 and dims == 3:
+            warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                          "channel-wise 1D dropout behavior is desired - input is interpreted "
+                          "as shape (N, C, L), where C is the channel dim. To maintain the 1D "
+                          "channel-wise dropout behavior, please switch to using dropout1d "
+                          "instead.", UserWarning, stacklevel=2)  # fmt: skip
+        if not training or p == 0 or x.numel() == 0:
+            return x
+        # the input as (N, C, ...): an unbatched one (dropout1d's 2-D, dropout3d's all but
+        # 5-D) has N = 1 in front; dropout2d takes every input as batched
+        shape = x.shape if nd == 2 or dims == nd + 2 else (1,) + x.shape
+        if p == 1:
+            mask = _dropout_mask(x, 1.0, (1,) * dims)
+        else:
+            if len(shape) < 2:
+                raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in "
+                                   f"the input, got shape {x.shape}; use F.dropout to drop "
+                                   "single elements")  # fmt: skip
+            _needs_float(name, x, f"{name} (which scales the kept channels by 1/(1-p))")
+            mask_shape = shape[:2] + (1,) * (len(shape) - 2)
+            mask = _dropout_mask(x, p, mask_shape[len(shape) - dims :])
+        return x.mul_(mask) if inplace else apply_op(_MUL, x, mask)
+
+    return channel_dropout
+
+
+_MUL = REGISTRY["mul"]
+for _name, _nd in (("dropout1d", 1), ("dropout2d", 2), ("dropout3d", 3)):
+    LAYERS[_name] = _channel_dropout(_name, _nd)
 conv2d = LAYERS["conv2d"]
 max_pool2d = LAYERS["max_pool2d"]
 avg_pool2d = LAYERS["avg_pool2d"]

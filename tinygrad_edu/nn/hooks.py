@@ -10,14 +10,28 @@ NOTE [Full backward hooks are two identity Functions]
     The inputs' node runs when every gradient inside the module has arrived; it calls the
     hooks with ``(module, grad_input, grad_output)`` and passes on what they return. When
     no input requires grad, the hooks are called from the outputs' node with
-    ``grad_input`` all None (PyTorch's behaviour). Both nodes are drawn as
-    ``BackwardHookFunctionBackward``, PyTorch's name.
+    ``grad_input`` all None (PyTorch's behaviour, with its warning; the hooks may then only
+    return None). Both nodes are drawn as ``BackwardHookFunctionBackward``, PyTorch's name.
+
+    ``grad_input`` has one entry per positional argument: None for one that is not a
+    tensor; for a tensor that does not require grad, zeros when another input does (the
+    identity passes on a zero gradient for it, as PyTorch's does). Inside ``forward`` such a
+    tensor still does not require grad: the identity marks it non-differentiable.
+
+NOTE [The legacy backward hook]
+    ``register_backward_hook`` (PyTorch's older, deprecated hook) hangs the hook on the node
+    that made the module's output (its ``grad_fn``): ``grad_input`` is what that *one* node
+    hands to its inputs. For a module whose forward is one op on its input (``nn.ReLU``) that
+    is the input's gradient; otherwise it is not, and a ``FutureWarning`` says so, as in
+    PyTorch.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
+from ..eager import grad_mode
 from ..eager.function import Function
 from ..eager.tensor import Tensor
 
@@ -52,6 +66,7 @@ class ModuleHooks:
         self.forward: OrderedDict = OrderedDict()
         self.backward_pre: OrderedDict = OrderedDict()  # id -> fn
         self.backward: OrderedDict = OrderedDict()
+        self.legacy_backward: OrderedDict = OrderedDict()  # register_backward_hook's
 
     def add(self, kind: str, value, prepend: bool = False) -> HookHandle:
         table = getattr(self, kind)
@@ -68,7 +83,11 @@ class BackwardHookFunction(Function):
     @staticmethod
     def forward(ctx, on_grad, *tensors):
         ctx.on_grad = on_grad
-        return tensors
+        outs = tuple(Tensor._make(t._data, counter=t._counter, device=t._device)
+                     for t in tensors)  # fmt: skip
+        # an input that does not require grad stays so inside forward (PyTorch's rule)
+        ctx.mark_non_differentiable(*[o for o, t in zip(outs, tensors) if not t.requires_grad])
+        return outs
 
     @staticmethod
     def backward(ctx, *grads):
@@ -87,8 +106,15 @@ def _checked(new, old, module, what: str) -> tuple:
     return new
 
 
+def _pack(positions, values, size) -> tuple:
+    out = [None] * size
+    for i, v in zip(positions, values):
+        out[i] = v
+    return tuple(out)
+
+
 def call_with_hooks(module, forward, args: tuple, kwargs: dict):
-    """Run ``forward(*args, **kwargs)`` with ``module``'s hooks (see the NOTE)."""
+    """Run ``forward(*args, **kwargs)`` with ``module``'s hooks (see the NOTEs)."""
     hooks = module._hooks
     for fn, with_kwargs in list(hooks.forward_pre.values()):
         if with_kwargs:
@@ -104,20 +130,21 @@ def call_with_hooks(module, forward, args: tuple, kwargs: dict):
                 args = _as_tuple(res)
     state = None
     if hooks.backward or hooks.backward_pre:
-        state = {"grad_output": None}
+        state = {"grad_output": None, "n_inputs": len(args)}
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        needs = [args[i] for i in positions if args[i].requires_grad]
-        state["n_inputs"] = len(positions)
-        if needs:
+        if grad_mode.is_grad_enabled() and any(args[i].requires_grad for i in positions):
 
             def on_inputs(grads):
-                new = _call_backward_hooks(module, grads, state["grad_output"])
-                return new
+                if state["grad_output"] is None:  # reached without passing the outputs
+                    return grads
+                grad_input = _pack(positions, grads, state["n_inputs"])
+                new = _call_backward_hooks(module, grad_input, state["grad_output"])
+                state["grad_output"] = None
+                return tuple(new[i] for i in positions)
 
             wrapped = BackwardHookFunction.apply(on_inputs, *[args[i] for i in positions])
-            wrapped = _as_tuple(wrapped)
             args = list(args)
-            for i, w in zip(positions, wrapped):
+            for i, w in zip(positions, _as_tuple(wrapped)):
                 args[i] = w
             args = tuple(args)
             state["inputs_hooked"] = True
@@ -125,9 +152,18 @@ def call_with_hooks(module, forward, args: tuple, kwargs: dict):
     for fn, with_kwargs in list(hooks.forward.values()):
         res = fn(module, args, kwargs, out) if with_kwargs else fn(module, args, out)
         if res is not None:
+            if isinstance(res, HookHandle):
+                raise TypeError(
+                    f"forward hook {getattr(fn, '__name__', fn)!r} of {type(module).__name__} "
+                    "returned a hook handle; what a forward hook returns replaces the "
+                    "module's output (as in PyTorch), so return None to keep the output "
+                    "(register hooks outside the hook, not as its return value)"
+                )
             out = res
     if state is not None:
         out = _hook_outputs(module, out, state)
+    if hooks.legacy_backward:
+        _hook_last_node(module, args, out)
     return out
 
 
@@ -143,9 +179,11 @@ def _hook_outputs(module, out, state):
     single = isinstance(out, Tensor)
     outs = (out,) if single else out
     if not isinstance(outs, tuple | list):
+        warnings.warn("For backward hooks to be called, module output should be a Tensor or a "
+                      f"tuple of Tensors but received {type(out)}", stacklevel=3)  # fmt: skip
         return out
     positions = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
-    if not positions:
+    if not positions or not grad_mode.is_grad_enabled():
         return out
 
     def on_outputs(grads):
@@ -155,7 +193,18 @@ def _hook_outputs(module, out, state):
                 grads = _checked(res, grads, module, "grad_output")
         state["grad_output"] = grads
         if not state.get("inputs_hooked"):
-            _call_backward_hooks(module, (None,) * state["n_inputs"], grads)
+            warnings.warn("Full backward hook is firing when gradients are computed with "
+                          "respect to module outputs since no inputs require gradients.",
+                          UserWarning, stacklevel=2)  # fmt: skip
+            none = (None,) * state["n_inputs"]
+            for fn in list(module._hooks.backward.values()):
+                res = fn(module, none, grads)
+                if res is not None and not (isinstance(res, tuple)
+                                            and all(r is None for r in res)):  # fmt: skip
+                    raise RuntimeError("Backward hook for Modules where no input requires "
+                                       "gradient should always return None or None for all "
+                                       "gradients.")  # fmt: skip
+            state["grad_output"] = None
         return grads
 
     wrapped = _as_tuple(BackwardHookFunction.apply(on_outputs, *[outs[i] for i in positions]))
@@ -163,3 +212,54 @@ def _hook_outputs(module, out, state):
     for i, w in zip(positions, wrapped):
         new[i] = w
     return new[0] if single else type(outs)(new)
+
+
+def _hook_last_node(module, args, out) -> None:
+    """``register_backward_hook``: hang the hooks on the output's ``grad_fn`` (see NOTE [The
+    legacy backward hook])."""
+    var = out
+    while not isinstance(var, Tensor):
+        if isinstance(var, dict):
+            var = next(v for v in var.values() if isinstance(v, Tensor))
+        elif isinstance(var, tuple | list) and var:
+            var = var[0]
+        else:
+            return
+    node = var.grad_fn
+    if node is None:
+        return
+    for fn in list(module._hooks.legacy_backward.values()):
+        node.register_hook(_legacy_hook(module, fn))
+    _warn_legacy(args, out, node)
+
+
+def _legacy_hook(module, fn):
+    def hook(grad_inputs, grad_outputs):
+        res = fn(module, tuple(grad_inputs), tuple(grad_outputs))
+        return None if res is None else _as_tuple(res)
+
+    return hook
+
+
+def _warn_legacy(inputs, result, node) -> None:
+    """PyTorch's ``FutureWarning`` when the legacy hook will not see what its name says."""
+    results = (result,) if isinstance(result, Tensor) else result
+    if not (isinstance(results, tuple) and all(isinstance(r, Tensor) for r in results)):
+        what = "return"
+    elif not all(isinstance(i, Tensor) for i in inputs):
+        what = "take as input"
+    else:
+        nodes = {r.grad_fn for r in results if r.grad_fn is not None}
+        inputs_fn = {i.grad_fn for i in inputs if i.grad_fn is not None}
+        if len(nodes) == 1 and inputs_fn == {n for n, _ in node.next_functions}:
+            return
+        warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                      "autograd Nodes is deprecated and will be removed in future versions. "
+                      "This hook will be missing some grad_input. Please use "
+                      "register_full_backward_hook to get the documented behavior.",
+                      FutureWarning, stacklevel=4)  # fmt: skip
+        return
+    warnings.warn(f"Using non-full backward hooks on a Module that does not {what} a single "
+                  "Tensor or a tuple of Tensors is deprecated and will be removed in future "
+                  "versions. Please use register_full_backward_hook to get the documented "
+                  "behavior.", FutureWarning, stacklevel=4)  # fmt: skip

@@ -29,6 +29,7 @@ from ..eager.tensor import Tensor
 from ..ops import ShapeError
 from . import functional as F
 from . import init
+from .loss_args import _same_dtype
 from .module import Module, Parameter
 
 __all__ = ["Linear", "ReLU", "Tanh", "Sigmoid", "Dropout", "Sequential", "ModuleList", "Flatten",
@@ -67,6 +68,8 @@ class Linear(Module):
                 f"Linear({self.in_features}, {self.out_features}): input has shape {x.shape}, "
                 f"but its last axis must be in_features={self.in_features}"
             )
+        _same_dtype(f"Linear({self.in_features}, {self.out_features})", x, self.weight,
+                    self.bias, owner="model")  # fmt: skip
         # BEGIN SOLUTION A3.1
         return F.linear(x, self.weight, self.bias)
         # END SOLUTION

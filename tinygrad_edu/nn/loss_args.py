@@ -1,12 +1,50 @@
 """Argument checks and reductions shared by the loss functions of ``nn.functional`` and
-``nn.functional_losses`` (one place, so neither imports the other)."""
+``nn.functional_losses``, and the dtype checks of the layers (one place, so that
+``nn.functional``, ``nn.functional_layers`` and the modules need not import each other)."""
 
 from __future__ import annotations
 
+from .. import backend
 from ..eager.factories import as_tensor
 from ..eager.tensor import Tensor
 
-__all__ = ["_tensor_input", "_reduce", "_legacy", "_same_shape"]
+__all__ = ["_tensor_input", "_reduce", "_legacy", "_same_shape", "_to_dtype", "_same_dtype",
+           "_needs_float"]  # fmt: skip
+
+#: the Tensor method that converts to a dtype (``.to(tg.<dtype>)`` for the others)
+_METHODS = {"float32": ".float()", "float64": ".double()", "float16": ".half()",
+            "bfloat16": ".bfloat16()"}  # fmt: skip
+
+
+def _to_dtype(dtype) -> str:
+    """The call that converts a tensor to ``dtype``: ``".float()"`` for float32 ..."""
+    return _METHODS.get(str(dtype), f".to(tg.{dtype})")
+
+
+def _same_dtype(name: str, input, weight, bias=None, *, owner: str = "weight") -> None:
+    """PyTorch's RuntimeError when a layer's ``input`` and its ``weight`` (or ``bias``) differ
+    in dtype (a float64 or integer input into float32 weights): nothing is converted
+    silently. ``owner`` names what can be converted instead of the input (``"model"`` for a
+    module, ``"weight"`` for a function)."""
+    x_dtype = getattr(input, "dtype", None)
+    for what, other in (("weight", weight), ("bias", bias)):
+        o_dtype = getattr(other, "dtype", None)
+        if x_dtype is None or o_dtype is None or x_dtype == o_dtype:
+            continue
+        fix = f"x{_to_dtype(o_dtype)}"
+        if backend.is_floating(x_dtype):
+            fix += f" or {owner if what == 'weight' else what}{_to_dtype(x_dtype)}"
+        raise RuntimeError(f"{name}: input is {x_dtype} but the {what} is {o_dtype}; they must "
+                           f"have the same dtype: convert one: {fix}")  # fmt: skip
+
+
+def _needs_float(name: str, input, why: str) -> None:
+    """PyTorch's RuntimeError for an integer or bool ``input`` to an op whose result must be
+    floating (``why`` says what needs it)."""
+    dtype = getattr(input, "dtype", None)
+    if dtype is not None and not backend.is_floating(dtype) and "complex" not in str(dtype):
+        raise RuntimeError(f"{name}: input is {dtype}, but {why} needs a floating dtype (the "
+                           "result cannot be stored as an integer); convert first: x.float()")
 
 
 def _tensor_input(name: str, x) -> Tensor:

@@ -30,8 +30,8 @@ import json
 import os
 import weakref
 import zipfile
-from collections import namedtuple
-from collections.abc import Iterator
+from collections import OrderedDict, namedtuple
+from collections.abc import Iterator, Mapping
 
 import numpy as _np  # state dicts are numpy arrays: the file format, not math
 
@@ -39,13 +39,23 @@ from .. import backend
 from ..eager.grad_mode import no_grad
 from ..eager.node import _sequence
 from ..eager.tensor import Tensor
-from ..ops import ShapeError
 from .hooks import ModuleHooks, call_with_hooks
 
 __all__ = ["Module", "Parameter", "save", "load", "IncompatibleKeys"]
 
-#: What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``): unpacks as a pair.
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns (PyTorch's ``_IncompatibleKeys``): a named tuple
+    ``(missing_keys, unexpected_keys)`` that unpacks as a pair, shown as ``<All keys matched
+    successfully>`` when both lists are empty."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 class Parameter(Tensor):
@@ -108,7 +118,11 @@ class Module:
             )
         params, modules = self.__dict__["_parameters"], self.__dict__["_modules"]
         buffers = self.__dict__.get("_buffers", {})
-        if name in buffers and (value is None or type(value) is Tensor):
+        if name in buffers and not isinstance(value, Parameter | Module):
+            if value is not None and not isinstance(value, Tensor):  # PyTorch's refusal
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                f"(Tensor or None expected); to change its values in place "
+                                f"use `with tg.no_grad(): module.{name}.fill_(value)`")  # fmt: skip
             buffers[name] = value  # assigning to a buffer replaces its tensor (PyTorch)
             return
         if name in params and not isinstance(value, Parameter | Module):
@@ -167,15 +181,15 @@ class Module:
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Register ``tensor`` as a buffer: state that ``state_dict`` saves (unless
         ``persistent=False``) and ``to`` moves, but that is not a parameter (not trained)."""
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {type(name).__name__}")
         if "." in name or not name:
             raise KeyError(f"register_buffer: invalid name {name!r} (no dots, not empty)")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"register_buffer({name!r}): expected a Tensor or None, got {type(tensor).__name__}"
-            )
-        if name in self._parameters or name in self._modules:
-            raise KeyError(f"register_buffer: {name!r} is already a parameter or a sub-module")
-        self.__dict__.pop(name, None)
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (Tensor or None required)")  # fmt: skip
+        if name not in self._buffers and hasattr(self, name):  # PyTorch's KeyError
+            raise KeyError(f"attribute '{name}' already exists")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent.discard(name)
@@ -195,6 +209,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
+        if args and type(args[0]) is list and type(self).__module__.startswith(_LIBRARY):
+            _refuse_list_input(self, args[0])
         start = next(_sequence)
         if self._hooks is None:
             out = self.forward(*args, **kwargs)
@@ -229,7 +245,23 @@ class Module:
     def register_full_backward_hook(self, hook, prepend: bool = False):
         """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
         tensor inputs are known; a returned tuple replaces ``grad_input``."""
+        if self._hook_table().legacy_backward:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")  # fmt: skip
         return self._hook_table().add("backward", hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """PyTorch's older backward hook, kept for old code: ``hook(module, grad_input,
+        grad_output)`` runs as a hook of the *last* node of the forward (the ``grad_fn`` of the
+        output), so ``grad_input`` holds the gradients of that one node's inputs. That is
+        the gradient of the module's input only when the forward is a single op on it (as
+        in ``nn.ReLU``); prefer :meth:`register_full_backward_hook`. A module cannot have
+        both kinds (RuntimeError, as in PyTorch)."""
+        table = self._hook_table()
+        if table.backward:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")  # fmt: skip
+        return table.add("legacy_backward", hook)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """``(name, module)`` for each direct sub-module, in registration order; as in
@@ -329,18 +361,22 @@ class Module:
         """The buffer at the dotted path ``target``."""
         return self._get_member(target, "_buffers", "buffer")
 
-    def _state_items(self) -> list[tuple[str, Tensor]]:
+    def _state_slots(self) -> list[tuple[str, Module, str, Tensor]]:
         """What ``state_dict`` holds, in PyTorch's order: module by module (depth first), its
-        parameters and then its persistent buffers. As in PyTorch, a tensor reachable under
-        two names (a tied weight, ``head.weight = tok_emb.weight``) is listed under both, so
-        a PyTorch model's state dict loads here key for key."""
+        parameters and then its persistent buffers, as ``(dotted name, module, attribute,
+        tensor)``. As in PyTorch, a tensor reachable under two names (a tied weight,
+        ``head.weight = tok_emb.weight``) is listed under both, so a PyTorch model's state
+        dict loads here key for key."""
         items = []
         for mod_name, mod in self.named_modules(remove_duplicate=False):
             buffers = ((n, b) for n, b in mod._buffers.items() if n not in mod._non_persistent)
             for name, t in (*mod._parameters.items(), *buffers):
                 if t is not None:
-                    items.append(((f"{mod_name}.{name}" if mod_name else name), t))
+                    items.append(((f"{mod_name}.{name}" if mod_name else name), mod, name, t))
         return items
+
+    def _state_items(self) -> list[tuple[str, Tensor]]:
+        return [(name, t) for name, _, _, t in self._state_slots()]
 
     def apply(self, fn) -> Module:
         """Call ``fn(module)`` on every sub-module and then on this one; returns self.
@@ -451,44 +487,94 @@ class Module:
         return self._convert(lambda t: True, _np.dtype(dst_type).name)
 
     # -- state ---------------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, _np.ndarray]:
-        """Every parameter and persistent buffer as a numpy array (a copy, on the CPU), by
-        dotted name."""
-        return {name: _np.array(p.numpy(), copy=True) for name, p in self._state_items()}
+    def state_dict(self, *args, destination=None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Tensor]:  # fmt: skip
+        """Every parameter and persistent buffer by dotted name, in an ``OrderedDict``.
 
-    def load_state_dict(self, state: dict, strict: bool = True,
-                        assign: bool = False) -> IncompatibleKeys:  # fmt: skip
-        """Copy values from ``state`` (name -> array) into the parameters, in place.
-
-        With ``strict=True`` every parameter must be present and no other key may be; the
-        error lists the missing and unexpected names. Shapes must match in any case.
-        Returns PyTorch's ``(missing_keys, unexpected_keys)`` named tuple. ``assign`` is
-        accepted; values are always copied into the existing parameters (which keeps an
-        optimizer made earlier valid).
+        As in PyTorch, the values are *not* copies: each is ``t.detach()``, a tensor that
+        does not require grad and shares the parameter's memory (and version counter), so
+        a later optimizer step shows in it. To keep a snapshot (the best weights so far),
+        copy it: ``best = copy.deepcopy(model.state_dict())``. ``keep_vars=True`` gives the
+        Parameters and buffers themselves; ``prefix`` goes in front of every name; the
+        entries are added to ``destination`` (a dict) when one is given, which is returned.
         """
-        own = dict(self._state_items())
-        missing = [k for k in own if k not in state]
+        if args:  # PyTorch's old positional form: state_dict(destination, prefix, keep_vars)
+            destination = args[0]
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        out = OrderedDict() if destination is None else destination
+        for name, t in self._state_items():
+            out[prefix + name] = t if keep_vars else t.detach()
+        return out
+
+    def _upgrade_state_dict(self, state: dict, prefix: str) -> None:
+        """Called by ``load_state_dict`` on every module, with its key prefix (``"bn."``), on
+        a copy of the given state dict, before the keys are checked: a layer whose saved
+        state changed over time fills in what an older checkpoint lacks here (batch norm's
+        ``num_batches_tracked``). The base class changes nothing."""
+
+    def load_state_dict(self, state_dict, strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:  # fmt: skip
+        """Load ``state_dict`` (name -> tensor, or numpy array) into the parameters and buffers.
+
+        By default the values are copied into the existing tensors, in place (an optimizer
+        made earlier still holds them), converted to their dtype and device. With
+        ``assign=True`` each parameter is *replaced* by the given tensor, no copy (wrapped as
+        a Parameter that keeps the old one's ``requires_grad``, PyTorch's rule), and each
+        buffer too. With ``strict=True`` (default) every name must be present and no other
+        may be; ``strict=False`` skips them. Shapes must match in any case. All checks come
+        first, so a refused state dict changes nothing; the error lists every problem in
+        PyTorch's words. Returns PyTorch's ``(missing_keys, unexpected_keys)`` named tuple.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state = OrderedDict(state_dict)  # a copy: upgrades below leave the caller's alone
+        for mod_name, mod in self.named_modules(remove_duplicate=False):
+            mod._upgrade_state_dict(state, f"{mod_name}." if mod_name else "")
+        slots = self._state_slots()
+        own = {name for name, *_ in slots}
+        missing = [name for name, *_ in slots if name not in state]
         unexpected = [k for k in state if k not in own]
-        if strict and (missing or unexpected):
-            raise RuntimeError(
-                f"load_state_dict for {type(self).__name__}: missing keys {missing}, "
-                f"unexpected keys {unexpected}; pass strict=False to load the keys that match"
-            )
-        for name, p in own.items():
+        errors, todo = [], []
+        for name, mod, attr, t in slots:
             if name not in state:
                 continue
-            value = state[name]
-            value = value.numpy() if isinstance(value, Tensor) else _np.asarray(value)
-            if value.shape == () and p.shape == (1,) or value.shape == (1,) and p.shape == ():
-                value = value.reshape(p.shape)  # a counter saved as a scalar, or vice versa
-            if tuple(value.shape) != p.shape:
-                raise ShapeError(
-                    f"load_state_dict for {type(self).__name__}: {name!r} has shape "
-                    f"{tuple(value.shape)} in the state dict but {p.shape} in the model"
-                )
-            xp = backend.namespace_of(p._data)
-            p._data[...] = xp.asarray(backend.to_device(value.astype(p.dtype), p._device))
-            p._counter[0] += 1  # an in-place change, as for any optimizer step
+            value = _loadable(state[name])
+            if value is None:
+                errors.append(f'While copying the parameter named "{name}", expected Tensor '
+                              "or Tensor-like object (an array) from checkpoint but received "
+                              f"{type(state[name])}")  # fmt: skip
+                continue
+            shape = tuple(value.shape)
+            if not assign and (shape, t.shape) in (((), (1,)), ((1,), ())):
+                value = value.reshape(t.shape)  # a counter saved as a scalar, or vice versa
+            elif shape != t.shape:
+                errors.append(f"size mismatch for {name}: copying a param with shape "
+                              f"{_size(shape)} from checkpoint, the shape in current model is "
+                              f"{_size(t.shape)}.")  # fmt: skip
+                continue
+            todo.append((mod, attr, t, value))
+        if strict:
+            if unexpected:
+                names = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {names}. ")
+            if missing:
+                names = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {names}. ")
+        if errors:
+            hint = ("\n\t(pass strict=False to load only the keys that match)"
+                    if strict and (missing or unexpected) else "")
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors) + hint)  # fmt: skip
+        with no_grad():
+            for mod, attr, t, value in todo:
+                if assign:
+                    _assign(mod, attr, t, value)
+                    continue
+                src = value._data if isinstance(value, Tensor) else value
+                t._data[...] = backend.to_device(
+                    src, t._device, src=value._device if isinstance(value, Tensor) else None)
+                t._counter[0] += 1  # an in-place change, as for any optimizer step
         return IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:
@@ -514,6 +600,51 @@ class Module:
             return f"{type(self).__name__}({extra})"
         head = f"{type(self).__name__}({extra}" if extra else f"{type(self).__name__}("
         return head + "\n" + "\n".join(lines) + "\n)"
+
+
+_LIBRARY = __name__.partition(".")[0] + "."  # "tinygrad_edu.": the library's own layers
+_ANY_INPUT = frozenset({"Identity", "Sequential"})  # (Sequential: its first layer checks)
+
+
+def _refuse_list_input(module: Module, value: list) -> None:
+    """A Python list given to one of the library's layers (``nn.Linear(2, 3)([1.0, 2.0])``):
+    PyTorch refuses it with a TypeError, and so does this, naming the layer."""
+    if type(module).__name__ in _ANY_INPUT:
+        return
+    raise TypeError(
+        f"{type(module).__name__}: the input must be a Tensor, not a Python list (got "
+        f"{value!r:.60}); wrap the data first: {type(module).__name__.lower()}"
+        f"(tg.tensor(data))"
+    )
+
+
+def _loadable(value):
+    """A state dict value as a Tensor or numpy array, or None when it cannot be one."""
+    if isinstance(value, Tensor | _np.ndarray):
+        return value
+    if isinstance(value, bool | int | float | _np.generic | list | tuple) or hasattr(
+            value, "__array__"):  # (a PyTorch state dict's tensors too)  # fmt: skip
+        try:
+            return _np.asarray(value)
+        except (TypeError, ValueError, RuntimeError):
+            return None
+    return None
+
+
+def _size(shape) -> str:
+    return f"tg.Size({list(shape)})"
+
+
+def _assign(mod: Module, attr: str, old: Tensor, value) -> None:
+    """``load_state_dict(assign=True)``: ``mod.attr`` becomes ``value`` itself (no copy)."""
+    if not isinstance(value, Tensor):
+        value = Tensor(value)
+    if isinstance(old, Parameter):
+        if isinstance(value, Parameter):
+            value.requires_grad_(old.requires_grad)
+        else:
+            value = Parameter(value, requires_grad=old.requires_grad)
+    setattr(mod, attr, value)
 
 
 def _mark_call(module: Module, out, start: int) -> None:
@@ -564,7 +695,7 @@ def save(
         arrays = {k: _np.asarray(v) for k, v in obj.items()}
     else:
         arrays = {}
-        structure = _encode(obj, arrays, "", {})
+        structure = _encode(obj, arrays, "", {"objects": {}, "storages": {}})
         arrays[_STRUCTURE] = _np.asarray(json.dumps(structure))
     if hasattr(f, "write"):
         _np.savez(f, **arrays)  # a file object: numpy writes into it, adding no suffix
@@ -577,44 +708,102 @@ def save(
 
 # NOTE [The structure of a saved file]
 #     A saved file is an .npz archive, read with ``allow_pickle=False``: loading never runs
-#     code. A plain state dict (names -> distinct numpy arrays, what ``Module.state_dict()``
-#     gives) is one array per name, readable by ``np.load`` alone. Anything else keeps its
-#     arrays as entries ``"0"``, ``"1"`` ... and the nesting as JSON in the entry
-#     ``__structure__``: ``{"tensor": "0", "device": "cpu", "requires_grad": false}`` for a
-#     tensor, ``{"array": "1"}`` for a numpy array, ``{"dict": [[key, value], ...]}`` (keys may
-#     be ints, as in an optimizer's state), ``{"tuple": [...]}``, and JSON's own lists,
-#     numbers, strings, booleans and null. A tensor or array met again (the same object under
-#     a second name) is written as its first description again, with the same entry: loading
-#     makes one object per entry, so the names share it, as ``torch.load``'s do.
+#     code. A plain state dict of numpy arrays (names -> arrays on distinct memory) is one
+#     array per name, readable by ``np.load`` alone, and loads as numpy arrays. Anything else
+#     keeps its arrays as entries (named after their key in a top-level dict, else ``"0"``,
+#     ``"1"`` ...) and the nesting as JSON in the entry ``__structure__``: ``{"tensor": "w",
+#     "obj": 0, "device": "cpu", "requires_grad": false}`` for a tensor, ``{"array": "1",
+#     "obj": 1}`` for a numpy array, ``{"dict": [[key, value], ...]}`` (keys may be ints, as
+#     in an optimizer's state), ``{"tuple": [...]}``, and JSON's own lists, numbers, strings,
+#     booleans and null.
+#
+#     Memory shared at saving time is shared after loading, as with ``torch.load``: each
+#     *storage* (the numpy array that owns the memory) is written once. The same object
+#     under two names gets the same ``"obj"`` number and loads as one object; two tensors on
+#     one array (``state_dict()`` of a model with tied weights: two ``detach()`` es of one
+#     Parameter) load as two tensors on one array; a view (``t[0]``, ``t.T``) is written as
+#     ``"view": [offset, shape, strides]`` (in elements) into its storage's entry and loads
+#     as a view of it again.
 _STRUCTURE = "__structure__"
 
 
+def _storage(arr):
+    """The numpy array that owns ``arr``'s memory (``arr`` itself when it does), or None when
+    that memory is not one plain contiguous numpy array of the same dtype."""
+    if not isinstance(arr, _np.ndarray):
+        return None
+    root = arr
+    while isinstance(root.base, _np.ndarray):
+        root = root.base
+    if root is arr:
+        return root
+    if root.dtype != arr.dtype or not root.flags.c_contiguous or root.base is not None:
+        return None
+    return root
+
+
 def _is_flat_state(obj) -> bool:
-    return isinstance(obj, dict) and bool(obj) and all(
-        isinstance(k, str) and k != _STRUCTURE and type(v) is _np.ndarray
-        for k, v in obj.items()) and len({id(v) for v in obj.values()}) == len(obj)  # fmt: skip
+    if not (isinstance(obj, dict) and obj):
+        return False
+    if not all(isinstance(k, str) and k != _STRUCTURE and type(v) is _np.ndarray
+               for k, v in obj.items()):  # fmt: skip
+        return False
+    roots = [_storage(v) for v in obj.values()]
+    return all(r is v for r, v in zip(roots, obj.values())) and len(
+        {id(r) for r in roots}) == len(obj)  # fmt: skip
 
 
-def _encode(value, arrays: dict, where: str, seen: dict):
-    if isinstance(value, Tensor | _np.ndarray | _np.generic) and id(value) in seen:
-        return seen[id(value)][1]  # the same object again: the same entry (kept shared)
+def _entry(arrays: dict, hint) -> str:
+    if isinstance(hint, str) and hint and hint != _STRUCTURE and hint not in arrays:
+        return hint
+    n = len(arrays)
+    while str(n) in arrays:
+        n += 1
+    return str(n)
+
+
+def _encode_leaf(value, arrays: dict, seen: dict, hint):
+    """Describe a tensor or numpy array; its storage is written once (see the NOTE)."""
+    arr = value._data if isinstance(value, Tensor) else value
+    out = {}
+    root = _storage(arr) if isinstance(arr, _np.ndarray) and not isinstance(value, _np.generic) \
+        else None  # fmt: skip
+    if root is None:  # (a device array, a numpy scalar ...): written on its own
+        key = _entry(arrays, hint)
+        arrays[key] = _np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+    else:
+        hit = seen["storages"].get(id(root))
+        if hit is None:
+            key = _entry(arrays, hint)
+            arrays[key] = root
+            seen["storages"][id(root)] = (root, key)
+        else:
+            key = hit[1]
+        if arr is not root:
+            itemsize = arr.itemsize
+            offset = (arr.__array_interface__["data"][0]
+                      - root.__array_interface__["data"][0]) // itemsize  # fmt: skip
+            out["view"] = [int(offset), list(arr.shape), [st // itemsize for st in arr.strides]]
     if isinstance(value, Tensor):
-        key = str(len(arrays))
-        arrays[key] = _np.asarray(value.numpy())
-        out = {"tensor": key, "device": value.device, "requires_grad": value.requires_grad}
-        seen[id(value)] = (value, out)  # (the object kept alive: ids stay unique)
-        return out
-    if isinstance(value, _np.ndarray | _np.generic):
-        key = str(len(arrays))
-        arrays[key] = _np.asarray(value)
-        out = {"array": key, "scalar": isinstance(value, _np.generic)}
-        seen[id(value)] = (value, out)
-        return out
+        out.update({"tensor": key, "device": value.device, "requires_grad": value.requires_grad})
+    else:
+        out.update({"array": key, "scalar": isinstance(value, _np.generic)})
+    out["obj"] = len(seen["objects"])
+    seen["objects"][id(value)] = (value, out)  # (the object kept alive: ids stay unique)
+    return out
+
+
+def _encode(value, arrays: dict, where: str, seen: dict, hint=None):
+    if isinstance(value, Tensor | _np.ndarray | _np.generic):
+        if id(value) in seen["objects"]:
+            return seen["objects"][id(value)][1]  # the same object again: loads as one
+        return _encode_leaf(value, arrays, seen, hint)
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, dict):
+        top = where == ""
         return {"dict": [[_encode(k, arrays, f"{where} key", seen),
-                          _encode(v, arrays, f"{where}[{k!r}]", seen)]
+                          _encode(v, arrays, f"{where}[{k!r}]", seen, k if top else None)]
                          for k, v in value.items()]}  # fmt: skip
     if isinstance(value, list | tuple):
         items = [_encode(v, arrays, f"{where}[{i}]", seen) for i, v in enumerate(value)]
@@ -634,20 +823,29 @@ def _decode(value, archive, made: dict):
         return value
     if "tensor" in value or "array" in value:
         key = value.get("tensor", value.get("array"))
-        if key not in made:  # one object per stored entry: shared names stay shared
-            made[key] = _decode_leaf(value, archive)
-        return made[key]
+        obj = ("obj", value["obj"]) if "obj" in value else ("entry", key)  # (older files)
+        if obj not in made:  # one object per saved object: shared names stay shared
+            made[obj] = _decode_leaf(value, key, archive, made)
+        return made[obj]
     if "tuple" in value:
         return tuple(_decode(v, archive, made) for v in value["tuple"])
     return {_hashable(_decode(k, archive, made)): _decode(v, archive, made)
             for k, v in value["dict"]}  # fmt: skip
 
 
-def _decode_leaf(value, archive):
+def _decode_leaf(value, key, archive, made):
+    storage = made.setdefault(("storage", key), archive[key])  # read once, shared
+    arr = storage
+    if "view" in value:
+        offset, shape, strides = value["view"]
+        size = storage.itemsize
+        arr = _np.ndarray(tuple(shape), storage.dtype, buffer=storage, offset=offset * size,
+                          strides=tuple(st * size for st in strides))  # fmt: skip
     if "tensor" in value:
-        t = Tensor(archive[value["tensor"]], device=value["device"])
+        device = backend.parse_device(value["device"])
+        data = arr if device == backend.parse_device("cpu") else backend.to_device(arr, device)
+        t = Tensor._make(data, device=device)
         return t.requires_grad_() if value["requires_grad"] else t
-    arr = archive[value["array"]]
     return arr[()] if value.get("scalar") else arr
 
 
@@ -698,6 +896,44 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 class _TorchFileError(ValueError):
     pass
+
+
+# torch.serialization's allow-list for its pickle loader (``add_safe_globals``, the
+# ``safe_globals`` context): files here are archives of arrays, never pickles, so there is
+# nothing to allow; the calls programs make before ``load`` are accepted and remembered.
+_SAFE_GLOBALS: list = []
+
+
+def add_safe_globals(safe_globals) -> None:
+    """Accepted as ``torch.serialization.add_safe_globals``: ``load`` never unpickles."""
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    """What :func:`add_safe_globals` was given (``torch.serialization.get_safe_globals``)."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Forget what :func:`add_safe_globals` was given."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # noqa: N801  (PyTorch's name)
+    """``with torch.serialization.safe_globals([...]):`` around ``load``: accepted; the
+    names are allowed inside the block only, as PyTorch's context manager does."""
+
+    def __init__(self, safe_globals):
+        self._names = list(safe_globals)
+
+    def __enter__(self):
+        self._before = len(_SAFE_GLOBALS)
+        _SAFE_GLOBALS.extend(self._names)
+        return self
+
+    def __exit__(self, *exc):
+        del _SAFE_GLOBALS[self._before:]
+        return False
 
 
 def _refuse_torch_file(path, files) -> None:

@@ -60,6 +60,15 @@ class _BatchNorm(Module):
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
+    def _upgrade_state_dict(self, state: dict, prefix: str) -> None:
+        """A checkpoint without ``num_batches_tracked`` (saved before PyTorch added it) loads,
+        even with ``strict=True``: the counter keeps its current value, as in PyTorch."""
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state:
+            nbt = self.num_batches_tracked
+            state[key] = nbt if nbt is not None else Tensor(backend.get_namespace(None).zeros(
+                (), dtype="int64"))  # fmt: skip
+
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches seen."""
         if self.track_running_stats:

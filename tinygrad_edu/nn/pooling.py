@@ -1,4 +1,6 @@
-r"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` (PyTorch's arguments).
+r"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``, ``MaxPool3d``,
+``AvgPool3d``, and the unpooling layers ``MaxUnpool1d``, ``MaxUnpool2d`` (PyTorch's
+arguments).
 
 >>> import tinygrad_edu as tg
 >>> pool = tg.nn.MaxPool2d(2)
@@ -14,7 +16,8 @@ from ..eager.tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d",
+           "MaxUnpool1d", "MaxUnpool2d"]
 
 
 class MaxPool2d(Module):
@@ -69,3 +72,79 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool3d(Module):
+    """The maximum of each ``kernel_size`` window of (N, C, D, H, W); ``stride`` defaults to
+    ``kernel_size`` (see :func:`~tinygrad_edu.nn.functional.max_pool3d`)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):  # fmt: skip
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
+        self.return_indices = return_indices
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+
+
+class AvgPool3d(Module):
+    """The mean of each ``kernel_size`` window of (N, C, D, H, W); ``stride`` defaults to
+    ``kernel_size`` (see :func:`~tinygrad_edu.nn.functional.avg_pool3d`)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):  # fmt: skip
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _MaxUnpool(Module):
+    fn = None
+    nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+
+        def tup(v):  # PyTorch keeps them as tuples: (2, 2) for MaxUnpool2d(2)
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * self.nd
+
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        return type(self).fn(input, indices, self.kernel_size, self.stride, self.padding,
+                             output_size)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """The inverse of ``MaxPool2d(return_indices=True)``: each value put back at its index,
+    zeros elsewhere; ``output_size`` picks among the sizes the pooling could have come from."""
+
+    fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """The inverse of ``MaxPool1d(return_indices=True)`` (see :class:`MaxUnpool2d`)."""
+
+    fn, nd = staticmethod(F.max_unpool1d), 1

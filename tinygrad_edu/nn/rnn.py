@@ -238,6 +238,11 @@ class _RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights into one contiguous block for cuDNN here;
+        without cuDNN (PyTorch on a CPU as well) the call does nothing, and neither does it
+        here. Code written for a GPU that calls it after ``.to(device)`` runs unchanged."""
+
     @property
     def all_weights(self) -> list[list[Parameter]]:
         """The parameters per layer and direction, as PyTorch's ``all_weights``."""
@@ -274,6 +279,13 @@ class _RNNBase(Module):
                 f"{kind}: input.size(-1) must be equal to input_size. Expected "
                 f"{self.input_size}, got {x.shape[-1]} (input shape {tuple(x.shape)})"
             )
+        w = getattr(self, self._flat_weights_names[0])
+        if x.dtype != w.dtype:  # as PyTorch: no silent conversion of a float64 or int input
+            fix = f"input{F._to_dtype(w.dtype)}" + (
+                f", or convert the model: model{F._to_dtype(x.dtype)}"
+                if backend.is_floating(x.dtype) else "")  # fmt: skip
+            raise ValueError(f"{kind}: input dtype ({x.dtype}) does not match weight dtype "
+                             f"({w.dtype}); convert the input: {fix}")  # fmt: skip
         return x.dim() == 3
 
     def _initial(self, state, x, batched: bool):
@@ -282,6 +294,10 @@ class _RNNBase(Module):
         if state is None:
             return x.new_zeros(shape)
         state = state if batched else state.unsqueeze(1)
+        if state.dtype != x.dtype:
+            raise RuntimeError(f"{type(self).__name__}: the initial state is {state.dtype} but "
+                               f"the input is {x.dtype}; they must have the same dtype: "
+                               f"convert it: h0{F._to_dtype(x.dtype)}")  # fmt: skip
         if tuple(state.shape) != shape:
             want = shape if batched else (shape[0], shape[2])
             got = tuple(state.shape) if batched else (state.shape[0], state.shape[2])

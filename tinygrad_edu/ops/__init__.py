@@ -60,6 +60,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     shape,
     shape_args,
     sorting,
+    special,
 )
 from .base import (
     REGISTRY,

@@ -21,6 +21,7 @@ import math
 
 from .base import REGISTRY, Op, ShapeError, broadcast_shapes, normalize_axes, register
 from .shape import _static
+from .surface import declare
 
 __all__ = ["Tril", "Triu", "Flip", "Roll", "IndexSelect", "IndexSelectGrad", "IndexAdd",
            "Scatter", "MaskedSelect", "MaskedSelectGrad", "Nonzero", "Diagonal",
@@ -527,3 +528,78 @@ class UnfoldGrad(Op):
 
     def vjp(self, F, gg, inputs, out, shapes, needs, shape=None, dim=0, size=1, step=1):
         return (F.unfold(gg, dim=dim, size=size, step=step),) + (None,) * (len(shapes) - 1)
+
+
+# -- masked_scatter: source's first elements, in order, where the mask holds -------------------
+@register
+class MaskedScatter(Op):
+    r"""``masked_scatter(x, mask, source)``: $x$ (broadcast with ``mask``) with the first
+    elements of ``source`` written, in row-major order, where ``mask`` holds.
+    $\partial L/\partial x = g$ where the mask is False; $\partial L/\partial \mathrm{source}$
+    is $g$ at the masked places, in order, then zeros, in source's shape
+    (``masked_scatter_grad``)."""
+
+    name, arity, saves = "masked_scatter", 3, (1,)
+
+    def forward(self, xp, x, mask, source):
+        if "bool" not in str(mask.dtype):
+            raise RuntimeError(f"masked_scatter: the mask must be a bool tensor, got "
+                               f"{mask.dtype}; make one with a comparison (x > 0)")  # fmt: skip
+        if x.dtype != source.dtype:
+            raise RuntimeError(f"masked_scatter: expected self and source to have the same "
+                               f"dtype, got {x.dtype} and {source.dtype}; convert source "
+                               "with source.to(x.dtype)")  # fmt: skip
+        shape = broadcast_shapes(self.name, x.shape, mask.shape)
+        where = xp.broadcast_to(mask, shape)
+        out = xp.asarray(xp.broadcast_to(x, shape), copy=True)
+        count = int(xp.sum(xp.astype(where, xp.int64)))
+        flat = xp.reshape(source, (-1,))
+        if count > flat.shape[0]:
+            raise RuntimeError(f"masked_scatter: the mask holds at {count} places but source "
+                               f"(shape {tuple(source.shape)}) has only {flat.shape[0]} "
+                               "elements; give a source with at least as many")  # fmt: skip
+        out[where] = flat[:count]
+        return out
+
+    def shape(self, xshape, mshape, sshape):
+        return broadcast_shapes(self.name, xshape, mshape)
+
+    def vjp(self, F, g, inputs, out, shapes, needs):
+        mask = inputs[1]
+        gx = F.sum_to(F.where(mask, 0.0, g), _static(self.name, shapes[0])) if needs[0] else None
+        gs = F.masked_scatter_grad(g, mask, shape=_static(self.name, shapes[2])) if needs[
+            2] else None  # fmt: skip
+        return gx, None, gs
+
+
+@register
+class MaskedScatterGrad(Op):
+    r"""``masked_scatter``'s gradient for ``source``: $g$ at the places ``mask`` (broadcast to
+    $g$'s shape) holds, in row-major order, then zeros, in ``shape``. Its own gradient is
+    ``masked_scatter`` of zeros (the two are adjoint)."""
+
+    name, arity, saves = "masked_scatter_grad", 2, (0, 1)
+
+    def forward(self, xp, g, mask, shape=()):
+        picked = g[xp.broadcast_to(mask, g.shape)]
+        out = xp.zeros(math.prod(shape), dtype=g.dtype)
+        out[: picked.shape[0]] = picked
+        return xp.reshape(out, tuple(shape))
+
+    def shape(self, gshape, mshape, shape=()):
+        return tuple(shape)
+
+    def vjp(self, F, gg, inputs, out, shapes, needs, shape=()):
+        g, mask = inputs
+        return (F.masked_scatter(F.zeros_like(g), mask, gg), None)
+
+
+def _masked_scatter(op, apply):
+    def masked_scatter(input, mask, source):
+        return apply(op, input, mask, source)
+
+    return masked_scatter
+
+
+declare("masked_scatter", _masked_scatter, methods=("masked_scatter",),
+        functions=("masked_scatter",), inplace=("masked_scatter_",))

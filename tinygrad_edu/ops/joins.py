@@ -22,6 +22,10 @@ def _tensors(opname, tensors):
         tensors = tuple(tensors[0])
     if not tensors:
         raise ValueError(f"{opname}: got no tensors; give at least one")
+    for i, t in enumerate(tensors):  # PyTorch takes no Python lists or numbers here
+        if not hasattr(t, "shape"):
+            raise TypeError(f"{opname}: expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}; convert it first: tg.tensor(...)")
     return tuple(tensors)
 
 

@@ -111,8 +111,9 @@ class MatMul(Op):
         dropped again (a 1-D operand is never transposed; the other one may be)."""
         row, col = _is_vector(shapes[0]), _is_vector(shapes[1])
         a, b = inputs
-        a2 = F.expand_dims(a, axis=0) if row else a
-        b2 = F.expand_dims(b, axis=-1) if col else b
+        # an operand is saved only when the other one needs its gradient (None otherwise)
+        a2 = F.expand_dims(a, axis=0) if row and a is not None else a
+        b2 = F.expand_dims(b, axis=-1) if col and b is not None else b
         g2 = F.expand_dims(g, axis=-1) if col else g
         g2 = F.expand_dims(g2, axis=-2) if row else g2
         sa = (1,) + shapes[0] if row else shapes[0]

@@ -297,6 +297,8 @@ def max_pool1d_layer(engine):
                  (0, _one("max_pool1d", "padding", padding, 0)),
                  (1, _one("max_pool1d", "dilation", dilation)), ceil_mode,
                  return_indices)  # fmt: skip
+        if return_indices:  # (values, flat indices): for one row h * W + w is w
+            return tuple(_back(engine, "max_pool1d", t, single) for t in y)
         return _back(engine, "max_pool1d", y, single)
 
     max_pool2d = _layer(engine, "max_pool2d")

@@ -392,25 +392,41 @@ def max_pool2d_layer(engine):
     def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                    return_indices=False):  # fmt: skip
         """The maximum of each ``kernel_size`` window (stride defaults to ``kernel_size``); the
-        gradient goes to each window's first maximum, as in PyTorch.
+        gradient goes to each window's first maximum, as in PyTorch. With ``return_indices``
+        also the flat index (``h * W + w``) of each maximum, what ``max_unpool2d`` takes.
 
         >>> import tinygrad_edu as tg
         >>> max_pool2d(tg.tensor([[[[1.0, 5.0], [3.0, 2.0]]]]), 2).tolist()
         [[[[5.0]]]]
         """
-        if return_indices:
-            raise NotImplementedError(
-                "max_pool2d: return_indices=True is not supported (there is no max_unpool2d); "
-                "the gradient already goes to each window's maximum"
-            )
         x = value("max_pool2d", "input", input)
         k, s = _kernel_stride("max_pool2d", kernel_size, stride)
-        return apply(op, x, kernel_size=k, stride=s,
+        attrs = dict(kernel_size=k, stride=s,
                      padding=pair("max_pool2d", "padding", padding, minimum=0),
                      dilation=pair("max_pool2d", "dilation", dilation),
                      ceil_mode=bool(ceil_mode))  # fmt: skip
+        out = apply(op, x, **attrs)
+        if not return_indices:
+            return out
+        return out, _argmax_indices(engine, x, attrs)
 
     return max_pool2d
+
+
+def _argmax_indices(engine, x, attrs):
+    """``return_indices=True``: for each window, the flat index ``h * W + w`` (within its own
+    H x W plane) of the window's first maximum, as PyTorch's (an int64 tensor shaped like the
+    output, no gradient). It is ``max_pool2d_select`` of ``x`` and of a plane numbering each
+    pixel, so it picks exactly the element whose value ``max_pool2d`` returned."""
+    apply = engine.apply
+    shape = shape_of("max_pool2d", x)
+    H, W = shape[-2], shape[-1]
+    plane = engine.indices([[h * W + w for w in range(W)] for h in range(H)], x)
+    plane = apply(REGISTRY["astype"], plane, dtype="float64", src="int64")
+    plane = apply(REGISTRY["broadcast_to"], plane, shape=tuple(shape))
+    where = apply(REGISTRY["max_pool2d_select"], x, plane, **attrs)
+    where = apply(REGISTRY["astype"], where, dtype="int64", src="float64")
+    return apply(REGISTRY["floor_divide"], where, 1)  # not differentiable: no grad, as PyTorch
 
 
 def avg_pool2d_layer(engine):

@@ -253,6 +253,10 @@ def _join(op, apply):
         if not tensors:  # as PyTorch: nothing to join (and no input to take a device from)
             raise ShapeError(f"{op.name}: got an empty {type(tensors).__name__}; give at least "
                              "one tensor")  # fmt: skip
+        for i, t in enumerate(tensors):  # PyTorch takes no lists or numbers here
+            if not hasattr(t, "shape"):
+                raise TypeError(f"{op.name}: expected Tensor as element {i} in argument 0, but "
+                                f"got {type(t).__name__}; convert it first: tg.tensor(...)")
         return apply(op, *tensors, dim=dim if axis is None else axis)
 
     return join

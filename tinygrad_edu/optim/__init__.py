@@ -1,6 +1,7 @@
 """Optimizers for the eager engine, with PyTorch's names, defaults and update formulas:
 ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``, ``Adadelta``, ``Adamax``, ``NAdam``,
-``RAdam``, and the learning-rate schedules in :mod:`~tinygrad_edu.optim.lr_scheduler`.
+``RAdam``, ``LBFGS``, and the learning-rate schedules in
+:mod:`~tinygrad_edu.optim.lr_scheduler`.
 
 Layer 7 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
 import ``eager`` and ``backend``, never ``nn`` (an optimizer takes parameters, not modules),
@@ -28,6 +29,7 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -35,4 +37,4 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "lr_scheduler"]  # fmt: skip
+           "NAdam", "RAdam", "LBFGS", "lr_scheduler"]  # fmt: skip

@@ -4,6 +4,15 @@ An optimizer holds *parameter groups* (lists of parameters that share settings s
 learning rate) and per-parameter *state* (momentum buffers, Adam's moments). ``step()`` reads
 each parameter's ``.grad`` and changes the parameter **in place**, outside the graph.
 
+NOTE [Optimizer state is tensors]
+    As in PyTorch, ``opt.state[p]`` maps names to tensors: SGD's ``momentum_buffer``, Adam's
+    ``exp_avg`` and ``exp_avg_sq`` (the parameter's shape and dtype) and its ``step`` (a 0-d
+    tensor of the default float dtype). Subclasses compute on raw arrays: ``step()`` hands
+    ``_update`` the arrays under those tensors (and plain numbers for the 0-d counters) and
+    writes what it returns back into the same tensors, in place, so a tensor taken from
+    ``opt.state`` (or from ``opt.state_dict()``, which holds the very same tensors) follows
+    the training. An entry exists only for a parameter that has state (plain SGD has none).
+
 NOTE [Optimizer updates are in place]
     The update writes into ``p._data`` (the backend array) and bumps ``p``'s version counter,
     exactly as ``p.sub_(...)`` under ``tg.no_grad()`` would, without building a temporary
@@ -25,7 +34,7 @@ from __future__ import annotations
 import copy
 from collections import defaultdict
 
-import numpy as _np  # state_dict() hands back numpy arrays
+import numpy as _np  # older state dicts hold numpy arrays
 
 from .. import backend
 from ..eager.grad_mode import enable_grad, no_grad
@@ -117,13 +126,53 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    state = self.state[p]
+                    tensors = self.state.get(p)
+                    state = self._raw_state(tensors) if tensors else {}
                     grad = -p.grad._data if group.get("maximize") else p.grad._data
                     new = self._update(p._data, grad, state, group)
                     if new is not p._data:
                         p._data[...] = new
                     p._counter[0] += 1  # see NOTE [Optimizer updates are in place]
+                    if state:
+                        self.state[p] = self._tensor_state(state, tensors or {}, p)
         return loss
+
+    #: 0-d state handed to ``_update`` as a number (PyTorch keeps these as 0-d tensors)
+    _scalar_keys = frozenset({"step", "mu_product", "eta", "mu"})
+
+    def _raw_state(self, tensors: dict) -> dict:
+        """``opt.state[p]`` as ``_update`` sees it: arrays, and numbers for the counters."""
+        raw = {}
+        for k, v in tensors.items():
+            if isinstance(v, Tensor):
+                v = float(v._data) if k in self._scalar_keys and v.ndim == 0 else v._data
+            raw[k] = v
+        return raw
+
+    def _tensor_state(self, raw: dict, tensors: dict, p: Tensor) -> dict:
+        """Write ``_update``'s state back into ``p``'s state tensors (see NOTE [Optimizer
+        state is tensors]); a new entry becomes a new tensor."""
+        out = dict(tensors)
+        for k, v in raw.items():
+            old = tensors.get(k)
+            if isinstance(v, bool) or not isinstance(v, int | float) and not hasattr(v, "shape"):
+                out[k] = v  # (a setting or a flag kept in the state: as it is)
+                continue
+            if isinstance(v, int | float):
+                if k not in self._scalar_keys:  # a counter of this optimizer's own
+                    self._scalar_keys = self._scalar_keys | {k}
+                xp = backend.namespace_of(p._data)
+                v = xp.asarray(v, dtype=backend.default_float(xp))
+            if isinstance(old, Tensor):
+                if old._data is v:
+                    old._counter[0] += 1  # changed in place by _update
+                    continue
+                if old.shape == tuple(v.shape) and old.dtype == v.dtype:
+                    old._data[...] = v  # a new array: written into the same tensor
+                    old._counter[0] += 1
+                    continue
+            out[k] = Tensor._make(v, device=p._device)
+        return out
 
     def _check(self, **values) -> None:
         """Refuse negative settings, naming the optimizer and the setting (PyTorch: "Invalid
@@ -138,42 +187,48 @@ class Optimizer:
 
     # -- state ---------------------------------------------------------------------------------
     def state_dict(self) -> dict:
-        """Settings and state, with parameters replaced by their index (numpy arrays)."""
+        """``{"state": {index: {name: tensor}}, "param_groups": [...]}``, PyTorch's layout:
+        each parameter is replaced by its index (counting through the groups in order), and
+        the state holds the optimizer's own tensors, not copies (as in PyTorch): to keep a
+        snapshot, ``copy.deepcopy(opt.state_dict())``, or save it (``tg.save``)."""
         index = {}
         groups = []
         for g in self.param_groups:
-            ids = []
             for p in g["params"]:
-                index[id(p)] = len(index)
-                ids.append(index[id(p)])
-            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": ids})
-        state = {
-            index[id(p)]: {k: (backend.to_device(v, "cpu") if hasattr(v, "shape") else v)
-                           for k, v in s.items()}
-            for p, s in self.state.items() if id(p) in index and s
-        }  # fmt: skip
-        return {"state": copy.deepcopy(state), "param_groups": groups}
+                index.setdefault(id(p), len(index))
+            groups.append({**{k: v for k, v in g.items() if k != "params"},
+                           "params": [index[id(p)] for p in g["params"]]})  # fmt: skip
+        state = {(index[id(p)] if isinstance(p, Tensor) else p): s
+                 for p, s in self.state.items() if not isinstance(p, Tensor) or id(p) in index}
+        return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Restore what :meth:`state_dict` returned (same parameters, same order)."""
+        """Restore what :meth:`state_dict` returned (same parameters, same order).
+
+        The state values may be tensors or numpy arrays (files written by earlier versions).
+        As in PyTorch, a tensor is converted to its parameter's dtype and device (``step``
+        keeps its own dtype) and taken as it is when it already matches, not copied: load a
+        saved file, or a ``copy.deepcopy``, to get state of its own."""
         groups = state_dict["param_groups"]
-        if len(groups) != len(self.param_groups) or any(
-            len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)
-        ):
-            raise ValueError(f"{type(self).__name__}.load_state_dict: the groups do not match "
-                             "this optimizer's parameters")  # fmt: skip
-        params = [p for g in self.param_groups for p in g["params"]]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")  # fmt: skip
+        by_id = {i: p for saved, mine in zip(groups, self.param_groups)
+                 for i, p in zip(saved["params"], mine["params"])}  # fmt: skip
         for mine, saved in zip(self.param_groups, groups):
-            mine.update({k: v for k, v in saved.items() if k != "params"})
+            mine.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
         self.state = defaultdict(dict)
         for i, s in state_dict["state"].items():
-            p = params[int(i)]
-            xp = backend.namespace_of(p._data)
-            self.state[p] = {
-                k: (xp.asarray(backend.to_device(_np.asarray(v), p.device))
-                    if hasattr(v, "shape") else v)
-                for k, v in s.items()
-            }  # fmt: skip
+            p = by_id.get(i, by_id.get(int(i)) if isinstance(i, str) and i.isdigit() else None)
+            if p is None:
+                self.state[i] = s  # state of no parameter: kept as it is (PyTorch)
+                continue
+            if type(self)._update is Optimizer._update:  # (a step of its own: its own form)
+                self.state[p] = dict(s)
+                continue
+            self.state[p] = {k: _cast(v, p, k) for k, v in s.items()}
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -181,3 +236,24 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+def _cast(value, p: Tensor, key):
+    """A loaded state value for parameter ``p``: tensors (and numpy arrays, from files of
+    earlier versions) on ``p``'s device, floating ones in ``p``'s dtype except ``step``."""
+    if isinstance(value, _np.ndarray | _np.generic):
+        xp = backend.namespace_of(p._data)
+        arr = _np.asarray(value)
+        if key in Optimizer._scalar_keys and arr.ndim == 0 and arr.dtype.kind in "iuf":
+            arr = arr.astype(backend.default_float(_np))  # an old counter: PyTorch's 0-d float
+        value = Tensor._make(xp.asarray(backend.to_device(arr, p._device)), device=p._device)
+    elif isinstance(value, int | float) and not isinstance(value, bool) and key == "step":
+        xp = backend.namespace_of(p._data)
+        value = Tensor._make(xp.asarray(value, dtype=backend.default_float(xp)), device=p._device)
+    if not isinstance(value, Tensor):
+        return value
+    if key == "step":
+        return value if value._device == p._device else value.to(p.device)
+    if backend.is_floating(p.dtype) and backend.is_floating(value.dtype):
+        return value.to(device=p.device, dtype=p.dtype)
+    return value if value._device == p._device else value.to(p.device)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from ... import backend
 from ...eager.dispatch import FUNCTIONS
 from ...eager.grad_mode import no_grad
 from ...eager.tensor import Tensor
@@ -35,7 +34,13 @@ def parameters_to_vector(parameters) -> Tensor:
 
 
 def vector_to_parameters(vec: Tensor, parameters) -> None:
-    """Copy consecutive pieces of ``vec`` into the parameters, in place."""
+    """Make each parameter a view of its consecutive piece of ``vec``, in order.
+
+    As in PyTorch (``param.data = vec[i:i + n].view_as(param).data``), no values are copied:
+    each parameter's ``.data`` becomes a piece of ``vec``'s memory, so a later in-place
+    change of ``vec`` shows in the parameters (and an in-place change of a parameter shows in
+    ``vec``); the parameters take ``vec``'s dtype. A ``state_dict()`` taken before still holds
+    the old memory."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {type(vec).__name__}")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
@@ -44,11 +49,10 @@ def vector_to_parameters(vec: Tensor, parameters) -> None:
     if vec.ndim != 1 or vec.shape[0] != need:
         raise RuntimeError(f"vector_to_parameters: the vector has shape {vec.shape} but the "
                            f"parameters hold {need} numbers; give a 1-D tensor of {need}")
-    flat = backend.to_device(vec._data, params[0]._device, src=vec._device)
+    flat = vec._data
     start = 0
     with no_grad():
         for p in params:
             n = p.numel()
-            p._data[...] = flat[start:start + n].reshape(p.shape)
-            p._counter[0] += 1
+            p.data = Tensor._make(flat[start:start + n].reshape(p.shape), device=vec._device)
             start += n

@@ -15,6 +15,7 @@ checks it)): it may import ``eager`` and ``backend``.
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader, get_worker_info
 from .dataset import (
+    ChainDataset,
     ConcatDataset,
     Dataset,
     IterableDataset,
@@ -34,6 +35,7 @@ from .sampler import (
 
 __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "Subset",
+    "ChainDataset",
     "random_split", "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
     "WeightedRandomSampler", "BatchSampler", "DataLoader", "default_collate", "default_convert",
     "get_worker_info",

@@ -23,7 +23,7 @@ import numpy as _np  # index permutations
 from ...eager.random import numpy_generator
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
-           "Subset", "random_split"]  # fmt: skip
+           "ChainDataset", "Subset", "random_split"]  # fmt: skip
 
 
 class Dataset:
@@ -39,13 +39,41 @@ class Dataset:
 
 class IterableDataset(Dataset):
     """A dataset that is a stream: subclasses define ``__iter__``. A ``DataLoader`` batches
-    what it yields, in order (no shuffling, no sampler)."""
+    what it yields, in order (no shuffling, no sampler). ``a + b`` chains two streams into a
+    :class:`ChainDataset`."""
 
     def __iter__(self):
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
-    def __add__(self, other):
-        raise TypeError("IterableDataset does not support concatenation with +")
+    def __add__(self, other) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets one after another: iterating it iterates each in turn (the
+    list is read when iteration starts, so it is lazy, as PyTorch's). ``len`` is the sum of
+    the parts' lengths, where they have one."""
+
+    def __init__(self, datasets) -> None:
+        self.datasets = datasets
+
+    def _check(self, d):
+        if not isinstance(d, IterableDataset):
+            raise AssertionError(f"ChainDataset only supports IterableDataset, got a "
+                                 f"{type(d).__name__}; use ConcatDataset for map-style "
+                                 "datasets")  # fmt: skip
+
+    def __iter__(self):
+        for d in self.datasets:
+            self._check(d)
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            self._check(d)
+            total += len(d)
+        return total
 
 
 class TensorDataset(Dataset):
