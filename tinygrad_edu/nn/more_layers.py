@@ -19,6 +19,7 @@ from ..eager.tensor import Tensor
 from ..ops.conv import pair
 from . import functional as F
 from . import init
+from .functional_extra import _tuple
 from .module import Module, Parameter
 from .normalization import _BatchNorm, _dtype
 
@@ -53,8 +54,15 @@ class _ConvNd(Module):
         if groups < 1 or in_channels % groups or out_channels % groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels "
                              f"({out_channels}) must both be divisible by groups ({groups})")
-        one = (lambda w, v, m=1: (_single(name, w, v, m),)) if nd == 1 else (
-            lambda w, v, m=1: pair(name, w, v, minimum=m))  # fmt: skip
+        if nd == 1:
+            def one(w, v, m=1):
+                return (_single(name, w, v, m),)
+        elif nd == 2:
+            def one(w, v, m=1):
+                return pair(name, w, v, minimum=m)
+        else:
+            def one(w, v, m=1):
+                return _tuple(name, w, v, nd, m)
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = one("kernel_size", kernel_size), one("stride", stride)
         self.dilation = one("dilation", dilation)

@@ -20,8 +20,11 @@ __all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3
            "MaxUnpool1d", "MaxUnpool2d"]
 
 
-class MaxPool2d(Module):
-    """The maximum of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+class _MaxPoolNd(Module):
+    """The max-pooling layers' shared body: the arguments kept, ``forward`` calls the
+    subclass's ``F`` function (``_function``) with them."""
+
+    _function = ""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):  # fmt: skip
@@ -32,16 +35,19 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)  # fmt: skip
+        return getattr(F, self._function)(x, self.kernel_size, self.stride, self.padding,
+                                          self.dilation, self.ceil_mode,
+                                          self.return_indices)  # fmt: skip
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
 
 
-class AvgPool2d(Module):
-    """The mean of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+class _AvgPoolNd(Module):
+    """The average-pooling layers' shared body (see :class:`_MaxPoolNd`)."""
+
+    _function = ""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):  # fmt: skip
@@ -52,11 +58,24 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
+        return getattr(F, self._function)(x, self.kernel_size, self.stride, self.padding,
+                                          self.ceil_mode, self.count_include_pad,
+                                          self.divisor_override)  # fmt: skip
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+
+    _function = "max_pool2d"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """The mean of each ``kernel_size`` window; ``stride`` defaults to ``kernel_size``."""
+
+    _function = "avg_pool2d"
 
 
 class AdaptiveAvgPool2d(Module):
@@ -74,45 +93,18 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """The maximum of each ``kernel_size`` window of (N, C, D, H, W); ``stride`` defaults to
     ``kernel_size`` (see :func:`~tinygrad_edu.nn.functional.max_pool3d`)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):  # fmt: skip
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation, self.ceil_mode = padding, dilation, ceil_mode
-        self.return_indices = return_indices
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+    _function = "max_pool3d"
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """The mean of each ``kernel_size`` window of (N, C, D, H, W); ``stride`` defaults to
     ``kernel_size`` (see :func:`~tinygrad_edu.nn.functional.avg_pool3d`)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):  # fmt: skip
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+    _function = "avg_pool3d"
 
 
 class _MaxUnpool(Module):
