@@ -41,10 +41,10 @@ NOT_PYTORCH = {
     "tg.eager": "the eager engine's package (nodes, engine, observers)",
     "tg.symbolic": "the symbolic engine: tensors as nodes, `gradients()`, `Executor`",
     "autograd.FunctionCtx": "the class of `ctx` in a custom `Function`",
-    "nn.save": "writes a state dict (or a module's) as `.npz` (PyTorch: `torch.save`, also "
-    "`tg.save`)",
-    "nn.load": "reads a file `nn.save` wrote, never unpickling (PyTorch: `torch.load`, also "
-    "`tg.load`)",
+    "nn.save": "writes a state dict as `.npz`, a whole module pickled into it (PyTorch: "
+    "`torch.save`, also `tg.save`)",
+    "nn.load": "reads a file `nn.save` wrote, unpickling only allowed classes (PyTorch: "
+    "`torch.load`, also `tg.load`)",
     "nn.save_state_dict": "`nn.save` under a longer name",
     "nn.load_state_dict_file": "`nn.load` under a longer name",
 }

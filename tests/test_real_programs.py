@@ -31,6 +31,7 @@ import pytest
 
 from benchmarks.real_programs import (
     FIRST_RTOL_EXACT,  # fmt: skip
+    FIRST_RTOL_FREE,
     PREFIX,
     PREFIX_RTOL,
     compare,
@@ -51,7 +52,8 @@ def check(name: str) -> None:
     lt, lo = theirs["losses"], ours["losses"]
     assert len(lt) > 1 and len(lo) > 1, (len(lt), len(lo))
     assert ours["masks_used"] == theirs["masks"], "the dropout masks were not all replayed"
-    assert math.isclose(lo[0], lt[0], rel_tol=FIRST_RTOL_EXACT), (lt[0], lo[0])
+    first_rtol = FIRST_RTOL_EXACT if prog.exact else FIRST_RTOL_FREE  # (see Program.exact)
+    assert math.isclose(lo[0], lt[0], rel_tol=first_rtol), (lt[0], lo[0])
     if prog.stop_below is None:  # a fixed number of steps: the same path, step for step
         assert len(lt) == len(lo), (len(lt), len(lo))
         assert ours["replayed"] == theirs["tape"], "the random draws were not all replayed"
@@ -81,15 +83,10 @@ def test_program_agrees_with_pytorch(name):
 @pytest.mark.slow
 def test_word_language_model_saves_the_whole_model():
     """pytorch/examples word_language_model/main.py trains, then ``torch.save(model, f)`` (a
-    whole module, pickled by PyTorch) and ``torch.load(f)`` under ``safe_globals``; here a
-    saved module comes back as its state dict until whole modules can be saved, so the
-    program stops at ``model.rnn``."""
-    theirs, ours = run_program("word_language_model", timeout=300)
-    assert theirs["error"] is None, theirs["error"]
-    if ours["error"] is None:  # the gap is closed: then the losses must agree like the others
-        check("word_language_model")
-    else:
-        assert "has no attribute 'rnn'" in ours["error"], ours["error"]
+    whole module, pickled) and ``torch.load(f)`` under ``safe_globals([RNNModel, ...])``,
+    then ``model.rnn.flatten_parameters()`` and the test loss; its losses agree like the
+    others' (to the looser first-loss tolerance: ``nn.LSTM``'s own dropout is not replayed)."""
+    check("word_language_model")
 
 
 def test_substitutions_match_the_sources():

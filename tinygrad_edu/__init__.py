@@ -184,7 +184,8 @@ engine's ONNX exporter (see :mod:`tinygrad_edu.compiler.onnx`; needs the ``onnx`
 """, ["export", "is_in_onnx_export"], _onnx_home)  # fmt: skip
 serialization = _PathModule("serialization", """``tg.serialization``: PyTorch's
 ``torch.serialization.save``/``load``, the same functions as ``tg.save``/``tg.load`` (files
-are ``.npz`` archives, never pickles: see :func:`tinygrad_edu.nn.module.save`).
+are ``.npz`` archives; a whole module is pickled into one and loads only allowed classes: see
+:func:`tinygrad_edu.nn.module.save` and :mod:`tinygrad_edu.nn.serialization`).
 """, ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
      "clear_safe_globals"], _serialization_home)  # fmt: skip
 _sys.modules[onnx.__name__] = onnx

@@ -19,15 +19,21 @@ as in PyTorch.
 >>> m(tg.tensor([[3.0]]))
 tensor([[7.]], grad_fn=<AddBackward0>)
 
-Saved models are plain ``.npz`` archives (one array per parameter name), read back with
-``allow_pickle=False``: loading a model file never runs code. Other objects (an optimizer's
-state, a checkpoint dict, a tensor) are saved as their arrays plus a JSON description.
+Saved state dicts are plain ``.npz`` archives (one array per parameter name), read back with
+``allow_pickle=False``. Other nestings (an optimizer's state, a checkpoint dict, a tensor) are
+saved as their arrays plus a JSON description; a whole module (``tg.save(model, f)``) is
+pickled with its tensors kept as arrays, and loading it builds only allowed classes
+(PyTorch's ``weights_only`` rule, :mod:`tinygrad_edu.nn.serialization`).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import pickle
+import sys
+import warnings
 import weakref
 import zipfile
 from collections import OrderedDict, namedtuple
@@ -39,7 +45,15 @@ from .. import backend
 from ..eager.grad_mode import no_grad
 from ..eager.node import _sequence
 from ..eager.tensor import Tensor
+from ..size import Size
 from .hooks import ModuleHooks, call_with_hooks
+from .serialization import (
+    BUILTIN_GLOBALS,
+    FullUnpickler,
+    UnsupportedGlobal,
+    WeightsUnpickler,
+    named_global,
+)
 
 __all__ = ["Module", "Parameter", "save", "load", "IncompatibleKeys"]
 
@@ -673,30 +687,40 @@ def save(
 
     ``f`` is a path, written under exactly that name (``save(sd, "ckpt.pt")`` writes
     ``ckpt.pt``), or a binary file open for writing (``io.BytesIO()``, ``open(p, "wb")``), as
-    ``torch.save(obj, f)`` takes. ``obj`` is a Module (its ``state_dict()``), a state dict, or,
-    as with ``torch.save``, any nesting of dicts, lists and tuples of tensors, arrays, numbers,
-    strings and None: an optimizer's ``state_dict()``, ``{"model": sd, "optimizer": osd,
-    "epoch": 3}``, a tensor. One tensor (or array) under several names is stored once and
-    loads as one object, as in PyTorch (tied weights stay tied). A plain state dict (names ->
-    distinct arrays) is stored one array per name, readable by ``np.load`` alone; anything
-    else as its arrays plus a JSON description of the nesting (see NOTE [The structure of a
-    saved file]). PyTorch's pickling keywords (``pickle_module``, ``pickle_protocol`` ...) are
-    accepted and ignored: nothing is pickled.
+    ``torch.save(obj, f)`` takes. ``obj`` is what ``torch.save`` takes:
+
+    * a state dict, or any nesting of dicts, lists and tuples of tensors, arrays, numbers,
+      strings and None (an optimizer's ``state_dict()``, ``{"model": sd, "epoch": 3}``, a
+      tensor): its arrays plus a JSON description of the nesting, no pickle (see NOTE [The
+      structure of a saved file]); a plain state dict (names -> distinct arrays) is one array
+      per name, readable by ``np.load`` alone;
+    * anything else, such as a whole Module (``torch.save(model, f)``): pickled, its tensors
+      kept out of the pickle as arrays of the same archive (see NOTE [Pickled objects in a
+      saved file]). ``load`` gives back a module of the same class. A hook that cannot be
+      pickled (a lambda, a local function) is left out, with a warning that names it.
+
+    One tensor (or array) under several names is stored once and loads as one object, as in
+    PyTorch (tied weights stay tied). ``pickle_protocol`` is used when pickling (at least 2);
+    ``pickle_module`` and PyTorch's other keywords are accepted and ignored (this always uses
+    :mod:`pickle`, whose format ``load`` reads).
 
     >>> import tempfile, os, tinygrad_edu as tg
     >>> m = tg.nn.Linear(3, 2)
-    >>> f = tg.nn.save(m, os.path.join(tempfile.mkdtemp(), "model.npz"))
+    >>> f = tg.nn.save(m.state_dict(), os.path.join(tempfile.mkdtemp(), "weights.npz"))
     >>> sorted(tg.nn.load(f))
     ['bias', 'weight']
+    >>> f = tg.nn.save(m, os.path.join(tempfile.mkdtemp(), "model.pt"))
+    >>> tg.nn.load(f)
+    Linear(in_features=3, out_features=2, bias=True)
     """
-    if isinstance(obj, Module):
-        obj = obj.state_dict()
     if _is_flat_state(obj):
         arrays = {k: _np.asarray(v) for k, v in obj.items()}
-    else:
+    elif _is_plain(obj, set()):
         arrays = {}
         structure = _encode(obj, arrays, "", {"objects": {}, "storages": {}})
         arrays[_STRUCTURE] = _np.asarray(json.dumps(structure))
+    else:
+        arrays = _pickled(obj, pickle_protocol)
     if hasattr(f, "write"):
         _np.savez(f, **arrays)  # a file object: numpy writes into it, adding no suffix
         return f
@@ -770,7 +794,7 @@ def _encode_leaf(value, arrays: dict, seen: dict, hint):
         else None  # fmt: skip
     if root is None:  # (a device array, a numpy scalar ...): written on its own
         key = _entry(arrays, hint)
-        arrays[key] = _np.asarray(value.numpy() if isinstance(value, Tensor) else value)
+        arrays[key] = _np.asarray(value.numpy(force=True) if isinstance(value, Tensor) else value)
     else:
         hit = seen["storages"].get(id(root))
         if hit is None:
@@ -853,11 +877,191 @@ def _hashable(key):
     return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
+def _is_plain(value, path: set) -> bool:
+    """Whether ``value`` is a nesting that the JSON description can hold (what ``_encode``
+    takes); ``path`` holds the containers being walked, so a list inside itself is not."""
+    if isinstance(value, Tensor | _np.ndarray | _np.generic) or value is None or isinstance(
+            value, bool | int | float | str):  # fmt: skip
+        return True
+    if not isinstance(value, dict | list | tuple) or id(value) in path:
+        return False
+    path.add(id(value))
+    items = [x for kv in value.items() for x in kv] if isinstance(value, dict) else value
+    plain = all(_is_plain(x, path) for x in items)
+    path.discard(id(value))
+    return plain
+
+
+# NOTE [Pickled objects in a saved file]
+#     An object that is not a plain nesting (a whole Module, a class of the program's own)
+#     is pickled, as ``torch.save`` does, into the archive entry ``__pickle__`` (its bytes as
+#     a uint8 array), and its tensors, Parameters and numpy arrays are not: each is written as
+#     an entry of the archive, exactly as in the JSON description (``_encode``: storages once,
+#     views as views), and the pickle holds that description as the object's *persistent id*
+#     (pickle's hook for objects kept outside the pickle), with ``"parameter": true`` added
+#     for a Parameter. Loading hands each persistent id back to ``_decode``, so the tensors
+#     come back with their sharing, and a Parameter as a Parameter with its requires_grad.
+#     The file stays one .npz archive that ``np.load`` opens. A module's hook table is written
+#     as its hook functions only (``_rebuild_hooks`` registers them again on load).
+#
+#     Reading it never imports a name that is not allowed (``load``'s ``weights_only``, see
+#     :mod:`tinygrad_edu.nn.serialization`): by default the pickle may name only this
+#     library's Module classes, ``_rebuild_hooks``, ``Size``, ``device``, the numpy scalar
+#     types that are its dtypes, the containers of ``BUILTIN_GLOBALS``, and what the program
+#     allowed with ``add_safe_globals`` or ``safe_globals``.
+_PICKLE = "__pickle__"
+_DTYPE_NAMES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64",
+                          "uint8", "bool", "bool_"})  # fmt: skip
+
+
+class _ArchivePickler(pickle.Pickler):
+    """Pickles an object with its tensors and arrays kept out (see the NOTE above)."""
+
+    def __init__(self, file, protocol: int, arrays: dict, probe: bool = False):
+        super().__init__(file, protocol)
+        self._arrays, self._seen = arrays, {"objects": {}, "storages": {}}
+        self._protocol, self._probe = protocol, probe
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, Tensor | _np.ndarray | _np.generic):
+            return None  # pickled as usual
+        desc = dict(_encode(obj, self._arrays, "", self._seen))
+        if isinstance(obj, Parameter):
+            desc["parameter"] = True
+        return desc
+
+    def reducer_override(self, obj):
+        if type(obj) is ModuleHooks:  # (a probe only asks whether a hook pickles)
+            return _rebuild_hooks, ({} if self._probe else self._picklable_hooks(obj),)
+        return NotImplemented
+
+    def _picklable_hooks(self, hooks: ModuleHooks) -> dict:
+        """kind -> the hooks of that kind that pickle; the others are named in a warning."""
+        tables = {}
+        for kind, table in vars(hooks).items():
+            kept = []
+            for value in table.values():
+                try:
+                    _ArchivePickler(io.BytesIO(), self._protocol, {}, probe=True).dump(value)
+                except (pickle.PicklingError, AttributeError, TypeError) as e:
+                    fn = value[0] if isinstance(value, tuple) else value
+                    warnings.warn(
+                        f"save: the {kind.replace('_', ' ')} hook {fn!r} cannot be pickled "
+                        f"({e}) and is not saved; register it again after load (a hook "
+                        f"defined at the top level of a module pickles)", stacklevel=5)  # fmt: skip
+                    continue
+                kept.append(value)
+            if kept:
+                tables[kind] = kept
+        return tables
+
+
+def _rebuild_hooks(tables) -> ModuleHooks:
+    """A module's hook table from the hooks saved by kind, registered again in order."""
+    hooks = ModuleHooks()
+    for kind, values in dict(tables).items():
+        if not isinstance(getattr(hooks, str(kind), None), OrderedDict):
+            raise pickle.UnpicklingError(f"load: unknown kind of hook {kind!r}")
+        for value in values:
+            hooks.add(kind, value)
+    return hooks
+
+
+def _pickled(obj, protocol: int) -> dict:
+    """The archive's entries for ``obj`` pickled: its arrays, and the pickle in ``__pickle__``."""
+    arrays: dict = {}
+    buf = io.BytesIO()
+    try:
+        _ArchivePickler(buf, min(max(2, protocol), pickle.HIGHEST_PROTOCOL), arrays).dump(obj)
+    except (pickle.PicklingError, AttributeError, TypeError) as e:
+        raise type(e)(
+            f"save: cannot pickle {type(obj).__module__}.{type(obj).__qualname__}: {e}. "
+            "Everything it holds must pickle (no lambdas, local functions, open files or "
+            "generators); to keep only the weights, save its state_dict() instead"
+        ) from e
+    arrays[_PICKLE] = _np.frombuffer(buf.getvalue(), dtype=_np.uint8)
+    return arrays
+
+
+def _allowed_global(module: str, name: str):
+    """The object the pickle may name as ``module.name`` under ``weights_only``, or None."""
+    full = f"{module}.{name}"
+    for entry in _SAFE_GLOBALS:
+        obj, entry_name = named_global(entry)
+        if entry_name == full:
+            return obj
+    if (module, name) in BUILTIN_GLOBALS:
+        return BUILTIN_GLOBALS[module, name]
+    if module == "numpy" and name in _DTYPE_NAMES:
+        return getattr(_np, name, None)
+    if full in (f"{__name__}._rebuild_hooks", f"{__name__}.Parameter"):
+        return globals()[name]
+    if full == f"{Size.__module__}.Size":
+        return Size
+    if full == f"{backend.device.__module__}.device":
+        return backend.device
+    owner = sys.modules.get(module) if module.startswith(_LIBRARY) else None
+    for part in name.split("."):  # a class of the library's own, nested or not
+        if owner is None or part.startswith("__"):
+            return None
+        owner = getattr(owner, part, None)
+    return owner if isinstance(owner, type) and issubclass(owner, Module) else None
+
+
+def _unpickle(data: bytes, arrays: dict, path, map_location, weights_only):
+    """The object pickled in ``data``, its tensors read from ``arrays``."""
+    made: dict = {}
+    moved: dict = {}
+
+    def persistent_load(pid):
+        if not (isinstance(pid, dict) and ("tensor" in pid or "array" in pid)):
+            raise pickle.UnpicklingError(f"load: unknown persistent id {pid!r:.80}")
+        try:
+            value = _decode(pid, arrays, made)
+            if not isinstance(value, Tensor):
+                return value
+            key = ("loaded", pid.get("obj", pid.get("tensor")))
+            if key not in made:  # one object per saved object, moved and wrapped once
+                if map_location is not None:
+                    value = _to_device(value, map_location, moved)
+                if pid.get("parameter"):
+                    value = Parameter(value, requires_grad=bool(pid.get("requires_grad")))
+                made[key] = value
+            return made[key]
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            raise pickle.UnpicklingError(
+                f"load: the tensor entry {pid!r:.80} is missing or damaged ({e})") from e
+
+    file = io.BytesIO(data)
+    if weights_only is False:  # the user's explicit choice: any global, any code
+        unpickler = FullUnpickler(file, persistent_load=persistent_load)
+    else:
+        unpickler = WeightsUnpickler(file, resolve=_allowed_global,
+                                     persistent_load=persistent_load)  # fmt: skip
+    try:
+        return unpickler.load()
+    except UnsupportedGlobal:
+        raise
+    except (pickle.UnpicklingError, EOFError) as e:
+        raise ValueError(
+            f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); its "
+            "pickled object is damaged"
+        ) from e
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):  # fmt: skip
-    """Read what :func:`save` wrote (never unpickles: ``allow_pickle=False``): a state dict
-    of numpy arrays, or the saved nesting with its tensors as tensors; a tensor saved under
-    several names loads as one tensor.
+    """Read what :func:`save` wrote: a state dict of numpy arrays, the saved nesting with its
+    tensors as tensors, or the pickled object (a whole module) with its tensors as tensors
+    and its Parameters as Parameters; a tensor saved under several names loads as one tensor.
+
+    ``weights_only`` is PyTorch's rule for pickled objects. By default (None or True) the
+    pickle may name only this library's Module classes, a few containers, and what the
+    program allowed with ``tg.serialization.add_safe_globals([Cls])`` or ``with
+    tg.serialization.safe_globals([Cls]):``; any other name (a class of the program's own,
+    ``os.system``) is a ``pickle.UnpicklingError`` naming it, raised before anything is
+    called. ``weights_only=False`` unpickles fully, which can run any code: only for files
+    you trust. Arrays and JSON descriptions are read with ``allow_pickle=False`` either way.
 
     ``f`` is a path or a binary file open for reading (``io.BytesIO`` after ``seek(0)``),
     as ``torch.load(f)`` takes. A file that is not such an archive (truncated, damaged,
@@ -865,18 +1069,22 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     file. A path that does not exist but whose ``.npz`` name does is read there (files that
     earlier versions wrote as ``model.pt.npz`` for ``save(state, "model.pt")``).
     ``map_location`` moves the tensors (``"cpu"``, ``tg.device("cpu")``, ``"sim:1"``, or
-    PyTorch's dict ``{"cuda:0": "cpu"}``); ``weights_only``, ``mmap``, ``pickle_module`` and
-    pickle's keywords are accepted and ignored (nothing here can run code)."""
+    PyTorch's dict ``{"cuda:0": "cpu"}``); ``mmap``, ``pickle_module`` and pickle's keywords
+    are accepted and ignored."""
     if hasattr(f, "read"):
         path, source = getattr(f, "name", "<file object>"), f
     else:
         path = source = os.fspath(f)
         if not os.path.exists(path) and os.path.exists(path + ".npz"):
             path = source = path + ".npz"
+    pickled = None
     try:
         with _np.load(source, allow_pickle=False) as archive:
             _refuse_torch_file(path, archive.files)
-            if _STRUCTURE not in archive.files:
+            if _PICKLE in archive.files:
+                pickled = archive[_PICKLE].tobytes()
+                arrays = {k: archive[k] for k in archive.files if k != _PICKLE}
+            elif _STRUCTURE not in archive.files:
                 out = {k: archive[k] for k in archive.files}
             else:
                 structure = json.loads(str(archive[_STRUCTURE]))
@@ -891,6 +1099,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             f"load: {path!r} is not a readable model file ({type(e).__name__}: {e}); it should "
             "be an .npz archive written by save(), complete and undamaged"
         ) from e
+    if pickled is not None:
+        return _unpickle(pickled, arrays, path, map_location, weights_only)
     return out if map_location is None else _to_device(out, map_location, {})
 
 
@@ -898,14 +1108,21 @@ class _TorchFileError(ValueError):
     pass
 
 
-# torch.serialization's allow-list for its pickle loader (``add_safe_globals``, the
-# ``safe_globals`` context): files here are archives of arrays, never pickles, so there is
-# nothing to allow; the calls programs make before ``load`` are accepted and remembered.
+# torch.serialization's allow-list for loading pickled objects (``add_safe_globals``, the
+# ``safe_globals`` context): the classes and functions a pickle may name besides the
+# library's own (``_allowed_global``). Each entry is the object, or PyTorch's pair
+# ``(obj, "module.name")`` for an object pickled under another name.
 _SAFE_GLOBALS: list = []
 
 
 def add_safe_globals(safe_globals) -> None:
-    """Accepted as ``torch.serialization.add_safe_globals``: ``load`` never unpickles."""
+    """Allow ``load`` (``weights_only``, the default) to build these classes and call these
+    functions when a pickled file names them, as ``torch.serialization.add_safe_globals``:
+    ``add_safe_globals([MyModel])`` before ``model = load(f)`` of a saved ``MyModel``.
+    Allow only what you trust: an allowed class is constructed with the file's arguments."""
+    safe_globals = list(safe_globals)
+    for entry in safe_globals:
+        named_global(entry)  # a TypeError now for something that has no name
     _SAFE_GLOBALS.extend(safe_globals)
 
 
@@ -920,11 +1137,13 @@ def clear_safe_globals() -> None:
 
 
 class safe_globals:  # noqa: N801  (PyTorch's name)
-    """``with torch.serialization.safe_globals([...]):`` around ``load``: accepted; the
-    names are allowed inside the block only, as PyTorch's context manager does."""
+    """``with torch.serialization.safe_globals([...]):`` around ``load``: the classes and
+    functions are allowed inside the block only (see :func:`add_safe_globals`)."""
 
     def __init__(self, safe_globals):
         self._names = list(safe_globals)
+        for entry in self._names:
+            named_global(entry)
 
     def __enter__(self):
         self._before = len(_SAFE_GLOBALS)
