@@ -14,6 +14,11 @@ chain that alternates with ``tanh``). These cases time what a PyTorch user types
   one-element tensor made from Python data (float32) or a float64 array, then
   ``y.backward()`` with no gradient argument. Against PyTorch. This is where the cycle
   collector shows: see docs/performance.md.
+* ``batch_rows``: a language model's batch sampler as the teaching programs write it,
+  ``torch.stack([data[i:i + n] for i in ix])`` (and the targets, one further on): iterating
+  a tensor of 32 random offsets, slicing a 1-D int64 tensor with a 0-d tensor, ``i + n``,
+  then ``stack``. Nothing requires grad: pure per-op cost of small indexing ops. Against
+  PyTorch and the same lines in numpy.
 
 Every case makes its leaves inside the timed call (as a script does once per run), except the
 MLP's weights, which live across steps as a model's parameters do.
@@ -147,6 +152,34 @@ def _deep_case(dtype):
     return make
 
 
+# -- a batch sampler: rows sliced at random offsets ----------------------------------------------
+def sample_rows(lib, data, ix, n: int):
+    """``(x, y)``: ``lib.stack`` of ``data[i:i + n]`` and ``data[i + 1:i + n + 1]`` for each
+    ``i`` in ``ix`` (for numpy, ``lib`` is numpy and its ``stack`` takes the list as well)."""
+    x = lib.stack([data[i:i + n] for i in ix])
+    y = lib.stack([data[i + 1:i + n + 1] for i in ix])
+    return x, y
+
+
+def _rows_case(size: str = "full", device: str = "cpu") -> Case:
+    n, batch = (8, 32) if size == "full" else (4, 6)
+    rng = np.random.default_rng(0)
+    data0 = rng.integers(0, 65, size=100_000 if size == "full" else 500).astype(np.int64)
+    ix0 = rng.integers(0, len(data0) - n - 1, size=batch).astype(np.int64)
+    impls = {}
+    data, ix = tg.tensor(data0, device=device), tg.tensor(ix0, device=device)
+    impls["eager"] = lambda: sample_rows(tg, data, ix, n)
+    if torch is not None:
+        tdata, tix = torch.tensor(data0), torch.tensor(ix0)
+        impls["torch"] = lambda: sample_rows(torch, tdata, tix, n)
+    impls["numpy"] = lambda: sample_rows(np, data0, ix0, n)
+    ref = "torch" if torch is not None else "numpy"
+    title = f"batch sampler: stack of {batch} rows data[i:i+{n}] over a tensor of offsets"
+    return Case("batch_rows", title, ref, impls,
+                targets={"eager": (1.5, None)} if ref == "torch" else {},
+                sync=_sync(device))  # fmt: skip
+
+
 def _short(dtype) -> str:
     return {"float32": "f32", "float64": "f64"}[np.dtype(dtype).name]
 
@@ -158,6 +191,7 @@ CASES = {
     "mlp_labels_f64": _mlp_case(np.float64),
     "deep_f64": _deep_case(np.float64),
     "deep_f32": _deep_case(np.float32),
+    "batch_rows": _rows_case,
 }
 REPS = {"chain_f64": 60, "chain_f32": 60, "mlp_labels": 100, "mlp_labels_f64": 60,
-        "deep_f64": 5, "deep_f32": 5}  # fmt: skip
+        "deep_f64": 5, "deep_f32": 5, "batch_rows": 200}  # fmt: skip

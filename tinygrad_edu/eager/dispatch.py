@@ -216,8 +216,8 @@ def apply_op(op, *args, **attrs):
             out = op.forward(xp, d0, datas[1])
         else:
             out = op.forward(xp, d0)
-    except (ValueError, TypeError, IndexError, AttributeError) as e:
-        error = _explain(op, args, attrs, e)
+    except (ValueError, TypeError, IndexError, AttributeError, RuntimeError) as e:
+        error = _explain(op, args, attrs, e)  # RuntimeError: t.numpy() of a grad input
         if error is e:
             raise
         raise error from e
@@ -328,6 +328,8 @@ _NONES = [(None,) * n for n in range(8)]
 _META: dict = {}
 _SAVES: dict = {}  # (op, mask of the inputs that need grad) -> positions of the inputs to save
 _FREEZE_MASK = collector.FREEZE_EVERY - 1
+_GETITEM = REGISTRY["getitem"]
+_BASIC = frozenset({int, slice, type(None), type(Ellipsis)})  # see unrecorded_getitem
 
 
 def _saves(op, mask: int) -> tuple:
@@ -366,6 +368,45 @@ def _record_view(result, src, op, args, attrs) -> None:
         state["_view_no_grad"] = True  # made under no_grad: no in-place with grad mode on
     if src._view_multi:
         state["_view_multi"] = src._view_multi  # a view of split()'s output is one too
+
+
+def unrecorded_getitem(src, index):
+    """``src[index]`` for a basic index (ints, slices, ``None``, ``...``; ``index`` already
+    through ``_raw_index``) when nothing is recorded; None where ``apply_op`` must run.
+
+    NOTE [Unrecorded indexing] (``python -m benchmarks.user --only iterate_rows``)
+        ``for row in x``, ``data[i:i + n]`` and ``x[i]`` in a Python loop make one small
+        tensor each: in a data loader that is most of the program's time. When no node is
+        recorded (``src`` does not require grad, or grad mode is off) and no rare mode is on
+        (a ``tg.compile`` trace, anomaly detection, inference mode: NOTE [Rare modes] in
+        grad_mode.py), ``apply_op(getitem)`` comes down to: index the numpy array, wrap the
+        result, and make it a view of ``src`` when it shares ``src``'s memory. This does just
+        that, and skips the rest: the device check (one input), the mask of inputs that need
+        grad (none may), the node (none is made) and the trace. The tensor it returns has the
+        same fields as ``apply_op``'s, view record included (``_record_view``); GetItem's
+        forward is ``x[index]`` for a basic index. Anything else, an index numpy refuses
+        included, returns None, and ``apply_op`` runs and explains the error.
+    """
+    if _RARE[0] or src._requires_grad and _modes.grad:
+        return None
+    d = src._data
+    if type(d) is not _ndarray:
+        return None
+    for p in index if type(index) is tuple else (index,):
+        if type(p) not in _BASIC:  # (exact types: a bool or an integer array is not basic)
+            return None
+    try:
+        out = d[index]
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return None
+    if type(out) is not _ndarray:
+        return None
+    Tensor = core.Tensor
+    if _owner(out) is _owner(d):
+        result = _init(_new(Tensor), out, src._device, None, src._counter)
+        _record_view(result, src, _GETITEM, (src,), {"index": index})
+        return result
+    return _init(_new(Tensor), out, src._device, None)  # (x[True] copies)
 
 
 def _owner(array):

@@ -39,7 +39,9 @@ from .convert import (
     _to_array,
 )
 from .dispatch import METHODS, _as_array, _foreign, apply_op, type_name
+from .dispatch import unrecorded_getitem as _unrecorded_getitem
 from .engine import backward as _backward
+from .grad_mode import RARE as _RARE
 from .node import AccumulateGrad, CopySlices, RemovableHandle
 from .printing import tensor_repr
 from .tensor_convert import Conversions
@@ -207,15 +209,38 @@ class Tensor(Conversions):
     def __iter__(self):
         if not self.shape:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.shape[0]))
+        if type(self).__getitem__ is not Tensor.__getitem__:  # a subclass indexes its own way
+            return (self[i] for i in range(self.shape[0]))
+        return self._rows(self.shape[0])
+
+    def _rows(self, n):
+        """``self[0]``, ``self[1]``, ... ``self[n - 1]``, made one at a time as they are asked
+        for. ``(i, ...)`` is what ``_raw_index`` makes of an int ``i``, so this is ``self[i]``
+        without re-reading the index (NOTE [Unrecorded indexing] in dispatch.py)."""
+        for i in range(n):
+            index = (i, Ellipsis)
+            row = _unrecorded_getitem(self, index)
+            yield apply_op(_GETITEM, self, index=index) if row is None else row
 
     def __contains__(self, element) -> bool:
         """``v in x``: whether some element of ``x`` equals ``v`` (as in PyTorch)."""
         return bool((self == element).any())
 
-    def numpy(self):
+    def numpy(self, *, force: bool = False):
         """The values as a numpy array on the CPU (shares memory with CPU tensors; a tensor on
-        another device, simulated ones included, is copied to the host)."""
+        another device, simulated ones included, is copied to the host).
+
+        As in PyTorch, a tensor that requires grad is refused while grad mode is on: numpy
+        arrays are outside autograd, so nothing computed from the array reaches ``.grad``.
+        Write ``t.detach().numpy()`` to say the graph ends there, or ``t.numpy(force=True)``
+        (which detaches first)."""
+        if force is not False and force is not True:
+            raise TypeError(f"numpy(): argument 'force' must be bool, not {type(force).__name__}")
+        if not force and self._requires_grad and grad_mode.is_grad_enabled():
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
         if self._device.type == "sim":
             return backend.to_device(self._data, "cpu", src=self._device)
         return backend.to_numpy(self._data)
@@ -223,13 +248,15 @@ class Tensor(Conversions):
     def __array__(self, dtype=None, copy=None):
         # numpy's protocol: copy=True asks for memory of its own (np.array(t, copy=True),
         # np.copy(t)); without it numpy may share the tensor's memory, as torch's does
-        out = self.numpy()
+        out = self.numpy()  # refuses a tensor that requires grad, as torch's __array__ does
         if dtype is not None and out.dtype != dtype:
             return out.astype(dtype)
         return out.copy() if copy else out
 
+    # tolist, item and repr read through numpy(force=True): they work on a tensor that
+    # requires grad (as in PyTorch), and every read still goes through ``Tensor.numpy``
     def tolist(self):
-        return self.numpy().tolist()
+        return self.numpy(force=True).tolist()
 
     def item(self):
         """The one value as a Python number (float, int or bool)."""
@@ -238,7 +265,7 @@ class Tensor(Conversions):
                 f"item(): the tensor has {self.numel()} elements, not 1 (shape {self.shape}); "
                 "index or reduce it first"
             )
-        return self.numpy().reshape(()).item()
+        return self.numpy(force=True).reshape(()).item()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -262,6 +289,13 @@ class Tensor(Conversions):
         return bool(self.item())
 
     def __index__(self) -> int:
+        d = self._data
+        if not _RARE[0] and type(d) is _ndarray and d.ndim == 0 and d.dtype.kind in "iub":
+            # ``data[i:i + n]`` with a 0-d integer tensor ``i``: numpy asks for the int. This
+            # is what the checks and ``int(self.item())`` below give for a 0-d integer (or
+            # bool) numpy array; with a rare mode on (a tg.compile trace must see the read
+            # through ``item``), or for anything else, the plain way runs.
+            return int(d)
         if backend.is_floating(self.dtype) or self.numel() != 1:
             raise TypeError(f"only one-element integer tensors can be used as an index, not "
                             f"{self.dtype} of shape {self.shape}")  # fmt: skip
@@ -269,7 +303,8 @@ class Tensor(Conversions):
 
     def __repr__(self) -> str:
         """PyTorch's layout (see :mod:`~tinygrad_edu.eager.printing`)."""
-        return tensor_repr(self.numpy(), None if self._device.type == "cpu" else self.device,
+        device = None if self._device.type == "cpu" else self.device
+        return tensor_repr(self.numpy(force=True), device,
                            None if self.grad_fn is None else self.grad_fn.name(),
                            self._requires_grad)  # fmt: skip
 
@@ -535,7 +570,15 @@ class Tensor(Conversions):
 
     # -- indexing -----------------------------------------------------------------------------
     def __getitem__(self, index):
-        return apply_op(_GETITEM, self, index=_raw_index(index, self))
+        kind = type(index)
+        if kind is slice:  # what _raw_index makes of the two commonest indexes, read directly
+            pass
+        elif kind is int:
+            index = (index, Ellipsis)
+        else:
+            index = _raw_index(index, self)
+        out = _unrecorded_getitem(self, index)  # see NOTE [Unrecorded indexing] in dispatch.py
+        return apply_op(_GETITEM, self, index=index) if out is None else out
 
     def __setitem__(self, index, value) -> None:
         """``y[index] = value``: an in-place write, recorded as PyTorch's ``CopySlices`` when
