@@ -11,3 +11,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 # pytester runs small pytest sessions in a temp dir (the grading plugin's tests use it)
 pytest_plugins = ["pytester"]
+
+# Property tests draw their examples from a fixed seed, so `make test` (and CI) runs the same
+# examples every time: a failure is reproducible and the suite cannot fail by chance on a draw
+# nobody saw before (such a draw once put digamma's input 2e-5 from its pole). To explore new
+# examples, run `TG_HYPOTHESIS=explore make test`; a failure found there becomes a fix and,
+# where the draw was bad, a narrower strategy.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("TG_HYPOTHESIS", "deterministic"))
