@@ -55,7 +55,7 @@ class Case:
 def to_numpy(x):
     """Tensors, torch tensors, CuPy arrays and numbers -> numpy arrays (for comparisons)."""
     if isinstance(x, tg.Tensor):
-        return x.numpy()
+        return x.detach().numpy()
     if torch is not None and isinstance(x, torch.Tensor):
         return x.detach().cpu().numpy()
     return np.asarray(backend.to_device(x, "cpu")) if hasattr(x, "shape") else np.asarray(x)

@@ -103,7 +103,7 @@ viz.draw_both(viz.examples.seed, **inputs)
 A, B, C = (tg.tensor(inputs[k], requires_grad=True) for k in "ABC")
 E = viz.examples.seed(A, B, C)
 E.sum().backward()
-print(f"E =\n{E.numpy()}")
+print(f"E =\n{E.detach().numpy()}")
 print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 
 

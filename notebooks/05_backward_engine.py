@@ -232,7 +232,7 @@ print("a.grad =", a.grad, "  b.grad =", b.grad)
 # $\partial L/\partial b = 2a^2 b + a^2$:
 
 # %%
-an, bn = a.numpy(), b.numpy()
+an, bn = a.detach().numpy(), b.detach().numpy()
 check("dL/da", a.grad, 2 * an * bn**2 + 2 * an * bn)
 check("dL/db", b.grad, 2 * an**2 * bn + an**2)
 
@@ -302,7 +302,7 @@ x = tg.tensor([1.0, 2.0], requires_grad=True)
 h = x * 3
 handle = h.register_hook(lambda g: g * 2)
 (h * h).sum().backward()
-check("hook doubled dL/dx (2 * 18x)", x.grad, 2 * 18 * x.numpy())
+check("hook doubled dL/dx (2 * 18x)", x.grad, 2 * 18 * x.detach().numpy())
 handle.remove()  # a handle takes the hook out again
 
 

@@ -86,7 +86,7 @@ HIDDEN, EPOCHS, BATCH, LR = 64, 12, 32, 0.01
 
 tg.manual_seed(1)
 model = nn.Sequential(nn.Linear(64, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, 10))
-initial = [p.numpy().copy() for p in model.parameters()]
+initial = [p.detach().numpy().copy() for p in model.parameters()]
 print(model)
 print("parameters:", sum(p.numel() for p in model.parameters()))
 
@@ -182,7 +182,7 @@ assert symbolic["acc"][-1] >= 0.95, "the symbolic MLP should reach 95% test accu
 
 # %%
 for p, name in zip(model.parameters(), ["W1", "b1", "W2", "b2"]):
-    print(f"{name}: max |eager - symbolic| = {np.abs(p.numpy() - scope[name]).max():.2e}")
+    print(f"{name}: max |eager - symbolic| = {np.abs(p.detach().numpy() - scope[name]).max():.2e}")
 check("losses of the two engines, step by step", symbolic["loss"], eager["loss"],
       atol=5e-3, rtol=5e-3)
 

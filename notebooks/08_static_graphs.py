@@ -188,8 +188,8 @@ for step in range(60):
         B_t -= lr * B_t.grad
     if step % 15 == 0 or step == 59:
         print(f"step {step:2d}  loss {loss_t.item():.5f}")
-print("learned W:", W_t.numpy().ravel().round(3), " B:", B_t.numpy().round(3))
-print("same result as the static program:", np.allclose(W_t.numpy(), scope["W"]))
+print("learned W:", W_t.detach().numpy().ravel().round(3), " B:", B_t.detach().numpy().round(3))
+print("same result as the static program:", np.allclose(W_t.detach().numpy(), scope["W"]))
 
 
 # %% [markdown]

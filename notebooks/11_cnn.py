@@ -174,7 +174,7 @@ img = tg.tensor([[[[1.0, 3.0, 0.0, 0.0],
                    [0.2, 0.3, 2.0, 1.0]]]], requires_grad=True)
 pooled = F.max_pool2d(img, 2)
 pooled.sum().backward()
-print("max_pool2d:\n", pooled.numpy()[0, 0])
+print("max_pool2d:\n", pooled.detach().numpy()[0, 0])
 print("its gradient (one 1 per window, at the first maximum):\n", img.grad.numpy()[0, 0])
 img.grad = None
 F.avg_pool2d(img, 2).sum().backward()
@@ -200,12 +200,12 @@ bn.train()
 out_train = bn(batch)
 print("after one training batch: running mean", bn.running_mean.numpy().round(3),
       " running var", bn.running_var.numpy().round(3))
-print("training output per channel: mean", out_train.numpy().mean(axis=(0, 2, 3)).round(3),
-      " std", out_train.numpy().std(axis=(0, 2, 3)).round(3))
+print("training output per channel: mean", out_train.detach().numpy().mean(axis=(0, 2, 3)).round(3),
+      " std", out_train.detach().numpy().std(axis=(0, 2, 3)).round(3))
 bn.eval()
 one = bn(batch[:1])
 print("eval output of one image uses the running statistics: mean",
-      one.numpy().mean(axis=(0, 2, 3)).round(2))
+      one.detach().numpy().mean(axis=(0, 2, 3)).round(2))
 
 # %% [markdown]
 # In training mode each channel comes out with mean 0 and standard deviation 1. In evaluation

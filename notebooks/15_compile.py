@@ -332,8 +332,8 @@ for compiled in (False, True):
 
 # %%
 check("100 compiled Adam steps give the parameters of 100 eager steps",
-      np.concatenate([p.numpy().ravel() for p in results[True][2].parameters()]),
-      np.concatenate([p.numpy().ravel() for p in results[False][2].parameters()]),
+      np.concatenate([p.detach().numpy().ravel() for p in results[True][2].parameters()]),
+      np.concatenate([p.detach().numpy().ravel() for p in results[False][2].parameters()]),
       rtol=1e-4, atol=1e-6)
 check_true("the step compiled into one program (built for the state Adam's first step left)",
            len(train.programs) == 1 and train.explain().graph_break_count == 0)

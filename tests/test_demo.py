@@ -48,7 +48,7 @@ def test_demo_end_to_end(tmp_path, capsys):
     X, y = load_digits("test", seed=0)
     net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
     net.load_state_dict(nn.load(out / "digits_mlp.npz"))
-    acc = (net(tg.tensor(X)).numpy().argmax(1) == y).mean()
+    acc = (net(tg.tensor(X)).detach().numpy().argmax(1) == y).mean()
     assert acc == pytest.approx(summary["test_accuracy"])
     # the CNN: both engines from the same weights reach 98%, and agree on the way
     cnn = summary["cnn"]
@@ -63,7 +63,7 @@ def test_demo_end_to_end(tmp_path, capsys):
     cnn_net = demo.digits_cnn()
     cnn_net.load_state_dict(nn.load(out / "digits_cnn.npz"))  # batch norm's statistics too
     cnn_net.eval()
-    pred = cnn_net(tg.tensor(X.reshape(-1, 1, 8, 8))).numpy().argmax(1)
+    pred = cnn_net(tg.tensor(X.reshape(-1, 1, 8, 8))).detach().numpy().argmax(1)
     assert (pred == y).mean() == pytest.approx(cnn["test_accuracy"]["eager"])
 
 

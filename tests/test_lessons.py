@@ -201,8 +201,11 @@ def test_check_gradient_with_hand_gradients(capsys):
 
 
 def test_check_gradient_rejects_numpy_escape(capsys):
-    assert not check_gradient(lambda v: tg.tensor(np.sin(v.numpy())), [[1.0]], strict=False)
+    escape = lambda v: tg.tensor(np.sin(v.detach().numpy()))  # noqa: E731
+    assert not check_gradient(escape, [[1.0]], strict=False)
     assert "no grad_fn" in capsys.readouterr().out
+    with pytest.raises(RuntimeError, match=r"detach\(\)\.numpy\(\)"):  # as in PyTorch
+        check_gradient(lambda v: tg.tensor(np.sin(v.numpy())), [[1.0]], strict=False)
 
 
 # -- exercises --------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ def forward_graph():
     mul_node = y.grad_fn.next_functions[0][0]
     leaves = [n.variable for n, _ in mul_node.next_functions]
     return {
-        "y": y.numpy(), "requires_grad": y.requires_grad, "is_leaf": y.is_leaf,
+        "y": y.detach().numpy(), "requires_grad": y.requires_grad, "is_leaf": y.is_leaf,
         "grad_fn": y.grad_fn.name(), "next": mul_node.name(),
         "leaves_are_a_b": [leaves[0] is a, leaves[1] is b],
     }  # fmt: skip

@@ -28,8 +28,9 @@ def linear_layer(x):
     tg.manual_seed(0)
     layer = nn.Linear(5, 3)
     y = layer(tg.tensor(np.asarray(x, dtype=np.float32)))
-    return {"y": y.numpy(), "shape": tuple(y.shape), "weight": layer.weight.numpy(),
-            "bias": layer.bias.numpy(), "graph": y.grad_fn is not None}  # fmt: skip
+    return {"y": y.detach().numpy(), "shape": tuple(y.shape),
+            "weight": layer.weight.detach().numpy(), "bias": layer.bias.detach().numpy(),
+            "graph": y.grad_fn is not None}  # fmt: skip
 
 
 def linear_function(x, w, b, projection):
@@ -37,7 +38,7 @@ def linear_function(x, w, b, projection):
     tx = tg.tensor(np.asarray(x))
     tw = tg.tensor(np.asarray(w), requires_grad=True)
     tb = tg.tensor(np.asarray(b), requires_grad=True)
-    no_bias = F.linear(tx, tw).numpy()
+    no_bias = F.linear(tx, tw).detach().numpy()
     (F.linear(tx, tw, tb) * tg.tensor(np.asarray(projection))).sum().backward()
     return {"no_bias": no_bias, "dw": tw.grad.numpy(), "db": tb.grad.numpy()}
 
@@ -70,7 +71,7 @@ def optimize(kind, settings, start, target=None, linear=None, scale=1.0, l2=0.0,
             loss = loss + (p * p).sum() * (l2 / 2)
         loss.backward()
         opt.step()
-        history.append(p.numpy().copy())
+        history.append(p.detach().numpy().copy())
     return history
 
 
@@ -90,4 +91,4 @@ def train_mlp(epochs=30, lr=0.003, seed=0):
             opt.zero_grad()
             loss_fn(model(xb), yb).backward()
             opt.step()
-    return [p.numpy() for p in model.parameters()]  # W1, b1, W2, b2
+    return [p.detach().numpy() for p in model.parameters()]  # W1, b1, W2, b2

@@ -63,7 +63,7 @@ def test_linear_layer_forward(run):
     )
     tg.manual_seed(0)  # the probe's layer, built here from given code (its initialisation)
     layer = nn.Linear(5, 3)
-    W, b = layer.weight.numpy(), layer.bias.numpy()
+    W, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
     np.testing.assert_array_equal(got["weight"], W, err_msg="Linear(5, 3)'s initial weight")
     np.testing.assert_allclose(
         got["y"], xv @ W.T + b, rtol=1e-5, atol=1e-6, err_msg="y = x W^T + b"

@@ -27,7 +27,7 @@ def _same(a, b, exact=True):
         if exact:
             np.testing.assert_array_equal(a.numpy(), b.numpy())
         else:
-            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-7)
     elif isinstance(a, tuple | list):
         assert len(a) == len(b)
         for x, y in zip(a, b):
@@ -58,7 +58,7 @@ def test_results_and_gradients_equal_eager(name, dtype):
     compiled = tg.compile(fn)
     for call in range(3):  # the first call traces, the later ones run the compiled program
         x, y = _leaf((3, 4), dtype), _leaf((3, 4), dtype)
-        ex, ey = (tg.tensor(t.numpy(), requires_grad=True) for t in (x, y))
+        ex, ey = (tg.tensor(t.detach().numpy(), requires_grad=True) for t in (x, y))
         ours, theirs = compiled(x, y), fn(ex, ey)
         _same(ours, theirs, exact=False)
         outs, ref = _tensors(ours), _tensors(theirs)
@@ -81,7 +81,7 @@ def test_compiled_outputs_take_part_in_the_eager_graph():
     y = f(x)
     z = (y * 3 + x.sum()).sum()  # eager ops after the compiled node
     z.backward()
-    ex, ew = (tg.tensor(t.numpy(), requires_grad=True) for t in (x, w))
+    ex, ew = (tg.tensor(t.detach().numpy(), requires_grad=True) for t in (x, w))
     ((ex @ ew).tanh() * 3 + ex.sum()).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), ew.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), ex.grad.numpy(), rtol=1e-12)
@@ -136,7 +136,7 @@ def test_a_changed_input_traces_again(change):
         assert out.grad_fn is None
     else:
         out = f(x, k)
-    np.testing.assert_array_equal(out.numpy(), (x.numpy() * k + 1))
+    np.testing.assert_array_equal(out.detach().numpy(), (x.detach().numpy() * k + 1))
     assert out.dtype == x.dtype and out.requires_grad == (x.requires_grad and change != "grad mode")
     assert len(f.programs) == 2
 
@@ -296,7 +296,7 @@ def test_twenty_compiled_training_steps_equal_twenty_eager_steps(name, kw):
             # one program, also for a stateful optimizer: the trace's own step made the state
             # that every later call finds, and the program is built for it
             assert len(fn.programs) == 1 and fn.explain().compile_times == 1
-        results.append(([p.numpy().copy() for p in model.parameters()], losses,
+        results.append(([p.detach().numpy().copy() for p in model.parameters()], losses,
                         [p.grad.numpy().copy() for p in model.parameters()]))  # fmt: skip
     (pe, le, ge), (pc, lc, gc) = results
     np.testing.assert_allclose(lc, le, rtol=1e-6)
@@ -328,7 +328,7 @@ def test_an_optimizer_whose_state_is_cleared_traces_again(name, kw):
         losses += [fn(x, y).item() for _ in range(3)]
         if compiled:
             assert len(fn.programs) == 2 and fn.explain().graph_break_count == 0
-        runs.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6)
     for a, b in zip(runs[1][1], runs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -346,14 +346,14 @@ def test_a_changed_learning_rate_reaches_the_compiled_step():
 
     x, y = tg.randn(3, 4), tg.randn(3, 3)
     step(x, y)
-    before = [p.numpy().copy() for p in model.parameters()]
+    before = [p.detach().numpy().copy() for p in model.parameters()]
     grads = None
     opt.param_groups[0]["lr"] = 0.0  # a schedule that stops learning
     step(x, y)
     grads = [p.grad.numpy() for p in model.parameters()]
     assert any(np.abs(g).sum() > 0 for g in grads)
     for a, p in zip(before, model.parameters()):
-        np.testing.assert_array_equal(a, p.numpy())
+        np.testing.assert_array_equal(a, p.detach().numpy())
     assert len(step.programs) == 1
 
 
@@ -449,7 +449,7 @@ def test_a_guard_that_fails_finds_the_parameters_untouched():
         if compiled:
             assert len(step.programs) == 2
             assert all("out=" not in p.source_code for p in step.programs)
-        runs.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6)
     for a, b in zip(runs[1][1], runs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
@@ -475,7 +475,7 @@ def test_a_captured_view_of_a_parameter_keeps_it_out_of_place():
         if compiled:
             src = step.programs[0].source_code.split("# backward")[0]
             assert src.count("out=") == len(list(model.parameters())) - 1  # all but the weight
-        runs.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6)
     for a, b in zip(runs[1][1], runs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
@@ -491,7 +491,7 @@ def test_a_captured_parameter_that_changed_shape_is_traced_again_untouched():
         losses = [step(x, y).item() for _ in range(2)]
         model[0].bias.data = np.full((1,), 0.5, np.float32)  # broadcasts as (8,) did
         losses += [step(x, y).item() for _ in range(2)]
-        runs.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6)
     for a, b in zip(runs[1][1], runs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

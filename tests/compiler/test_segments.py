@@ -18,7 +18,7 @@ def _leaf(shape, grad=True):
 
 
 def _copy(t):
-    return tg.tensor(t.numpy().copy(), requires_grad=t.requires_grad)
+    return tg.tensor(t.detach().numpy().copy(), requires_grad=t.requires_grad)
 
 
 def _twenty_ops(x):
@@ -37,7 +37,7 @@ def test_only_the_break_runs_eagerly_on_later_calls(eager_ops, capsys):
     eager_ops[0] = 0
     out = f(x)
     assert eager_ops[0] == 0, f"{eager_ops[0]} ops ran eagerly on a segmented call"
-    np.testing.assert_allclose(out.numpy(), _twenty_ops(_copy(x)).numpy())
+    np.testing.assert_allclose(out.detach().numpy(), _twenty_ops(_copy(x)).detach().numpy())
     assert capsys.readouterr().out.count("halfway") == 3
     report = f.explain()
     assert report.segment_count == 2 and report.graph_break_count == 1
@@ -57,7 +57,7 @@ def test_results_and_gradients_equal_eager_as_the_data_changes(capsys):
         x = _leaf((5, 4))
         (a, sa), (b, sb) = f(x, w), fn(ex := _copy(x), ew := _copy(w))
         assert sa == sb and a.dtype == b.dtype and a.shape == b.shape
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
         a.sum().backward()
         b.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), ex.grad.numpy(), rtol=1e-12)
@@ -130,7 +130,7 @@ def test_two_breaks_make_three_segments(eager_ops, capsys):
         a = x.exp()
         print("a", a)
         b = a * x
-        print("b", b.numpy())
+        print("b", b.detach().numpy())
         return b.sum() + a.sum()
 
     f = tg.compile(fn)
@@ -139,12 +139,12 @@ def test_two_breaks_make_three_segments(eager_ops, capsys):
         eager_ops[0] = 0
         got = f(x)
         compiled_ran = eager_ops[0]
-        np.testing.assert_allclose(got.numpy(), fn(_copy(x)).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.detach().numpy(), fn(_copy(x)).detach().numpy(), rtol=1e-12)
     assert compiled_ran == 0
     report = f.explain()
     assert (report.graph_break_count, report.segment_count) == (2, 3)
     where = [w for _, w in report.break_reasons]
-    assert 'print("a", a)' in where[0] and 'print("b", b.numpy())' in where[1]
+    assert 'print("a", a)' in where[0] and 'print("b", b.detach().numpy())' in where[1]
     assert "printing" in report.break_reasons[0][0] and ".numpy()" in report.break_reasons[1][0]
 
 
@@ -178,7 +178,7 @@ def test_a_branch_on_a_value_read_flips_between_calls(capsys):
         x = tg.tensor(sign * np.abs(RNG.standard_normal(3)), requires_grad=True)
         ex = _copy(x)
         got, want = f(x), fn(ex)
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
         got.sum().backward()
         want.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), ex.grad.numpy(), rtol=1e-12)
@@ -227,7 +227,7 @@ def test_a_break_inside_a_loop(eager_ops, capsys):
         eager_ops[0] = 0
         got = f(x)
         compiled_ran = eager_ops[0]
-        np.testing.assert_allclose(got.numpy(), fn(_copy(x)).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.detach().numpy(), fn(_copy(x)).detach().numpy(), rtol=1e-12)
     assert compiled_ran == 0
     assert f.explain().segment_count == 4 and f.explain().graph_break_count == 3
     out = capsys.readouterr().out
@@ -269,7 +269,7 @@ def test_a_training_step_that_prints_its_loss_equals_eager(capsys):
         losses = [fn(x, y).item() for _ in range(20)]
         if compiled:  # segmented: forward, the print, then backward and the update
             assert not fn.explain().eager_reasons and fn.explain().segment_count == 2
-        runs.append((losses, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((losses, [p.detach().numpy().copy() for p in model.parameters()]))
     np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=1e-6)
     for a, b in zip(runs[1][1], runs[0][1]):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

@@ -76,7 +76,7 @@ def test_a_training_step_with_a_read_runs_as_compiled_segments(optim, where, eag
             losses.append(fn(x, y).item())
             ran.append(eager_ops[0])
         printed = capsys.readouterr().out
-        runs.append((losses, log, printed, [p.numpy().copy() for p in model.parameters()],
+        runs.append((losses, log, printed, [p.detach().numpy().copy() for p in model.parameters()],
                      _state(opt)))  # fmt: skip
         if compiled:
             report = fn.explain()
@@ -149,7 +149,7 @@ def test_a_step_taken_only_on_one_branch_keeps_both_paths(eager_ops, capsys):
             eager_ops[0] = 0
             outs.append(fn(x, y).item())
             ran.append((both, eager_ops[0]))
-        runs.append((outs, [p.numpy().copy() for p in model.parameters()]))
+        runs.append((outs, [p.detach().numpy().copy() for p in model.parameters()]))
         if compiled:
             assert fn.explain().compile_times == 2 and fn.explain().divergence_count == 1
             after = [n for both, n in ran if both]
@@ -179,7 +179,7 @@ def test_a_branch_that_flips_on_a_read_keeps_both_paths_compiled(eager_ops):
         got = f(x)
         ran = eager_ops[0]
         want = _branchy(ex)
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
         got.backward()
         want.backward()
         np.testing.assert_allclose(x.grad.numpy(), ex.grad.numpy(), rtol=1e-12)

@@ -27,7 +27,7 @@ def test_symbolic_and_eager_agree(seed):
     y = run_program(prog, xs, "symbolic")
     gs = S.gradients(y, xs)
     results = S.Executor([y, *gs]).run(dict(zip(xs, values)))
-    np.testing.assert_allclose(results[0], out.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(results[0], out.detach().numpy(), rtol=1e-12)
     for g_eager, g_sym, v in zip(grads, results[1:], values):
         expected = np.zeros_like(v) if g_eager is None else g_eager.numpy()
         np.testing.assert_allclose(g_sym, expected, rtol=1e-10, atol=1e-12)
@@ -45,7 +45,8 @@ def test_eager_matches_pytorch(seed):
     for g, tg_ in zip(grads, tgrads):
         assert (g is None) == (tg_ is None)  # unused inputs agree
         if g is not None:
-            np.testing.assert_allclose(g.numpy(), tg_.detach().numpy(), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(g.detach().numpy(), tg_.detach().numpy(), rtol=1e-10,
+                                       atol=1e-12)
     # second order: the gradient of sum(grad * grad) agrees too
     inner = sum((g * g).sum() for g in grads if g is not None and g.requires_grad)
     tinner = sum((g * g).sum() for g in tgrads if g is not None and g.requires_grad)

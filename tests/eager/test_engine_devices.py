@@ -167,7 +167,7 @@ def test_cross_device_gradients_equal_cpu_only_and_torch():
         assert p.grad.device == p.device
         np.testing.assert_allclose(p.grad.numpy(), r.grad.numpy(), rtol=1e-12, atol=0)
     import torch
-    tx, t0, t1 = (torch.tensor(r.numpy(), requires_grad=True) for r in ref)
+    tx, t0, t1 = (torch.tensor(r.detach().numpy(), requires_grad=True) for r in ref)
     h = (tx @ t0).tanh()
     ((((h @ t1).exp() + h.sum()) * tx.sum()).sum()).backward()
     for p, t in zip(params, (tx, t0, t1)):
@@ -262,8 +262,8 @@ def test_tg_grad_and_create_graph_across_devices():
         return g, gg
 
     g, gg = _within(f)
-    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
-    np.testing.assert_allclose(gg.numpy(), 6 * x.numpy())
+    np.testing.assert_allclose(g.detach().numpy(), 3 * x.detach().numpy() ** 2)
+    np.testing.assert_allclose(gg.detach().numpy(), 6 * x.detach().numpy())
 
 
 def test_gradient_check_through_devices():
@@ -375,7 +375,7 @@ def test_backward_inside_a_custom_function_runs_nested(device, inner_device):
         return x.grad
 
     grad = _within(run)
-    np.testing.assert_allclose(grad.numpy(), 2 * 3 * x.numpy() ** 2)
+    np.testing.assert_allclose(grad.detach().numpy(), 2 * 3 * x.detach().numpy() ** 2)
 
 
 def test_backward_inside_a_hook_runs_nested():

@@ -85,7 +85,7 @@ def test_tensor_of_an_array_copies_so_a_step_cannot_reach_the_users_array():
     (w * w).sum().backward()
     opt.step()
     np.testing.assert_array_equal(user, [1.0, 1.0])  # the step wrote into the copy only
-    np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(w.detach().numpy(), [0.0, 0.0])
 
 
 @pytest.mark.filterwarnings("ignore:To copy construct")  # PyTorch's advice: x.detach().clone()
@@ -156,8 +156,8 @@ def test_float32_sigmoid_keeps_tiny_values():
     # NOTE: below about -88.7, PyTorch's float32 1 / (1 + exp(-x)) overflows exp to inf and
     # gives 0; ours, exp(x) / (1 + exp(x)), keeps the subnormal value (8.2e-40 at -90). The
     # two agree to float32's smallest normal number; everywhere else to a few ulps.
-    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-6, atol=np.finfo(np.float32).tiny)
-    assert y.numpy()[0] == pytest.approx(ref[0], rel=1e-6) and ref[0] > 2e-9  # was 0
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-6, atol=np.finfo(np.float32).tiny)
+    assert y.detach().numpy()[0] == pytest.approx(ref[0], rel=1e-6) and ref[0] > 2e-9  # was 0
     y[:2].log().sum().backward()  # log(sigmoid(-20)) was -inf, its gradient nan
     tx = torch.tensor(values[:2], requires_grad=True)
     tx.sigmoid().log().sum().backward()
@@ -320,7 +320,7 @@ def test_torch_save_and_load_spelling_round_trips(tmp_path):
     tg.save(model.state_dict(), path)
     other = tg.nn.Linear(3, 2)
     other.load_state_dict(tg.load(path))
-    np.testing.assert_array_equal(other.weight.numpy(), model.weight.numpy())
+    np.testing.assert_array_equal(other.weight.detach().numpy(), model.weight.detach().numpy())
     with pytest.raises(FileNotFoundError):
         tg.load(str(tmp_path / "missing.pt"))
 
@@ -492,7 +492,7 @@ def test_symbolic_nodes_share_the_torch_spelling():
     t = leaf(xv)
     ty = (t.transpose(0, 1).softmax(dim=0) * t.mT).sum(dim=1, keepdim=True).clamp(min=-1.0)
     ty.sum().backward()
-    np.testing.assert_allclose(out, ty.numpy())
+    np.testing.assert_allclose(out, ty.detach().numpy())
     np.testing.assert_allclose(gv, t.grad.numpy())
 
 

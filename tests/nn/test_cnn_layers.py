@@ -22,7 +22,7 @@ def test_conv2d_and_linear_defaults_have_torchs_bounds_and_spread():
     conv = nn.Conv2d(8, 64, (3, 5), groups=2)
     fan_in = 4 * 3 * 5
     bound = 1 / math.sqrt(fan_in)
-    w, b = conv.weight.numpy(), conv.bias.numpy()
+    w, b = conv.weight.detach().numpy(), conv.bias.detach().numpy()
     assert w.shape == (64, 4, 3, 5) and w.dtype == np.float32 and b.shape == (64,)
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
     assert np.abs(b).max() <= bound
@@ -31,14 +31,14 @@ def test_conv2d_and_linear_defaults_have_torchs_bounds_and_spread():
     gain = init.calculate_gain("leaky_relu", math.sqrt(5))
     assert bound == pytest.approx(gain * math.sqrt(3 / fan_in))
     lin = nn.Linear(300, 7)
-    assert np.abs(lin.weight.numpy()).max() <= 1 / math.sqrt(300)
+    assert np.abs(lin.weight.detach().numpy()).max() <= 1 / math.sqrt(300)
 
 
 def test_default_init_is_seeded_and_reproducible():
     tg.manual_seed(5)
-    a = nn.Conv2d(3, 4, 3).weight.numpy()
+    a = nn.Conv2d(3, 4, 3).weight.detach().numpy()
     tg.manual_seed(5)
-    b = nn.Conv2d(3, 4, 3).weight.numpy()
+    b = nn.Conv2d(3, 4, 3).weight.detach().numpy()
     np.testing.assert_array_equal(a, b)
 
 
@@ -83,7 +83,7 @@ def test_init_works_on_parameters_outside_autograd():
     init.zeros_(lin.bias)
     assert lin.weight.grad_fn is None and lin.weight.requires_grad
     x = tg.randn(2, 3)
-    np.testing.assert_allclose(lin(x).numpy(), x.numpy(), atol=1e-7)
+    np.testing.assert_allclose(lin(x).detach().numpy(), x.detach().numpy(), atol=1e-7)
 
 
 def test_module_apply_initialises_a_whole_network():
@@ -97,7 +97,8 @@ def test_module_apply_initialises_a_whole_network():
 
     assert net.apply(init_weights) is net
     assert seen == ["Conv2d", "ReLU", "Flatten", "Linear", "Sequential"]  # PyTorch: post-order
-    assert np.all(net[0].weight.numpy() == 0.5) and np.all(net[3].weight.numpy() == 0.5)
+    assert np.all(net[0].weight.detach().numpy() == 0.5)
+    assert np.all(net[3].weight.detach().numpy() == 0.5)
 
 
 # -- batch norm: modes, running statistics, buffers -------------------------------------------
@@ -120,7 +121,7 @@ def test_batchnorm_module_training_and_eval_match_torch(kind, shape, momentum):
     for step in range(3):
         x = rng.standard_normal(shape) * (1 + step) + step
         y, yt = ours(tg.tensor(x)), theirs(torch.tensor(x))
-        np.testing.assert_allclose(y.numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-10)
     for name, value in theirs.state_dict().items():
         np.testing.assert_allclose(ours.state_dict()[name], value.numpy(), rtol=1e-12,
                                    err_msg=name)  # fmt: skip
@@ -129,7 +130,7 @@ def test_batchnorm_module_training_and_eval_match_torch(kind, shape, momentum):
     theirs.eval()
     x = rng.standard_normal(shape)
     before = ours.state_dict()
-    np.testing.assert_allclose(ours(tg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach()
+    np.testing.assert_allclose(ours(tg.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach()
                                .numpy(), rtol=1e-10, atol=1e-10)  # fmt: skip
     for k, v in ours.state_dict().items():  # eval mode changes nothing
         np.testing.assert_array_equal(v, before[k])
@@ -142,8 +143,8 @@ def test_eval_output_of_one_example_does_not_depend_on_its_batch():
         bn(tg.randn(8, 2, 3, 3) * 3 + 1)
     bn.eval()
     x = tg.randn(4, 2, 3, 3)
-    alone = bn(x[0:1]).numpy()
-    np.testing.assert_allclose(bn(x).numpy()[0:1], alone, atol=1e-6)
+    alone = bn(x[0:1]).detach().numpy()
+    np.testing.assert_allclose(bn(x).detach().numpy()[0:1], alone, atol=1e-6)
 
 
 def test_train_eval_switch_batchnorm_and_dropout_together():
@@ -151,12 +152,12 @@ def test_train_eval_switch_batchnorm_and_dropout_together():
     net = nn.Sequential(nn.Linear(4, 16), nn.BatchNorm1d(16), nn.Dropout(0.5), nn.Linear(16, 2))
     x = tg.randn(32, 4)
     assert net.training and all(m.training for m in net.modules())
-    a, b = net(x).numpy(), net(x).numpy()
+    a, b = net(x).detach().numpy(), net(x).detach().numpy()
     assert not np.allclose(a, b)  # dropout masks differ in training
     assert int(net[1].num_batches_tracked.item()) == 2
     net.eval()
     assert not any(m.training for m in net.modules())
-    c, d = net(x).numpy(), net(x).numpy()
+    c, d = net(x).detach().numpy(), net(x).detach().numpy()
     np.testing.assert_array_equal(c, d)
     assert int(net[1].num_batches_tracked.item()) == 2  # eval leaves the statistics alone
     net.train()
@@ -212,12 +213,12 @@ def test_layernorm_and_embedding_modules_match_torch():
     rng = np.random.default_rng(2)
     ln, tln = nn.LayerNorm((3, 4), dtype="float64"), torch.nn.LayerNorm((3, 4)).double()
     x = rng.standard_normal((2, 3, 4))
-    np.testing.assert_allclose(ln(tg.tensor(x)).numpy(), tln(torch.tensor(x)).detach().numpy(),
-                               atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(ln(tg.tensor(x)).detach().numpy(),
+                               tln(torch.tensor(x)).detach().numpy(), atol=1e-10)
     tg.manual_seed(0)
     emb = nn.Embedding(10, 4, padding_idx=3)
-    assert not emb.weight.numpy()[3].any()
-    assert emb.weight.numpy().std() == pytest.approx(1, abs=0.35)  # N(0, 1), as PyTorch
+    assert not emb.weight.detach().numpy()[3].any()
+    assert emb.weight.detach().numpy().std() == pytest.approx(1, abs=0.35)  # N(0, 1), as PyTorch
     idx = tg.tensor(np.array([[3, 1], [1, 9]]))
     out = emb(idx)
     out.sum().backward()

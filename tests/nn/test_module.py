@@ -74,12 +74,13 @@ def test_forgetting_super_init_is_a_clear_error():
 def test_linear_matches_numpy_and_init_bounds():
     tg.manual_seed(3)
     lin = nn.Linear(16, 5)
-    w, b = lin.weight.numpy(), lin.bias.numpy()
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
     assert w.shape == (5, 16) and b.shape == (5,)
     assert np.abs(w).max() <= 0.25 and np.abs(b).max() <= 0.25
     assert w.std() > 0.1  # uniform(-0.25, 0.25) has std 0.144
     x = np.random.default_rng(0).standard_normal((7, 16)).astype(np.float32)
-    np.testing.assert_allclose(lin(tg.tensor(x)).numpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lin(tg.tensor(x)).detach().numpy(), x @ w.T + b, rtol=1e-5,
+                               atol=1e-6)
     with pytest.raises(ValueError, match="in_features=16"):
         lin(tg.zeros(2, 3))
 
@@ -164,7 +165,7 @@ def test_state_dict_roundtrip_through_npz(tmp_path):
     b = Net()
     x = tg.randn(5, 3)
     a.eval(), b.eval()
-    assert not np.allclose(a(x).numpy(), b(x).numpy())
+    assert not np.allclose(a(x).detach().numpy(), b(x).detach().numpy())
     sd = a.state_dict()
     assert all(isinstance(v, tg.Tensor) and not v.requires_grad for v in sd.values())
     assert np.shares_memory(sd["head.weight"]._data, a.head.weight._data)  # not a copy
@@ -175,10 +176,10 @@ def test_state_dict_roundtrip_through_npz(tmp_path):
     version = b.head.weight._version
     b.load_state_dict(loaded)
     assert b.head.weight._version == version + 1
-    np.testing.assert_allclose(a(x).numpy(), b(x).numpy())
+    np.testing.assert_allclose(a(x).detach().numpy(), b(x).detach().numpy())
     # the file is a plain npz that numpy reads without pickle
     with np.load(path, allow_pickle=False) as f:
-        np.testing.assert_array_equal(f["block.fc.weight"], a.block.fc.weight.numpy())
+        np.testing.assert_array_equal(f["block.fc.weight"], a.block.fc.weight.detach().numpy())
 
 
 def test_load_state_dict_errors_name_keys_and_shapes():

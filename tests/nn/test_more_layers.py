@@ -111,7 +111,8 @@ def test_dropout_channels():
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
     assert F.dropout1d(x[0, :, :, 0], 0.3, training=False) is not None
-    np.testing.assert_array_equal(F.dropout2d(x, 0.9, training=False).numpy(), x.detach().numpy())
+    np.testing.assert_array_equal(F.dropout2d(x, 0.9, training=False).detach().numpy(),
+                                  x.detach().numpy())
     with pytest.raises(ValueError, match="between 0 and 1"):
         F.dropout2d(x, 1.5)
 

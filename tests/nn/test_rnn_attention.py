@@ -182,14 +182,14 @@ def test_dropout_between_layers_only_in_training():
     gru = tg.nn.GRU(3, 4, num_layers=2, dropout=0.5)
     x = tg.randn(5, 2, 3)
     gru.eval()
-    a, b = gru(x)[0].numpy(), gru(x)[0].numpy()
+    a, b = gru(x)[0].detach().numpy(), gru(x)[0].detach().numpy()
     np.testing.assert_array_equal(a, b)
     gru.train()
-    c = gru(x)[0].numpy()
+    c = gru(x)[0].detach().numpy()
     assert not np.allclose(a, c), "dropout between the layers did not act in training"
     one = tg.nn.GRU(3, 4, num_layers=1, dropout=0.5)  # no layer above: nothing to drop
     one.train()
-    np.testing.assert_array_equal(one(x)[0].numpy(), one.eval()(x)[0].numpy())
+    np.testing.assert_array_equal(one(x)[0].detach().numpy(), one.eval()(x)[0].detach().numpy())
 
 
 @pytest.mark.parametrize(
@@ -277,7 +277,7 @@ def test_transformer_encoder_stacks_independent_copies():
     assert w0 is not w1 and w0 is not layer.linear1.weight
     with tg.no_grad():
         w0.mul_(0.0)
-    assert np.abs(w1.numpy()).sum() > 0, "the copies share their weights"
+    assert np.abs(w1.detach().numpy()).sum() > 0, "the copies share their weights"
 
 
 def _node_names(out):

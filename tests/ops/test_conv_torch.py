@@ -22,7 +22,7 @@ ATOL = 1e-9
 
 
 def _close(ours, theirs, what):
-    ours = ours.numpy() if isinstance(ours, tg.Tensor) else np.asarray(ours)
+    ours = ours.detach().numpy() if isinstance(ours, tg.Tensor) else np.asarray(ours)
     theirs = theirs.detach().numpy()
     assert ours.shape == theirs.shape, f"{what}: shape {ours.shape} vs torch {theirs.shape}"
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=ATOL, err_msg=what)
@@ -107,8 +107,8 @@ def test_conv2d_module_padding_modes(mode):
     ours = tg.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode, dtype="float64")
     theirs = torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode).double()
     with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
-        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
     x = np.random.default_rng(4).standard_normal((2, 2, 5, 4))
     compare(ours, theirs, [x], second=False)
 
@@ -258,7 +258,7 @@ def _both(build_eager, build_symbolic, arrays, seed=0):
     ys = build_symbolic(*vs)
     sgrads = S.gradients((ys * S.constant(proj)).sum(), vs)
     out = S.Executor([ys, *sgrads]).run(dict(zip(vs, arrays)))
-    np.testing.assert_allclose(out[0], y.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out[0], y.detach().numpy(), rtol=1e-12, atol=1e-12)
     for a, b in zip(out[1:], grads):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-12, atol=1e-12)
 

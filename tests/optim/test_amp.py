@@ -47,7 +47,7 @@ def test_unscale_then_clip_then_step():
     assert w.grad.tolist() == [3.0, 4.0]
     tg.nn.utils.clip_grad_norm_([w], 1.0)
     scaler.step(opt)  # does not unscale twice
-    np.testing.assert_allclose(w.numpy(), [3 - 0.6, 4 - 0.8], rtol=1e-5)
+    np.testing.assert_allclose(w.detach().numpy(), [3 - 0.6, 4 - 0.8], rtol=1e-5)
     with pytest.raises(RuntimeError, match="already been called"):
         scaler.unscale_(opt)
     scaler.update()

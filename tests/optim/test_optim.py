@@ -42,7 +42,7 @@ def _run_ours(make_opt, steps=5):
         loss = ((tg.tensor(x).matmul(w, trans_B=True) + b).tanh() ** 2).sum()
         loss.backward()
         opt.step()
-        traj.append((w.numpy().copy(), b.numpy().copy()))
+        traj.append((w.detach().numpy().copy(), b.detach().numpy().copy()))
     return traj
 
 
@@ -93,7 +93,7 @@ def test_sgd_momentum_formula_in_numpy():
         d = 3 * ref**2 + wd * ref
         buf = d if buf is None else mu * buf + d
         ref = ref - lr * (d + mu * buf)
-        np.testing.assert_allclose(p.numpy(), ref, rtol=1e-5)
+        np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-5)
 
 
 def test_adam_formula_in_numpy():
@@ -109,7 +109,7 @@ def test_adam_formula_in_numpy():
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         ref = ref - lr / (1 - b1**t) * m / (np.sqrt(v) / np.sqrt(1 - b2**t) + eps)
-        np.testing.assert_allclose(p.numpy(), ref, rtol=1e-5)
+        np.testing.assert_allclose(p.detach().numpy(), ref, rtol=1e-5)
 
 
 def test_step_bumps_version_and_keeps_dtype_and_identity():
@@ -181,7 +181,7 @@ def test_state_dict_roundtrip_continues_identically():
     ob.load_state_dict(copy.deepcopy(oa.state_dict()))  # (else shared, as in PyTorch)
     assert ob.state_dict()["state"][0]["step"] == 3
     step(a, oa), step(b, ob)
-    np.testing.assert_allclose(a.weight.numpy(), b.weight.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(a.weight.detach().numpy(), b.weight.detach().numpy(), rtol=1e-6)
 
 
 MAKERS = [lambda p: optim.SGD(p, lr=0.1, momentum=0.9), lambda p: optim.Adam(p, lr=1e-2)]
@@ -203,5 +203,5 @@ def test_training_a_small_network_reduces_loss(make):
         loss.backward()
         opt.step()
         first = first if first is not None else loss.item()
-    acc = (net(xt).numpy().argmax(1) == y).mean()
+    acc = (net(xt).detach().numpy().argmax(1) == y).mean()
     assert loss.item() < 0.5 * first and acc > 0.85

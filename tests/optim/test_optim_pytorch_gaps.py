@@ -31,7 +31,7 @@ def _models():
     theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
     with torch.no_grad():
         for p, q in zip(ours.parameters(), theirs.parameters(), strict=True):
-            q.copy_(torch.tensor(p.numpy()))
+            q.copy_(torch.tensor(p.detach().numpy()))
     return ours, theirs
 
 
@@ -65,7 +65,7 @@ def test_a_frozen_first_layer_is_skipped_as_in_torch(name, kwargs):
     ours[0].requires_grad_(False)
     theirs[0].requires_grad_(False)
     frozen = [p.numpy().copy() for p in ours[0].parameters()]
-    trained = ours[2].weight.numpy().copy()
+    trained = ours[2].weight.detach().numpy().copy()
     opt = getattr(optim, name)(ours.parameters(), **kwargs)
     topt = getattr(torch.optim, name)(theirs.parameters(), **kwargs)
     _train(ours, theirs, opt, topt)
@@ -73,7 +73,7 @@ def test_a_frozen_first_layer_is_skipped_as_in_torch(name, kwargs):
     for p, before in zip(ours[0].parameters(), frozen, strict=True):
         assert p.grad is None
         np.testing.assert_array_equal(p.numpy(), before)
-    assert not np.allclose(ours[2].weight.numpy(), trained)  # the rest did train
+    assert not np.allclose(ours[2].weight.detach().numpy(), trained)  # the rest did train
 
 
 @pytest.mark.parametrize("name", OPTIMIZERS)
@@ -130,7 +130,7 @@ def test_adam_with_decoupled_weight_decay_is_adamw():
             ((model(x.float()) - y.float()) ** 2).mean().backward()
             opt.step()
     for p, q in zip(a.parameters(), b.parameters(), strict=True):
-        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
 
 
 # -- _LRScheduler ------------------------------------------------------------------------------

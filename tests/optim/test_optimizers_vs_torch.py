@@ -115,11 +115,11 @@ def test_state_dict_roundtrip_continues_identically(name):
     a = nn.Parameter(w0.copy())
     oa = getattr(optim, name)([a])
     run(oa, a, 3)
-    b = nn.Parameter(a.numpy().copy())
+    b = nn.Parameter(a.detach().numpy().copy())
     ob = getattr(optim, name)([b])
     ob.load_state_dict(copy.deepcopy(oa.state_dict()))  # (else shared, as in PyTorch)
     run(oa, a, 3), run(ob, b, 3)
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def test_maximize_ascends():

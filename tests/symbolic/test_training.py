@@ -43,7 +43,7 @@ CASES = [
 def test_steps_match_eager_engine(make_eager, make_symbolic):
     X, y = load_digits("train")
     net = _eager_mlp(seed=1)
-    init = [p.numpy().copy() for p in net.parameters()]
+    init = [p.detach().numpy().copy() for p in net.parameters()]
     opt = make_eager(list(net.parameters()))
 
     scope = st.Scope()
@@ -66,7 +66,7 @@ def test_steps_match_eager_engine(make_eager, make_symbolic):
                                        err_msg=f"gradient of {name} at step {i}")  # fmt: skip
         opt.step()
         for p, name in zip(net.parameters(), ["W1", "b1", "W2", "b2"]):
-            np.testing.assert_allclose(scope[name], p.numpy(), rtol=1e-4, atol=2e-6,
+            np.testing.assert_allclose(scope[name], p.detach().numpy(), rtol=1e-4, atol=2e-6,
                                        err_msg=f"{name} after step {i}")  # fmt: skip
 
 
@@ -75,7 +75,8 @@ def test_symbolic_mlp_trains_on_digits():
     Xte, yte = load_digits("test")
     net = _eager_mlp(seed=0)  # PyTorch-style initial weights
     scope = st.Scope()
-    params, x, yv, logits, loss = _symbolic_mlp(scope, *[p.numpy() for p in net.parameters()])
+    start = [p.detach().numpy() for p in net.parameters()]
+    params, x, yv, logits, loss = _symbolic_mlp(scope, *start)
     step = st.TrainingExecutor([loss], st.Adam(lr=0.01).minimize(loss, params))
     predict = st.TrainingExecutor([logits], scope=scope)  # reads the same scope, no updates
     onehot = np.eye(10, dtype=np.float32)

@@ -220,7 +220,7 @@ def test_tensor_dataset_fast_path_equals_stacking_and_keeps_the_graph():
     fast = list(ud.DataLoader(ds, batch_size=4))
     slow = list(ud.DataLoader(Slow(*ds.tensors), batch_size=4))
     for (a, b), (c, d) in zip(fast, slow):
-        np.testing.assert_array_equal(a.numpy(), c.numpy())
+        np.testing.assert_array_equal(a.detach().numpy(), c.detach().numpy())
         assert a.dtype == c.dtype and b.tolist() == d.tolist()
     fast[0][0].sum().backward()
     assert w.grad.numpy()[:4].tolist() == [[2.0, 2.0]] * 4 and w.grad.numpy()[4:].sum() == 0

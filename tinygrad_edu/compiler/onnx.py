@@ -130,9 +130,9 @@ def _trace_call(model, args, kwargs):
     inputs = {}
     for node, source in tracer.trace.placeholders:
         if source.kind == "arg":
-            inputs[node] = leaves[source.index].numpy()
+            inputs[node] = leaves[source.index].numpy(force=True)
         elif source.kind == "tensor":  # a parameter or buffer: its value, as a constant
-            node.op, node.attrs = CONSTANT, {"value": source.tensor.numpy()}
+            node.op, node.attrs = CONSTANT, {"value": source.tensor.numpy(force=True)}
         else:
             raise RuntimeError(f"tg.onnx.export: the model reads a per-call value "
                                f"({source.kind}) that ONNX cannot hold")  # fmt: skip

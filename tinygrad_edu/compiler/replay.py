@@ -484,15 +484,18 @@ def _same(a, b) -> bool:
 
 # -- the methods a replay patches while it runs ---------------------------------------------------
 def _patch_reads(replay):
-    """``Tensor.numpy()`` (through which item, bool, print, tolist, float and int read values)
-    of a stand-in, or of any tensor while a training call is deferred (a parameter printed
-    after ``opt.step()``), first runs the segments up to here. Returns the undo."""
+    """``Tensor.numpy()`` (through which item, bool, print, tolist, float and int read values,
+    with ``force=True``) of a stand-in, or of any tensor while a training call is deferred (a
+    parameter printed after ``opt.step()``), first runs the segments up to here. Returns the
+    undo."""
     saved, detach, data = Tensor.__dict__["numpy"], Tensor.detach, Tensor.__dict__["data"]
 
-    def numpy(self):
+    def numpy(self, *, force=False):
+        if not force and self._requires_grad and grad_mode.is_grad_enabled():
+            return saved(self)  # refused (see Tensor.numpy) before any segment runs
         if type(self._data) is _Pending or replay.deferred:
             replay.sync(self)
-        return saved(self)
+        return saved(self, force=force)
 
     def alias(self, counter):  # a tensor on a stand-in's (future) array, no values asked
         t = object.__new__(Tensor)

@@ -53,7 +53,7 @@ def _python_data(data):
     if isinstance(data, list | tuple):
         data = [_python_data(d) if isinstance(d, list | tuple | Tensor) else d for d in data]
     elif isinstance(data, Tensor):
-        return data.numpy()
+        return data.numpy(force=True)  # tg.tensor(t) copies t's values, as torch.tensor(t)
     try:
         arr = _np.asarray(data)
     except (ValueError, TypeError) as e:

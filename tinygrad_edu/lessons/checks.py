@@ -228,6 +228,8 @@ def summary(*lessons) -> str:
 # -- values -----------------------------------------------------------------------------------
 def _to_numpy(value):
     """Tensors, CuPy and other array-API arrays, lists and numbers -> numpy (else as is)."""
+    if hasattr(value, "detach") and callable(value.detach):
+        value = value.detach()  # a tensor that requires grad: its values, outside the graph
     if hasattr(value, "numpy") and callable(value.numpy):
         return np.asarray(value.numpy())
     if hasattr(value, "get") and hasattr(value, "__cuda_array_interface__"):

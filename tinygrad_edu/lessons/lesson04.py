@@ -133,7 +133,7 @@ def _halve_via_numpy(x):
 
     y = x
     while (y * y).sum().item() >= 1.0:
-        y = tg.tensor(y.numpy() / 2)
+        y = tg.tensor(y.detach().numpy() / 2)
     return y
 
 

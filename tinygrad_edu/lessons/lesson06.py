@@ -47,7 +47,7 @@ def _grade_momentum(fn) -> Verdict:
             (mine - lr * ((1 - mu) * _f_grad(mine) + (0 if velocity is None else mu * velocity)),
              "no (1 - mu) factor: b_t = mu * b_(t-1) + g_t"),
         ]  # fmt: skip
-        verdict = diagnose(new_p, param.numpy(), mistakes, "work out b and p for "
+        verdict = diagnose(new_p, param.numpy(force=True), mistakes, "work out b and p for "
                            "the first two steps by hand with the lesson's momentum formula "
                            "and compare them with yours", atol=1e-6, rtol=1e-6,
                            what=f"p after step {step}: ")  # fmt: skip

@@ -258,8 +258,8 @@ def _grade_checkpoint(fn) -> Verdict:
     if not isinstance(out, tg.Tensor):
         return Verdict(False, f"returned a {type(out).__name__}", "return the tensor that "
                        "Checkpoint.apply(x) gives")  # fmt: skip
-    want = block(tg.tensor(values, dtype="float64")).numpy()
-    verdict = diagnose(out.numpy(), want, [], "forward returns block(x)", atol=1e-12,
+    want = block(tg.tensor(values, dtype="float64")).numpy(force=True)
+    verdict = diagnose(out.numpy(force=True), want, [], "forward returns block(x)", atol=1e-12,
                        what="forward: ")  # fmt: skip
     if not verdict.ok:
         return verdict

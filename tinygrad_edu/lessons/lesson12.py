@@ -216,7 +216,7 @@ def _grade_as_ours(fn) -> Verdict:
                 x[0, 0] = 100.0
         else:
             x[0, 0] = 100.0
-        if float(t.numpy()[0, 0]) != 100.0:
+        if float(t.detach().numpy()[0, 0]) != 100.0:
             return Verdict(False, f"{what}: a write into the source did not show in ours",
                            "share the memory, do not copy it: tg.from_dlpack(x), without "
                            "copy=True and without np.array(...)")  # fmt: skip

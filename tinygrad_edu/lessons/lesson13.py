@@ -35,7 +35,7 @@ def _numpy(t) -> np.ndarray:
     """A tensor of either library (or an array) as a float64 numpy array."""
     if hasattr(t, "detach"):
         t = t.detach()
-    return np.asarray(t.numpy() if hasattr(t, "numpy") else t, dtype=np.float64)
+    return np.asarray(t.numpy(force=True) if hasattr(t, "numpy") else t, dtype=np.float64)
 
 
 # -- 13.1 a softmax in PyTorch's spelling ------------------------------------------------------

@@ -195,7 +195,7 @@ softmax_backward = Exercise(
 def attention_map(weights) -> np.ndarray:
     """The attention weights of one head as a numpy array for a picture (rows: queries)."""
     w = weights.detach() if hasattr(weights, "detach") else weights
-    return np.asarray(w.numpy() if hasattr(w, "numpy") else w)
+    return np.asarray(w.numpy(force=True) if hasattr(w, "numpy") else w)
 
 
 EXERCISES = (masked_scores, softmax_backward)
