@@ -6,7 +6,7 @@ from ..eager.dispatch import apply_op
 from ..eager.factories import rand
 from ..eager.grad_mode import no_grad
 from ..ops import REGISTRY
-from .distribution import Distribution, broadcast_all, check, clamp_probs
+from .distribution import Distribution, ProbsOrLogits, broadcast_all, check, clamp_probs
 
 __all__ = ["Bernoulli"]
 
@@ -18,7 +18,7 @@ def _one_of(name, probs, logits):
         raise ValueError(f"{name}: either `probs` or `logits` must be specified, but not both")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ProbsOrLogits, Distribution):
     r"""1 with probability $p$, 0 otherwise (PyTorch's ``Bernoulli``). Give ``probs`` $p$ or
     ``logits`` $\log(p / (1 - p))$; the other is computed from it (``sigmoid``, or the log-odds
     of $p$ kept inside $[\epsilon, 1 - \epsilon]$). ``log_prob`` and ``entropy`` are binary
@@ -43,17 +43,14 @@ class Bernoulli(Distribution):
             else:
                 check(self, "logits", self.logits, self.logits == self.logits, "Real()")
 
-    def __getattr__(self, name):
-        # the parameter not given, computed on first use (PyTorch's lazy_property)
-        if name == "logits" and "probs" in self.__dict__:
-            p = clamp_probs(self.probs)
-            value = p.log() - (-p).log1p()
-        elif name == "probs" and "logits" in self.__dict__:
-            value = self.logits.sigmoid()
-        else:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
-        self.__dict__[name] = value
-        return value
+    @staticmethod
+    def _logits_of(probs):
+        p = clamp_probs(probs)
+        return p.log() - (-p).log1p()
+
+    @staticmethod
+    def _probs_of(logits):
+        return logits.sigmoid()
 
     @property
     def param_shape(self):

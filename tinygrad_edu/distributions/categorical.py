@@ -8,14 +8,14 @@ from ..eager.dispatch import FUNCTIONS
 from ..eager.factories import full, rand
 from ..eager.grad_mode import no_grad
 from .bernoulli import _one_of
-from .distribution import Distribution, check, clamp_probs
+from .distribution import Distribution, ProbsOrLogits, check, clamp_probs
 
 __all__ = ["Categorical"]
 
 _broadcast_tensors = FUNCTIONS["broadcast_tensors"]
 
 
-class Categorical(Distribution):
+class Categorical(ProbsOrLogits, Distribution):
     r"""Category $k \in \{0, \dots, K-1\}$ with probability $p_k$, over the last dim of
     ``probs`` (normalised to sum to 1) or of ``logits`` (unnormalised log-probabilities,
     normalised by subtracting their ``logsumexp``); the other dims are the batch (PyTorch's
@@ -47,16 +47,13 @@ class Categorical(Distribution):
                 check(self, "logits", self.logits, self.logits == self.logits,
                       "IndependentConstraint(Real(), 1)")  # fmt: skip
 
-    def __getattr__(self, name):
-        # the parameter not given, computed on first use (PyTorch's lazy_property)
-        if name == "logits" and "probs" in self.__dict__:
-            value = clamp_probs(self.probs).log()
-        elif name == "probs" and "logits" in self.__dict__:
-            value = self.logits.softmax(-1)
-        else:
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
-        self.__dict__[name] = value
-        return value
+    @staticmethod
+    def _logits_of(probs):
+        return clamp_probs(probs).log()
+
+    @staticmethod
+    def _probs_of(logits):
+        return logits.softmax(-1)
 
     @property
     def param_shape(self):

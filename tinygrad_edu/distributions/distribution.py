@@ -52,6 +52,22 @@ def check(dist, name, value, ok, constraint):
     )
 
 
+class ProbsOrLogits:
+    """The parameter of a distribution given as ``probs`` or as ``logits``: the other one is
+    computed on first use and kept (PyTorch's ``lazy_property``). Subclasses say how:
+    ``_logits_of(probs)`` and ``_probs_of(logits)``."""
+
+    def __getattr__(self, name):
+        if name == "logits" and "probs" in self.__dict__:
+            value = self._logits_of(self.probs)
+        elif name == "probs" and "logits" in self.__dict__:
+            value = self._probs_of(self.logits)
+        else:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        self.__dict__[name] = value
+        return value
+
+
 class Distribution:
     """A probability distribution with ``batch_shape`` independent members, each over
     ``event_shape``-shaped values (PyTorch's ``Distribution``).
