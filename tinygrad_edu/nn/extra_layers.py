@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 
 from .. import backend
-from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor
 from . import functional as F
 from . import init
+from .embedding import Embedding
 from .module import Module, Parameter
 
 __all__ = ["AlphaDropout", "EmbeddingBag", "Bilinear"]
@@ -81,11 +81,8 @@ class EmbeddingBag(Module):
                                      f"{(num_embeddings, embedding_dim)}")  # fmt: skip
             self.weight = Parameter(_weight, device=device)
 
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight._data[self.padding_idx] = 0
+    # Embedding's start: N(0, 1), the padding row zero
+    reset_parameters = Embedding.reset_parameters
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None,
