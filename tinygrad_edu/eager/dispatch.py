@@ -374,7 +374,7 @@ def unrecorded_getitem(src, index):
     """``src[index]`` for a basic index (ints, slices, ``None``, ``...``; ``index`` already
     through ``_raw_index``) when nothing is recorded; None where ``apply_op`` must run.
 
-    NOTE [Unrecorded indexing] (``python -m benchmarks.user --only iterate_rows``)
+    NOTE [Unrecorded indexing] (``python -m benchmarks.run --only batch_rows``)
         ``for row in x``, ``data[i:i + n]`` and ``x[i]`` in a Python loop make one small
         tensor each: in a data loader that is most of the program's time. When no node is
         recorded (``src`` does not require grad, or grad mode is off) and no rare mode is on
