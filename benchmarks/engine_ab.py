@@ -23,7 +23,8 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import nn
-from tinygrad_edu.eager import autograd
+from tinygrad_edu.eager import backward as autograd
+from tinygrad_edu.eager import engine as _current
 
 from . import cases
 
@@ -44,6 +45,10 @@ def load_engine(rev: str):
     module.__package__ = "tinygrad_edu.eager"
     exec(compile(source, f"{rev}:engine.py", "exec"), module.__dict__)
     sys.modules[name] = module
+    if hasattr(module, "ATTACHED"):  # what the modules around the core attach to it
+        for key, value in vars(_current.ATTACHED).items():
+            if not key.startswith("__"):
+                setattr(module.ATTACHED, key, value)
     return module
 
 

@@ -21,7 +21,8 @@
 # computes *while the CPU goes on*, and PyTorch's engine is built to exploit it: every device
 # has its own **ready queue** and its own **worker thread**, so the backward of the GPU part of
 # a model runs on the GPU's thread while the thread that called `backward()` runs the CPU
-# nodes. `tinygrad_edu`'s engine (`tinygrad_edu/eager/engine.py`) follows that design, with
+# nodes. `tinygrad_edu`'s engine (its core in `tinygrad_edu/eager/engine.py`, the queues and
+# threads in `tinygrad_edu/eager/engine_threads.py`) follows that design, with
 # PyTorch's names:
 #
 # | piece | what it is |
@@ -51,7 +52,7 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.eager import Observer, engine, observe
+from tinygrad_edu.eager import Observer, engine_threads, observe
 from tinygrad_edu.lessons import check, check_true, summary
 from tinygrad_edu.lessons import lesson10 as ex
 
@@ -117,7 +118,7 @@ ex.lanes.check(lanes)
 
 # %% [markdown]
 # How the engine reports it: an **observer** (lesson 5) is called on the thread that runs each
-# node, and `engine.current_queue_device()` names the queue that thread works.
+# node, and `engine_threads.current_queue_device()` names the queue that thread works.
 
 # %%
 class WhoRuns(Observer):
@@ -126,7 +127,7 @@ class WhoRuns(Observer):
 
     def node_started(self, task, node, grads):
         with self.lock:
-            self.rows.append((self.label.get(node, node.name()), engine.current_queue_device(),
+            self.rows.append((self.label.get(node, node.name()), engine_threads.current_queue_device(),
                               threading.current_thread().name, task.outstanding_tasks))
 
 
@@ -160,15 +161,15 @@ viz.stepper_frames(stepper)
 # ## 3. Worker threads and the GraphTask
 #
 # A worker thread starts the first time a backward needs its device, and stays: every later
-# backward reuses it (PyTorch starts its device threads once, too). `engine.worker_threads()`
+# backward reuses it (PyTorch starts its device threads once, too). `engine_threads.worker_threads()`
 # lists them:
 
 # %%
-before = engine.worker_threads()
+before = engine_threads.worker_threads()
 for _ in range(3):
     loss, names = ex.cross_device_graph()
     loss.backward()
-after = engine.worker_threads()
+after = engine_threads.worker_threads()
 print(after)
 check_true("three more backward calls reused the same sim:0 thread",
            before["sim:0"] is after["sim:0"] and after["sim:0"].is_alive())
@@ -349,7 +350,7 @@ except ValueError as error:
 loss, names = ex.cross_device_graph()
 loss.backward()
 check_true("the workers survive the error and serve the next backward",
-           all(t.is_alive() for t in engine.worker_threads().values()))
+           all(t.is_alive() for t in engine_threads.worker_threads().values()))
 
 # %% [markdown]
 # One more guarantee completes the picture: several **user** threads may call `backward()` at

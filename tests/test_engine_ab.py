@@ -30,6 +30,6 @@ def test_engine_ab_quick(capsys):
     out = capsys.readouterr().out
     for name in ("small_ops", "deep_chain", "mlp_step"):
         assert name in out
-    from tinygrad_edu.eager import autograd, engine
+    from tinygrad_edu.eager import backward, engine
 
-    assert autograd.execute is engine.execute, "the current engine is restored afterwards"
+    assert backward.execute is engine.execute, "the current engine is restored afterwards"

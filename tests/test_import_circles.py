@@ -212,6 +212,7 @@ EAGER_LAYERS = [
     ["core"],
     ["node", "convert"],
     ["engine"],
+    ["engine_threads", "engine_hooks", "engine_errors", "engine_observer", "backward"],
     ["out"],
     ["dispatch"],
     ["functional", "dlpack", "random"],

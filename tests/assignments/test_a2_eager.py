@@ -10,7 +10,7 @@ Tasks (the functions to write, in the library):
 - A2.3 ``eager/node.py`` ``AccumulateGrad.apply`` and ``eager/tensor.py``
   ``Tensor._accumulate``: add a leaf's gradient into ``.grad``.
 - A2.4 ``eager/tensor.py`` ``Tensor.register_hook`` and the tensor-hook loop of
-  ``eager/engine.py`` ``_before_node``.
+  ``eager/engine_hooks.py`` ``_before_node``.
 - A2.5 ``eager/node.py`` ``OpBackward.release``: free saved values unless ``retain_graph``.
 
 The behaviour to match is PyTorch's autograd: dependency counts from the root, the ready node

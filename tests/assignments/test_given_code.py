@@ -102,7 +102,7 @@ GIVEN_CODE_SUBMISSION = {
         "deps = {n: c for n, c in _count_recursive(root).items() if n is not root}\n"],
     ("tinygrad_edu/eager/engine.py", "A2.2"): [  # nothing given runs a node: run none
         "pass\n"],
-    ("tinygrad_edu/eager/engine.py", "A2.4"): [  # the given pre-hook loop after the stub
+    ("tinygrad_edu/eager/engine_hooks.py", "A2.4"): [  # the given pre-hook loop after the stub
         "pass\n"],
     ("tinygrad_edu/eager/tensor.py", "A2.3"): [
         "from .node import accumulate_into\n"

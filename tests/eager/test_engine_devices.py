@@ -16,7 +16,7 @@ import pytest
 
 import tinygrad_edu as tg
 from tinygrad_edu import backend
-from tinygrad_edu.eager import AccumulateGrad, Observer, engine, observe
+from tinygrad_edu.eager import AccumulateGrad, Observer, engine_threads, observe
 from tinygrad_edu.eager.node import ToCopyBackward
 
 TIMEOUT = 60  # seconds; the bodies take well under one
@@ -56,7 +56,8 @@ class _Where(Observer):
 
     def node_started(self, task, node, grads):
         with self.lock:
-            self.ran.append((node, engine.current_queue_device(), threading.current_thread()))
+            here = engine_threads.current_queue_device()
+            self.ran.append((node, here, threading.current_thread()))
 
 
 def _cross_device(devices=("sim:0", "sim:1"), seed=0):
@@ -181,7 +182,7 @@ def test_each_node_runs_on_its_devices_worker_thread():
         _within(loss.backward)
     caller = {t for n, q, t in where.ran if q == "cpu"}
     assert len(caller) == 1 and next(iter(caller)).name == "test body", caller
-    workers = engine.worker_threads()
+    workers = engine_threads.worker_threads()
     for node, queue, thread in where.ran:
         assert queue == str(node.device), (node, queue)
         if queue != "cpu":
@@ -201,17 +202,18 @@ def test_graph_task_state_after_a_cross_device_backward():
         _within(loss.backward)
     (task,) = tasks
     assert {str(d) for d in task.devices} == {"sim:0", "sim:1"}
-    assert task.outstanding_tasks == 0 and task.wait(timeout=1) and task.exception is None
+    assert task.outstanding_tasks == 0 and engine_threads.wait(task, timeout=1)
+    assert task.exception is None
     assert not task.not_ready and not task.ready and all(v == 0 for v in task.dependencies.values())
 
 
 def test_workers_start_once_per_device_and_are_reused():
     _within(_cross_device()[0].backward)
-    before = engine.worker_threads()
+    before = engine_threads.worker_threads()
     assert {"sim:0", "sim:1"} <= set(before)
     for _ in range(3):
         _within(_cross_device()[0].backward)
-    after = engine.worker_threads()
+    after = engine_threads.worker_threads()
     assert all(after[d] is before[d] and after[d].is_alive() for d in before)
     names = [t.name for t in threading.enumerate() if t.name.startswith("autograd ")]
     assert len(names) == len(set(names)), f"a device got two workers: {names}"
@@ -423,7 +425,7 @@ def test_worker_error_reaches_the_caller_and_workers_survive():
     error = _within(failing)
     assert "_BoomBackward" in str(error) and "autograd sim:0" in str(error)
     assert isinstance(error.__cause__, ValueError)
-    assert engine.worker_threads()["sim:0"].is_alive()
+    assert engine_threads.worker_threads()["sim:0"].is_alive()
     x.grad = None
     _within(lambda: (x.cpu() * 3).sum().backward())  # the same worker serves the next call
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
@@ -450,7 +452,7 @@ def test_retain_graph_error_from_a_worker():
     _within(y.backward)
     with pytest.raises(RuntimeError, match="retain_graph"):
         _within(y.backward)
-    assert engine.worker_threads()["sim:0"].is_alive()
+    assert engine_threads.worker_threads()["sim:0"].is_alive()
 
 
 # -- threads --------------------------------------------------------------------------------

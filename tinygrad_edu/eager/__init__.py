@@ -10,7 +10,10 @@ only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; th
   class and the ``F`` of a differentiable backward, handed over once at import;
 * ``node``: backward nodes, AccumulateGrad, saved tensors; ``convert``: Python data, dtype
   and device names and indices into what a tensor holds;
-* ``engine``: dependency counts, a ready queue and a worker thread per device; ``backward``;
+* ``engine``: the core (dependency counts, input buffers, the ready queue, calling nodes);
+  ``engine_threads`` (a ready queue and worker thread per device), ``engine_hooks``,
+  ``engine_errors`` (anomaly mode, errors naming the node), ``engine_observer``: attached to
+  the core without it importing them; ``backward``: the roots and seeds, ``backward()``;
 * ``out`` (``out=``), ``dispatch``: ``apply_op``, the hot path, and the generated op methods;
 * ``functional`` (the ``F`` for differentiable backward), ``dlpack`` (memory shared with
   PyTorch, numpy and CuPy), ``random`` (generators);
@@ -19,10 +22,13 @@ only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; th
 * ``factories``, ``function`` (custom Functions), ``autograd`` (``backward`` and ``grad``).
 """
 
-from . import functional  # noqa: F401  (hands core the F of a create_graph backward)
+# functional hands core the F of a create_graph backward; the engine_* modules attach to the
+# engine's core what it calls but does not define (see engine.py)
+from . import engine_errors, engine_hooks, engine_threads, functional  # noqa: F401
 from .autograd import backward, grad
 from .dlpack import from_dlpack
-from .engine import GraphTask, Observer, observe
+from .engine import GraphTask, InputBuffer
+from .engine_observer import Observer, observe
 from .factories import (
     BoolTensor,
     ByteTensor,
@@ -70,7 +76,8 @@ __all__ = [
     "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx", "from_dlpack",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "detect_anomaly",
     "inference_mode", "is_anomaly_enabled", "Node", "OpBackward", "AccumulateGrad",
-    "GraphRoot", "SavedTensor", "RemovableHandle", "GraphTask", "Observer", "observe",
+    "GraphRoot", "SavedTensor", "RemovableHandle", "GraphTask", "InputBuffer", "Observer",
+    "observe",
     "zeros", "ones", "full", "empty", "randn", "rand", "randint", "arange", "linspace", "eye",
     "zeros_like", "ones_like", "full_like", "empty_like", "randn_like", "rand_like",
     "manual_seed", "as_tensor", "from_numpy", "randperm", "randint_like",

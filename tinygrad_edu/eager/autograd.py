@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .engine import _as_tuple, _run, backward
+from .backward import _as_tuple, _run, backward
 from .factories import zeros_like
 from .tensor import Tensor
 

@@ -48,13 +48,9 @@ class InferenceCounter(list):
 
 
 def init_tensor(t, data, device, grad_fn=None, counter=None, output_nr=0):
-    """Set every field of tensor ``t`` (a tensor's state); returns ``t``.
-
-    ``data``: the backend array, used as is; ``grad_fn``: the node that made it (None for a
-    leaf; a tensor with a node requires grad); ``counter``: a version counter to share (a
-    view's, detach()'s), else a new one. The rarely set fields (hooks, labels, a view's
-    record) are class attributes of ``Tensor`` until assigned.
-    """
+    """Set every field of tensor ``t`` (a tensor's state) and return it: ``data``, the backend
+    array as is; ``grad_fn``, the node that made it (None: a leaf); ``counter``, a version
+    counter to share (a view's), else a new one. Rare fields are class attributes until set."""
     t._data, t._device = data, device  # pairs: see NOTE [Instructions per op] in dispatch.py
     t._grad_fn, t._requires_grad = grad_fn, grad_fn is not None
     t._output_nr, t._grad, t._base = output_nr, None, None

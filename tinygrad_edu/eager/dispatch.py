@@ -153,29 +153,34 @@ def _shape_attrs(op, attrs) -> dict:
     return {k: v for k, v in attrs.items() if k in params}
 
 
+# NOTE [Instructions per op] (``python -m benchmarks.instructions --only chain_f64``)
+#     ``apply_op`` is the hot path of every eager op, so it is written as plain loops. Besides
+#     the plain calls (NOTE [Plain calls]), four small habits keep the interpreter's work per
+#     op down, together about 5% of a small op's forward and backward: the first pass over
+#     the inputs also builds the mask of inputs that need grad; the tensor and its attributes
+#     are assigned in pairs (``a, b, c, d = w, x, y, z`` builds and unpacks a tuple, pairs do
+#     not); a Python number's shape and dtype come from a constant instead of two failed
+#     ``getattr`` calls; and only the saved positions are visited. What they cost a reader: a
+#     mask where a flag would do, and assignments split over two lines. The rare modes
+#     (anomaly detection, a tg.compile tracer) are read only while some thread has one on
+#     (NOTE [Rare modes] in grad_mode.py): docs/performance.md, #23.
+#
+# NOTE [Plain calls]
+#     Python 3.11 runs ``f(*datas, **attrs)`` through C, which starts a nested interpreter loop,
+#     and copies ``attrs``; a call with its arguments written out stays in the running loop.
+#     So the common arities (one or two inputs, no attributes) are spelled out, and so is the
+#     derivative rule's call in ``OpBackward.apply``. What it saves: about 1.5% of a small op
+#     (forward and backward) here, 1% there. What it costs a reader: branches that mean the
+#     same as the first one.
 def apply_op(op, *args, **attrs):
     """Run ``op`` on tensors (and Python numbers), recording a backward node when needed.
 
     As lesson 3 tells it, in four steps: (1) take the arrays out of the input tensors (and
     note which inputs require grad), (2) run the op's forward on them, (3) when grad mode is
-    on and some input requires grad, record the backward node (its ``next_functions``, the
-    shapes and dtypes its rule reads, the values it saves), and (4) wrap the result in a
-    tensor (``core.init_tensor``, the one constructor) whose ``grad_fn`` is that node. A result
-    that shares its input's memory is a view (see NOTE [Views and version counters]).
-
-    This is the hot path of every eager op, so it is written as plain loops.
-
-    NOTE [Instructions per op] (``python -m benchmarks.instructions --only chain_f64``)
-        Besides the plain calls below, four small habits keep the interpreter's work per op
-        down, together about 5% of a small op's forward and backward: the first pass over the
-        inputs also builds the mask of inputs that need grad; the tensor and its attributes are
-        assigned in pairs (``a, b, c, d = w, x, y, z`` builds and unpacks a tuple, pairs do
-        not); a Python number's shape and dtype come from a constant instead of two failed
-        ``getattr`` calls; and only the saved positions are visited. What they cost a reader:
-        a mask where a flag would do, and assignments split over two lines. Step 3 is written
-        out here rather than called (a Python frame per op is about 1% of the chain), and the
-        rare modes (anomaly detection, a tg.compile tracer) are read only while some thread
-        has one on (NOTE [Rare modes] in grad_mode.py): docs/performance.md, #23.
+    on and some input requires grad, record the backward node (:func:`_record`), and (4) wrap
+    the result in a tensor (``core.init_tensor``, the one constructor) whose ``grad_fn`` is
+    that node. A result that shares its input's memory is a view (see NOTE [Views and version
+    counters]); NOTE [Instructions per op] says why this is written as plain loops.
     """
     Tensor = core.Tensor  # the class tensor.py handed over (a local: read once per op)
     trace = _modes.trace if _RARE[0] else None  # see NOTE [Rare modes] in grad_mode.py
@@ -200,16 +205,10 @@ def apply_op(op, *args, **attrs):
         else:
             datas.append(a)
         bit += bit
-    # 2. the forward, on the arrays
+    # 2. the forward, on the arrays (NOTE [Plain calls])
     d0 = datas[0]
     xp = _np if type(d0) is _ndarray else _namespace(dev, d0)
     try:
-        # NOTE [Plain calls]: Python 3.11 runs ``f(*datas, **attrs)`` through C, which starts a
-        # nested interpreter loop, and copies ``attrs``; a call with its arguments written out
-        # stays in the running loop. So the common arities (one or two inputs, no attributes)
-        # are spelled out, and so is the derivative rule's call in ``OpBackward.apply``. What
-        # it saves: about 1.5% of a small op (forward and backward) here, 1% there. What it
-        # costs a reader: branches that mean the same as the first one.
         if attrs or len(datas) > 2:
             out = op.forward(xp, *datas, **attrs)
         elif len(datas) == 2:
@@ -223,66 +222,9 @@ def apply_op(op, *args, **attrs):
         raise error from e
     if type(out) is not _ndarray:
         out = _as_array(xp, out, op.name)  # numpy reduces to scalars: 0-d arrays instead
-    # 3. the backward node, when this call is recorded: its next_functions (an edge per input),
-    # the shapes and dtypes of the inputs, which inputs need a gradient, and what it saves
-    # (written out here, not called: see NOTE [Instructions per op])
-    if not (mask and op.differentiable and _modes.grad):
-        node = None
-    else:
-        cls = _NODE_CLASSES.get(op) or _node_class(op, datas, attrs)
-        node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
-        node.sequence_nr = seq = next(_sequence)
-        if not seq & _FREEZE_MASK:
-            collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
-        node.op, node.attrs = op, attrs
-        if dev is not _CPU:
-            place(node, dev)  # the engine runs it on that device's queue
-        edges, meta = [], [type(out)]  # meta: the key of the shared shapes/dtypes record
-        for a in args:
-            if isinstance(a, Tensor):
-                if a._requires_grad:
-                    fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay
-                    if fn is not None:
-                        edges.append((fn, a._output_nr))
-                    else:
-                        edges.append((a._grad_accumulator(), 0))
-                else:
-                    edges.append(_NO_EDGE)
-                d = a._data
-                meta.append(d.shape)
-                meta.append(d.dtype)
-            elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
-                edges.append(_NO_EDGE)
-                meta += _NUMBER_META  # see NOTE [Instructions per op]
-            else:
-                edges.append(_NO_EDGE)
-                meta.append(getattr(a, "shape", ()))
-                meta.append(getattr(a, "dtype", None))
-        node.next_functions = tuple(edges)
-        # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
-        # objects for the cycle collector to scan, which is what makes long graphs slow to build.
-        n = len(args)
-        node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
-        try:
-            node.shapes, node.dtypes = _META[tuple(meta)]
-        except (KeyError, TypeError):  # a new combination, or an unhashable constant
-            node.shapes, node.dtypes = _shapes_dtypes(meta)
-        saves = None
-        if op.saves:
-            saves = _SAVES.get((op, mask))
-            if saves is None:
-                saves = _saves(op, mask)
-        if saves:
-            saved = [None] * n
-            for i in saves:  # only the saved positions (an optional input may be missing)
-                if i < n:
-                    a = args[i]
-                    saved[i] = SavedTensor(a, False, op) if isinstance(a, Tensor) else a
-            node.saved = tuple(saved)
-        else:
-            node.saved = _NONES[n] if n < 8 else (None,) * n
-        node.saved_out = None  # apply_op saves the output, once the tensor exists
-        node._freed = False if saves or op.saves_output else None  # None: saved nothing
+    # 3. the backward node, when this call is recorded
+    recorded = mask and op.differentiable and _modes.grad
+    node = _record(op, args, attrs, mask, dev, out) if recorded else None
     # 4. the result: a tensor around ``out``; a view shares its input's version counter
     if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
         result = _init(_new(Tensor), out, dev, node, args[0]._counter)
@@ -297,6 +239,67 @@ def apply_op(op, *args, **attrs):
     if trace is not None:  # tg.compile is tracing: record the op into its graph
         trace.record(op, traced, attrs, result)
     return result
+
+
+def _record(op, args, attrs, mask, dev, out):
+    """The backward node of this call of ``op``: its ``next_functions`` (an edge per input),
+    the shapes and dtypes of the inputs, which inputs need a gradient, and what it saves."""
+    Tensor = core.Tensor
+    cls = _NODE_CLASSES.get(op) or _node_class(op, [getattr(a, "_data", a) for a in args], attrs)
+    node = _new(cls)  # Node.__init__ inlined: this runs once per recorded op
+    node.sequence_nr = seq = next(_sequence)
+    if not seq & _FREEZE_MASK:
+        collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
+    node.op, node.attrs = op, attrs
+    if dev is not _CPU:
+        place(node, dev)  # the engine runs it on that device's queue
+    edges, meta = [], [type(out)]  # meta: the key of the shared shapes/dtypes record
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._requires_grad:
+                fn = a._grad_fn if a._base is None else a.grad_fn  # a view may replay
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                else:
+                    edges.append((a._grad_accumulator(), 0))
+            else:
+                edges.append(_NO_EDGE)
+            d = a._data
+            meta.append(d.shape)
+            meta.append(d.dtype)
+        elif type(a) in _PY_NUMBERS:  # (exactly: numpy's float64 is a float with a dtype)
+            edges.append(_NO_EDGE)
+            meta += _NUMBER_META  # see NOTE [Instructions per op]
+        else:
+            edges.append(_NO_EDGE)
+            meta.append(getattr(a, "shape", ()))
+            meta.append(getattr(a, "dtype", None))
+    node.next_functions = tuple(edges)
+    # Small immutable records (flags, shapes, dtypes) are shared between nodes: fewer live
+    # objects for the cycle collector to scan, which is what makes long graphs slow to build.
+    n = len(args)
+    node.needs = _NEEDS[n][mask] if n < 4 else tuple(bool(mask >> i & 1) for i in range(n))
+    try:
+        node.shapes, node.dtypes = _META[tuple(meta)]
+    except (KeyError, TypeError):  # a new combination, or an unhashable constant
+        node.shapes, node.dtypes = _shapes_dtypes(meta)
+    saves = None
+    if op.saves:
+        saves = _SAVES.get((op, mask))
+        if saves is None:
+            saves = _saves(op, mask)
+    if saves:
+        saved = [None] * n
+        for i in saves:  # only the saved positions (an optional input may be missing)
+            if i < n:
+                a = args[i]
+                saved[i] = SavedTensor(a, False, op) if isinstance(a, Tensor) else a
+        node.saved = tuple(saved)
+    else:
+        node.saved = _NONES[n] if n < 8 else (None,) * n
+    node.saved_out = None  # apply_op saves the output, once the tensor exists
+    node._freed = False if saves or op.saves_output else None  # None: saved nothing
+    return node
 
 
 def _device_error(op, args, dev, other) -> Exception:

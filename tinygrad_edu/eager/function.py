@@ -112,6 +112,9 @@ class FunctionBackward(Node):
     def num_outputs(self) -> int:
         return len(self.out_meta)
 
+    def _output_meta(self) -> tuple:
+        return tuple((tuple(s), dt, str(d)) for s, dt, d in self.out_meta)
+
     def apply(self, grads, create_graph):
         ctx, fname = self.ctx, type(self).__name__[: -len("Backward")]
         ctx._graph_mode = create_graph

@@ -21,16 +21,17 @@ import os
 import threading
 import traceback
 import weakref
+from typing import NamedTuple
 
 import numpy as _np  # type checks only: numpy turns 0-d results into scalars
 
-from ..backend import device_of, parse_device, to_device
+from ..backend import device_name, device_of, parse_device, to_device
 from ..ops import RAW
 from . import core
 
 __all__ = [
     "Node", "OpBackward", "AccumulateGrad", "GraphRoot", "ToCopyBackward", "CopySlices",
-    "SavedTensor",
+    "SavedTensor", "InputMetadata",
     "RemovableHandle", "MAX_SEQUENCE_NR", "accumulate_into", "place",
 ]  # fmt: skip
 
@@ -113,6 +114,59 @@ class Node:
         """Gradients for each of ``next_functions`` from the gradients of the outputs."""
         raise NotImplementedError
 
+    def __call__(self, *grads):
+        """PyTorch's ``grad_fn(g)``: run this node on gradients of its outputs (tensors) and
+        return its inputs' gradients, one tensor (or None) per ``next_functions`` entry; a
+        single one alone. Saved values stay (as with ``retain_graph=True``)."""
+        if len(grads) != self.num_outputs:
+            raise TypeError(
+                f"{self.name()} takes {self.num_outputs} gradient(s), one per output of the "
+                f"forward op, but was called with {len(grads)}"
+            )
+        raw = [g._data if isinstance(g, core.Tensor) else g for g in grads]
+        outs = self.apply(raw, False)
+        wrapped = tuple(None if g is None else core.new_tensor(g, device_of(g)) for g in outs)
+        return wrapped[0] if len(wrapped) == 1 else wrapped
+
+    def _sequence_nr(self) -> int:
+        """PyTorch's ``grad_fn._sequence_nr()``: this node's ``sequence_nr``."""
+        return self.sequence_nr
+
+    @property
+    def _input_metadata(self) -> tuple:
+        """One :class:`InputMetadata` (shape, dtype, device) per gradient this node takes,
+        that is per output of its forward op (PyTorch's ``Node::input_metadata_``; Paddle's
+        ``GradSlotMeta``)."""
+        return tuple(InputMetadata(*m) for m in self._output_meta())
+
+    def _output_meta(self) -> tuple:
+        """``(shape, dtype, device)`` of each forward output (a node that records none: ())."""
+        return ()
+
+    @property
+    def topological_nr(self) -> int:
+        """0 for a node with no next node (AccumulateGrad), else 1 + the largest of its next
+        nodes': the length of the longest path down to a leaf (PyTorch's ``topological_nr_``).
+
+        No node with a smaller number can lead to this one, which is what PyTorch uses it for:
+        ``grad(outputs, inputs)`` stops walking below the smallest number among the inputs'
+        nodes. Computed on first use (PyTorch computes it as each node is made)."""
+        known = self.__dict__.get("_topo")
+        if known is not None:
+            return known
+        stack = [self]  # iterative: a graph may be 100,000 nodes deep
+        while stack:
+            node = stack[-1]
+            todo = [n for n, _ in node.next_functions
+                    if n is not None and "_topo" not in n.__dict__]  # fmt: skip
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            nexts = [n.__dict__["_topo"] for n, _ in node.next_functions if n is not None]
+            node.__dict__["_topo"] = 1 + max(nexts) if nexts else 0
+        return self.__dict__["_topo"]
+
     def release(self) -> None:
         """Free saved values (called after running when ``retain_graph`` is false)."""
 
@@ -154,6 +208,15 @@ class Node:
         self._trace = "".join(traceback.format_list(frames))
 
 
+class InputMetadata(NamedTuple):
+    """The shape, dtype and device of one gradient a node takes (PyTorch's ``_InputMetadata``):
+    what the node's forward output was, so what a gradient for it must be."""
+
+    shape: tuple
+    dtype: object
+    device: str
+
+
 class SavedTensor:
     """A value saved for backward, with the version it had when saved.
 
@@ -174,24 +237,26 @@ class SavedTensor:
         self.tensor = None if is_output else tensor
 
     def unpack(self, node: Node, create_graph: bool, what="a tensor"):
-        """The saved value (an array, or a tensor for a ``create_graph`` backward).
-
-        ``what`` names the value in the error: a string, or the input's position.
-        """
+        """The saved value (an array, or a tensor for a ``create_graph`` backward); ``what``
+        names it in the error (a string, or the input's position)."""
         if self.counter[0] != self.version:
-            if isinstance(what, int):
-                what = f"its input {what}"
-            raise RuntimeError(
-                f"{node.name()}: {what}, saved for backward, was modified by an in-place "
-                f"operation (saved at version {self.version}, now at version {self.counter[0]}). "
-                "Fix: use an out-of-place op (x = x * 2 instead of x *= 2), or clone() the "
-                "value before changing it."
-            )
+            raise _modified_error(node, what, self.version, self.counter[0])
         if not create_graph:
             return self.data
         if self.is_output:
             return core.new_tensor(self.data, device_of(self.data), node, self.counter)
         return self.tensor
+
+
+def _modified_error(node, what, saved, now) -> RuntimeError:
+    """A value saved for backward was changed in place since (its version moved on)."""
+    what = f"its input {what}" if isinstance(what, int) else what
+    return RuntimeError(
+        f"{node.name()}: {what}, saved for backward, was modified by an in-place "
+        f"operation (saved at version {saved}, now at version {now}). "
+        "Fix: use an out-of-place op (x = x * 2 instead of x *= 2), or clone() the "
+        "value before changing it."
+    )
 
 
 def inference_save_error(tensor, opname=None) -> RuntimeError:
@@ -209,7 +274,9 @@ def inference_save_error(tensor, opname=None) -> RuntimeError:
 class OpBackward(Node):
     """The backward node of an op from the shared op library: runs the op's ``vjp``."""
 
-    __slots__ = ("op", "attrs", "saved", "saved_out", "shapes", "dtypes", "needs", "_freed")
+    __slots__ = (
+        "op", "attrs", "saved", "saved_out", "shapes", "dtypes", "needs", "_freed",
+    )  # fmt: skip
 
     def apply(self, grads, create_graph):
         if self._freed:
@@ -229,12 +296,29 @@ class OpBackward(Node):
             result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs, **attrs)
         else:  # see NOTE [Plain calls] in dispatch.py: no nested interpreter loop per node
             result = self.op.vjp(F, grads[0], inputs, out, self.shapes, self.needs)
-        # a gradient takes its input's dtype (float32 stays float32 after meeting float64),
-        # and is an array even when numpy computed a 0-d one as a scalar
-        for g, dt in zip(result, self.dtypes):
-            if g is not None and (g.dtype is not dt and g.dtype != dt or type(g) in _SCALARS):
-                return [_conform(F, g, dt) for g, dt in zip(result, self.dtypes)]
+        # PyTorch's validate_outputs: a gradient has its input's shape and dtype (float32 stays
+        # float32 after meeting float64), and is an array even where numpy made a scalar
+        for g, dt, shape in zip(result, self.dtypes, self.shapes):
+            if g is not None and (g.shape != shape or g.dtype is not dt and g.dtype != dt
+                                  or type(g) in _SCALARS):  # fmt: skip
+                return _validate(self, F, result)
         return result
+
+    def _output_meta(self) -> tuple:
+        """The forward output's shape and dtype, worked out again from the recorded inputs'
+        (a node keeps no record of its output: one more field per op costs every op, and this
+        is asked for rarely): the op's forward run on zeros of the inputs' shapes and dtypes
+        gives both, as a shape rule would (a Python number input counts as ``0.0``)."""
+        pairs = zip(self.shapes, self.dtypes)
+        zeros = [_np.zeros(s, d) if d is not None else 0.0 for s, d in pairs]
+        try:
+            with _np.errstate(all="ignore"):
+                out = _np.asarray(self.op.forward(_np, *zeros, **(self.attrs or {})))
+            shape, dtype = out.shape, out.dtype
+        except Exception:  # an op that cannot run on zeros: its shape rule, its input's dtype
+            shape = self.op.shape(*self.shapes, **(self.attrs or {}))
+            dtype = next((d for d in self.dtypes if d is not None), None)
+        return ((tuple(shape), dtype, device_name(self.device)),)
 
     def release(self):
         # BEGIN SOLUTION A2.5
@@ -246,12 +330,35 @@ class OpBackward(Node):
 _SCALARS = frozenset(_np.sctypeDict.values()) - {_np.ndarray}
 
 
-def _conform(F, g, dtype):
-    if g is None:
-        return None
-    if g.dtype != dtype and dtype is not None:
-        g = F.astype(g, dtype=dtype, src=g.dtype)
-    return _np.asarray(g) if type(g) in _SCALARS else g
+def _validate(node, F, result) -> list:
+    """Each gradient conformed to its input as PyTorch's ``validate_outputs`` does: a larger
+    gradient that the input broadcast to is summed down to the input's shape, a dtype cast to
+    the input's; any other shape is an error naming the node, the input and both shapes."""
+    out = []
+    for i, (g, dtype, shape) in enumerate(zip(result, node.dtypes, node.shapes)):
+        if g is not None:
+            if tuple(g.shape) != tuple(shape):
+                if not _sums_to(tuple(g.shape), tuple(shape)):
+                    raise RuntimeError(
+                        f"Function {node.name()} returned an invalid gradient at index {i} - "
+                        f"got {list(g.shape)} but expected shape compatible with {list(shape)}"
+                        f": the derivative rule of '{node.op.name}' must return a gradient of "
+                        "each input's shape (sum over the dimensions it broadcast)"
+                    )
+                g = F.sum_to(g, shape=tuple(shape))
+            if g.dtype != dtype and dtype is not None:
+                g = F.astype(g, dtype=dtype, src=g.dtype)
+            if type(g) in _SCALARS:
+                g = _np.asarray(g)
+        out.append(g)
+    return out
+
+
+def _sums_to(big: tuple, small: tuple) -> bool:
+    """Whether an array of shape ``small`` broadcasts to ``big`` (so ``big`` sums down to it)."""
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
 
 
 def _tensor_functional():
@@ -283,6 +390,10 @@ class AccumulateGrad(Node):
         self.variable = variable
         if variable._device is not CPU:
             place(self, variable._device)
+
+    def _output_meta(self) -> tuple:
+        v = self.variable
+        return ((tuple(v._data.shape), v._data.dtype, device_name(v._device)),)
 
     def _add_tensor_hook(self, output_nr: int, fn) -> RemovableHandle:
         # a leaf's hooks live on the leaf (this node may be freed and made again)
@@ -328,12 +439,15 @@ class ToCopyBackward(Node):
     moved from ``y``'s device (``device``) to ``x``'s (``source``).
     """
 
-    __slots__ = ("source",)
+    __slots__ = ("source", "out_meta")
 
-    def __init__(self, edge, source, device):
+    def __init__(self, edge, source, device, out_meta=((), None)):
         super().__init__((edge,))
-        self.source = source
+        self.source, self.out_meta = source, out_meta  # out_meta: the copy's (shape, dtype)
         place(self, device)
+
+    def _output_meta(self) -> tuple:
+        return ((*self.out_meta, device_name(self.device)),)
 
     def name(self) -> str:
         return "ToCopyBackward0"  # PyTorch's name for the node of x.to(device)
@@ -357,12 +471,16 @@ class CopySlices(Node):
     ``next_functions``: the base's edge before the change, then ``fn``'s other inputs'.
     """
 
-    __slots__ = ("steps", "fn")
+    __slots__ = ("steps", "fn", "out_meta")
 
-    def __init__(self, base_edge, steps, fn):
+    def __init__(self, base_edge, steps, fn, out_meta=((), None)):
         super().__init__((base_edge, *fn.next_functions[1:]))
         self.steps, self.fn = steps, fn  # steps: the view's, (op, other inputs, attrs, shape)
+        self.out_meta = out_meta  # the base's (shape, dtype)
         place(self, fn.device)
+
+    def _output_meta(self) -> tuple:
+        return ((*self.out_meta, device_name(self.device)),)
 
     def apply(self, grads, create_graph):
         F = _tensor_functional() if create_graph else RAW

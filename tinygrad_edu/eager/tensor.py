@@ -32,6 +32,7 @@ from .. import backend
 from ..ops import REGISTRY, ShapeError
 from ..ops.dtypes import can_cast
 from . import core, grad_mode
+from .backward import backward as _backward
 from .convert import (
     _device_of,
     _legacy_data,
@@ -40,7 +41,6 @@ from .convert import (
 )
 from .dispatch import METHODS, _as_array, _foreign, apply_op, type_name
 from .dispatch import unrecorded_getitem as _unrecorded_getitem
-from .engine import backward as _backward
 from .grad_mode import RARE as _RARE
 from .node import AccumulateGrad, CopySlices, RemovableHandle
 from .printing import tensor_repr
@@ -452,7 +452,7 @@ class Tensor(Conversions):
         elif self._grad is None:
             if not _unshared(g):  # see NOTE [Keeping a gradient without a copy]
                 g = backend.namespace_of(g).asarray(g, copy=True)
-            self._grad = Tensor._make(g, device=self._device)
+            self._grad = core.new_tensor(g, self._device)
         else:
             self._grad._data += g
             self._grad._counter[0] += 1
@@ -665,7 +665,8 @@ class Tensor(Conversions):
         base = self._base
         edge = _edge(base)  # the base's history before the change
         self._write(op, result._data)
-        base._rebase(CopySlices(edge, self._view_steps, result._grad_fn))
+        meta = (tuple(base._data.shape), base._data.dtype)
+        base._rebase(CopySlices(edge, self._view_steps, result._grad_fn, meta))
         self._view_version = -1  # replay from the new base now, as PyTorch's rebase_history
         self.grad_fn  # noqa: B018
         return self

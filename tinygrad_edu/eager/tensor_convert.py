@@ -49,7 +49,7 @@ class Conversions:
         data = backend.to_device(out._data, dev, src=out._device)
         if not (out._requires_grad and grad_mode.is_grad_enabled()):
             return core.Tensor._make(data, device=dev)
-        node = ToCopyBackward(core.edge(out), out._device, dev)
+        node = ToCopyBackward(core.edge(out), out._device, dev, (tuple(data.shape), data.dtype))
         if grad_mode.is_anomaly_enabled():
             node._record_trace()
         return core.Tensor._make(data, node, device=dev)

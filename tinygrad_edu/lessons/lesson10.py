@@ -38,7 +38,7 @@ def observed_lanes(loss, names) -> dict:
     of the queue that ran it, as the engine reports it."""
     import threading  # noqa: PLC0415
 
-    from ..eager import Observer, engine, observe  # noqa: PLC0415
+    from ..eager import Observer, engine_threads, observe  # noqa: PLC0415
     from ..viz import node_names  # noqa: PLC0415
 
     label = node_names(loss, names=names)
@@ -48,7 +48,7 @@ def observed_lanes(loss, names) -> dict:
         def node_started(self, task, node, grads):
             if node in label:
                 with lock:
-                    ran[label[node]] = engine.current_queue_device()
+                    ran[label[node]] = engine_threads.current_queue_device()
 
     with observe(Lanes()):
         loss.backward(retain_graph=True)

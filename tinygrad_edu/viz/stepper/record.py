@@ -125,7 +125,7 @@ class Recorder:
             frame.newly_ready.append(node)
 
     def node_started(self, task, node, grads):
-        from ...eager.engine import current_queue_device  # noqa: PLC0415
+        from ...eager.engine_threads import current_queue_device  # noqa: PLC0415
 
         with self.lock:
             self.pending[threading.get_ident()] = Frame(
