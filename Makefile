@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 EXTRAS ?= dev,viz,notebooks,docs,compare,onnx
 PYTEST_ARGS ?= -n 2
 
-.PHONY: venv graphviz chromium test demo lint format bench docs lessons-html lessons clean
+.PHONY: venv graphviz chromium test demo lint format bench gpu-check docs lessons-html lessons clean
 
 venv: $(STAMP)
 
@@ -79,6 +79,16 @@ format: venv
 
 bench: venv
 	$(BIN)/python -m benchmarks.run
+
+# The CuPy backend on a GPU in one run (docs/gpu.md): installs nothing and uses the Python on
+# PATH, as a GPU machine's image provides it (packages carried as wheels come in through a
+# PYTHONPATH set before). Results under $(OUT) (build/gpu-check unless OUT is set);
+# GPU_CHECK_ARGS=--dry-run is the quick CPU run that CI does.
+OUT ?= build/gpu-check
+GPU_CHECK_ARGS ?=
+gpu-check:
+	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(PYTHON) -m benchmarks.gpu_check --out "$(OUT)" \
+	  $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -19,7 +19,7 @@ import numpy as np
 
 import tinygrad_edu as tg
 
-from .cases import Case, _sync, torch
+from .cases import Case, _sync, _torch_device, torch
 
 __all__ = ["CASES", "REPS", "gpt", "char_lstm", "model_impls", "adamw"]
 
@@ -92,7 +92,7 @@ def gpt(L, vocab=VOCAB, n_embd=64, n_head=4, n_layer=2, block_size=32, dropout=0
         def forward(self, idx, targets=None):
             B, T = idx.shape
             tok_emb = self.token_embedding_table(idx)
-            pos_emb = self.position_embedding_table(L.arange(T))
+            pos_emb = self.position_embedding_table(L.arange(T, device=idx.device))
             x = self.ln_f(self.blocks(tok_emb + pos_emb))
             logits = self.lm_head(x)
             if targets is None:
@@ -126,10 +126,10 @@ def char_lstm(L, vocab=VOCAB, n_embd=32, hidden=64):
     return CharLSTM()
 
 
-def _step_impl(L, model, optimizer, xb, yb, compiled=False):
+def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu"):
     """One training step of ``model`` on the batch; ``compiled``: the whole step (forward,
     backward, ``opt.step()``, ``zero_grad``) through ``tg.compile`` (``step.compiled``)."""
-    x, y = L.tensor(xb), L.tensor(yb)
+    x, y = L.tensor(xb, device=device), L.tensor(yb, device=device)
 
     def train_step(xs, ys):
         optimizer.zero_grad(set_to_none=True)
@@ -147,9 +147,12 @@ def _step_impl(L, model, optimizer, xb, yb, compiled=False):
     return step
 
 
-def model_impls(build, optimizer, size: str = "full", compiled: bool = False) -> dict:
+def model_impls(
+    build, optimizer, size: str = "full", compiled: bool = False, device: str = "cpu"
+) -> dict:
     """The step of model ``build`` with ``optimizer`` on one batch, as ``eager``, ``torch``
-    and (``compiled``) ``compiled`` implementations, all from PyTorch's initial weights."""
+    and (``compiled``) ``compiled`` implementations, all from PyTorch's initial weights, on
+    ``device`` (``"cuda"``: CuPy against PyTorch CUDA)."""
     batch, block = (16, 32) if size == "full" else (2, 8)
     rng = np.random.default_rng(0)
     data = rng.integers(0, VOCAB, (batch, block + 1))
@@ -161,20 +164,21 @@ def model_impls(build, optimizer, size: str = "full", compiled: bool = False) ->
     def ours():
         model = build(tg)
         model.load_state_dict(state)
+        model.to(device)  # before the optimizer, as PyTorch's scripts do
         return model, optimizer(tg, model)
 
-    impls = {"eager": _step_impl(tg, *ours(), xb, yb)}
+    impls = {"eager": _step_impl(tg, *ours(), xb, yb, device=device)}
     if compiled:
-        impls["compiled"] = _step_impl(tg, *ours(), xb, yb, compiled=True)
-    impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb)
+        impls["compiled"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device)
+    tdev = _torch_device(device)
+    theirs.to(tdev)
+    impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb, device=tdev)
     return impls, f"batch {batch}, context {block}, float32"
 
 
 def _model_case(name, build, optimizer, title):
     def make(size: str = "full", device: str = "cpu") -> Case:
-        if device != "cpu":
-            raise NotImplementedError(f"{name}: the model benchmarks run on the CPU")
-        impls, shape = model_impls(build, optimizer, size)
+        impls, shape = model_impls(build, optimizer, size, device=device)
         return Case(name, f"{title}, {shape}", "torch", impls,
                     targets={"eager": (1.5, None)}, sync=_sync(device))  # fmt: skip
 

@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 
 from . import cases, cnn, compiler, models, tgcompile, user  # noqa: E402
 
-__all__ = ["main", "time_case", "check_agreement", "markdown"]
+__all__ = ["main", "time_case", "check_agreement", "agreement_tolerance", "markdown"]
 
 REPS = {"small_ops": 60, "mlp_step": 100, "deep_chain": 5, "digits": 7, **compiler.REPS,
         **cnn.REPS, **user.REPS, **models.REPS, **tgcompile.REPS}  # fmt: skip
@@ -65,6 +65,15 @@ def check_agreement(case, rtol=2e-4, atol=1e-5) -> dict:
                 err_msg=f"{case.name}: {name} result {i} differs from {case.reference}",
             )  # fmt: skip
     return results
+
+
+def agreement_tolerance(name: str) -> dict:
+    """How closely benchmark ``name``'s implementations must agree (check_agreement's keywords)."""
+    if name in cnn.CASES or name == "tgc_cnn_step":
+        # float32 sums over 10^4 terms: compare at the results' scale
+        return {"rtol": 1e-3, "atol": 1e-3}
+    loose = name in ("deep_chain", "digits", "deep_f32")  # float32 over long chains
+    return {"rtol": 1e-3 if loose else 2e-4}
 
 
 def time_case(case, reps: int) -> dict:
@@ -188,18 +197,16 @@ def main(argv=None) -> int:
         return 0
     if cases.torch is not None:
         cases.torch.set_num_threads(1)
+        if device == "cuda":  # full float32 on both sides: CuPy's products do not use TF32
+            cases.torch.backends.cuda.matmul.allow_tf32 = False
+            cases.torch.backends.cudnn.allow_tf32 = False
     names = args.only or list(ALL_CASES)
     rows = []
     for name in names:
         case = ALL_CASES[name]("full", device)
         reps = QUICK_REPS if args.quick else REPS[name]
         print(f"{name}: {case.title} ({reps} interleaved repetitions)", flush=True)
-        if name in cnn.CASES or name == "tgc_cnn_step":
-            # float32 sums over 10^4 terms: compare at the results' scale
-            check_agreement(case, rtol=1e-3, atol=1e-3)
-        else:
-            loose = name in ("deep_chain", "digits", "deep_f32")  # float32 over long chains
-            check_agreement(case, rtol=1e-3 if loose else 2e-4)
+        check_agreement(case, **agreement_tolerance(name))
         med = time_case(case, reps)
         extras = _digits_extras(case, device) if name == "digits" else {}
         if "peak" in case.extra:  # a case that measures its own peak memory

@@ -50,9 +50,11 @@ def hand_sgd_step(xp, xd, yd, w1d, w2d, lr=LR):
     return step
 
 
-def _torch_sgd_step(x, labels, w1, w2):
-    tx, tl = torch.tensor(x), torch.tensor(labels)
-    T1, T2 = torch.tensor(w1, requires_grad=True), torch.tensor(w2, requires_grad=True)
+def _torch_sgd_step(x, labels, w1, w2, device="cpu"):
+    dev = _torch_device(device)
+    tx, tl = torch.tensor(x, device=dev), torch.tensor(labels, device=dev)
+    T1 = torch.tensor(w1, requires_grad=True, device=dev)
+    T2 = torch.tensor(w2, requires_grad=True, device=dev)
     opt = torch.optim.SGD([T1, T2], lr=LR)
 
     def step():
@@ -96,7 +98,7 @@ def tgc_mlp_step(size: str = "full", device: str = "cpu") -> Case:
     impls["compiled"] = eager_step(True)
     impls["eager"] = eager_step(False)
     if torch is not None:
-        impls["torch"] = _torch_sgd_step(x, labels, w1.copy(), w2.copy())
+        impls["torch"] = _torch_sgd_step(x, labels, w1.copy(), w2.copy(), device)
     n = x.shape[0]
     title = f"MLP training step (forward, backward, SGD), batch {n}, class labels, tg.compile"
     return Case("tgc_mlp_step", title, "numpy", impls, targets={"compiled": (1.0, None)},
@@ -118,9 +120,7 @@ def tgc_chain(size: str = "full", device: str = "cpu") -> Case:
 
 
 def tgc_gpt_step(size: str = "full", device: str = "cpu") -> Case:
-    if device != "cpu":
-        raise NotImplementedError("tgc_gpt_step: the model benchmarks run on the CPU")
-    impls, shape = model_impls(gpt, adamw, size, compiled=True)
+    impls, shape = model_impls(gpt, adamw, size, compiled=True, device=device)
     return Case("tgc_gpt_step", f"GPT training step (2 layers, 4 heads, 64 channels), AdamW, "
                 f"{shape}, tg.compile", "torch", impls, sync=_sync(device))  # fmt: skip
 

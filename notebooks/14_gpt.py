@@ -43,6 +43,7 @@ from tinygrad_edu.lessons import check, check_true, summary
 from tinygrad_edu.lessons import lesson14 as ex
 
 nn, F = torch.nn, torch.nn.functional
+device = "cuda" if torch.cuda.is_available() else "cpu"  # the lecture's line: a GPU if any
 
 try:
     import torch as real_torch
@@ -99,7 +100,7 @@ def get_batch(split):
     ix = torch.randint(len(d) - block_size, (batch_size,))
     x = torch.stack([d[i:i + block_size] for i in ix])
     y = torch.stack([d[i + 1:i + block_size + 1] for i in ix])
-    return x, y
+    return x.to(device), y.to(device)
 
 
 xb, yb = get_batch("train")
@@ -263,7 +264,7 @@ def gpt(torch):
         def forward(self, idx, targets=None):
             B, T = idx.shape
             tok_emb = self.token_embedding_table(idx)
-            pos_emb = self.position_embedding_table(torch.arange(T))
+            pos_emb = self.position_embedding_table(torch.arange(T, device=idx.device))
             x = self.ln_f(self.blocks(tok_emb + pos_emb))
             logits = self.lm_head(x)
             if targets is None:
@@ -283,8 +284,8 @@ def gpt(torch):
 
 
 torch.manual_seed(1337)
-model = gpt(torch)()
-print(sum(p.numel() for p in model.parameters()), "parameters")
+model = gpt(torch)().to(device)
+print(sum(p.numel() for p in model.parameters()), "parameters on", device)
 
 # %% [markdown]
 # ## 4. Training
@@ -293,7 +294,7 @@ print(sum(p.numel() for p in model.parameters()), "parameters")
 # $\ln(\text{vocab size}) = \ln 61 \approx 4.11$, and its text is noise.
 
 # %%
-context = torch.zeros((1, 1), dtype=torch.long)
+context = torch.zeros((1, 1), dtype=torch.long, device=device)
 print(decode(model.generate(context, max_new_tokens=200)[0].tolist()))
 
 
@@ -344,7 +345,7 @@ print(decode(model.generate(context, max_new_tokens=300)[0].tolist()))
 import matplotlib.pyplot as plt
 
 line = "First Citizen:\nWe are accounted poor"
-idx = torch.tensor([encode(line[:block_size])])
+idx = torch.tensor([encode(line[:block_size])], device=device)
 model.eval()
 with torch.no_grad():
     model(idx)
@@ -369,7 +370,7 @@ check_true("every query's weights sum to 1 and the future gets none",
 
 # %%
 block = model.blocks[1]
-x = torch.randn(1, 4, n_embd)
+x = torch.randn(1, 4, n_embd, device=device)
 viz.draw(block(x).sum(), modules=block, collapse=True)
 
 # %% [markdown]

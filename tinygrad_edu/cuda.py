@@ -22,9 +22,11 @@ __all__ = [
     "is_available", "device_count", "current_device", "set_device", "get_device_name",
     "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "is_initialized",
     "is_bf16_supported", "memory_allocated", "max_memory_allocated", "device",
+    "OutOfMemoryError",
 ]  # fmt: skip
 
 device = backend.device
+OutOfMemoryError = backend.OutOfMemoryError  # a failed GPU allocation names device and size
 
 
 def __getattr__(name):

@@ -36,6 +36,7 @@ import numpy as _np
 __all__ = [
     "Device",
     "DeviceError",
+    "OutOfMemoryError",
     "parse_device",
     "get_namespace",
     "namespace_of",
@@ -60,6 +61,12 @@ GPU_INSTALL_HINT = 'pip install "tinygrad_edu[gpu]"'
 
 class DeviceError(RuntimeError):
     """A device was named that this machine cannot provide."""
+
+
+class OutOfMemoryError(RuntimeError, MemoryError):
+    """A GPU allocation failed: the message names the device, the size asked for and what
+    CuPy's memory pool holds (PyTorch's ``torch.cuda.OutOfMemoryError``, a RuntimeError;
+    a MemoryError too, as CuPy's own error is)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,59 @@ def _import_cupy():
             f"a CUDA device was asked for, but CuPy is not installed; install it with "
             f"{GPU_INSTALL_HINT} (or use device='cpu')"
         ) from e
+    if not _oom_hook:
+        _install_oom_hook(cupy)
     return cupy
+
+
+_oom_hook: list = []  # the allocator installed by _install_oom_hook, once per process
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.2f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _install_oom_hook(cupy) -> None:
+    """Route CuPy's allocations through its default memory pool, as before, but turn a failed
+    one into :class:`OutOfMemoryError` naming the device and the size.
+
+    CuPy's own error says "Out of memory allocating N bytes" and nothing of which GPU, and it
+    surfaces from whichever op happened to allocate; every array of every op is allocated
+    here, so this one place covers them all. A program that installed an allocator of its own
+    (``cupy.cuda.set_allocator``) keeps it: only the default pool is wrapped.
+    """
+    pool = cupy.get_default_memory_pool()
+    _oom_hook.append(None)  # tried once, whatever happens below
+    try:
+        if cupy.cuda.get_allocator() != pool.malloc:
+            return
+    except Exception:  # an older CuPy without get_allocator: the pool is its default
+        pass
+    malloc = pool.malloc
+    errors = (cupy.cuda.memory.OutOfMemoryError, cupy.cuda.runtime.CUDARuntimeError)
+
+    def allocate(nbytes):
+        try:
+            return malloc(nbytes)
+        except errors as e:
+            if not isinstance(e, cupy.cuda.memory.OutOfMemoryError) and (
+                "cudaErrorMemoryAllocation" not in str(e)
+            ):
+                raise
+            dev = f"cuda:{cupy.cuda.runtime.getDevice()}"
+            raise OutOfMemoryError(
+                f"CUDA out of memory on {dev}: tried to allocate {_size(nbytes)} "
+                f"({nbytes} bytes); tensors use {_size(pool.used_bytes())} and CuPy's pool "
+                f"holds {_size(pool.total_bytes())} of this device. Free tensors that are no "
+                "longer needed (del them), call tg.cuda.empty_cache(), or use smaller batches "
+                f"({type(e).__name__}: {e})"
+            ) from e
+
+    cupy.cuda.set_allocator(allocate)
+    _oom_hook[0] = allocate
 
 
 def cuda_available() -> bool:
