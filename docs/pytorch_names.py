@@ -28,6 +28,7 @@ NOT_PYTORCH = {
     "Tensor.clear_gradient": "Paddle's: zero `.grad` in place (`set_to_zero=False` drops it)",
     "Tensor.retain_grads": "Paddle's name of `retain_grad()`",
     "Tensor.stop_gradient": "Paddle's: `not x.requires_grad` (settable)",
+    "Tensor.persistable": "Paddle's: True for parameters and the buffers `state_dict` saves",
     "Tensor.zero_grad": "`x.grad = None` (PyTorch has `zero_grad` on modules and optimizers)",
     "tg.Function": "`torch.autograd.Function` (also `tg.autograd.Function`)",
     "tg.grad": "`torch.autograd.grad` (also `tg.autograd.grad`)",

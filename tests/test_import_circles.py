@@ -181,7 +181,7 @@ def test_every_unit_imports_only_from_the_layers_below():
 #: viz's modules in layers, bottom first (as its package docstring lists them)
 VIZ_LAYERS = [
     ["records", "torch_graph", "style", "examples"],
-    ["blocks", "modules"],
+    ["blocks", "modules", "anatomy"],
     ["traverse"],
     ["symbolic_form", "eager_form", "run_engines", "im2col"],
     ["draw", "order", "memory_plan", "stepper.record"],
@@ -216,7 +216,7 @@ EAGER_LAYERS = [
     ["out"],
     ["dispatch"],
     ["functional", "dlpack", "random"],
-    ["tensor_convert"],
+    ["tensor_convert", "inplace", "anatomy"],
     ["tensor"],
     ["factories", "function"],
     ["autograd"],

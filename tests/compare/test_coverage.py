@@ -13,6 +13,7 @@ from tinygrad_edu.eager import dispatch
 _SPEC = "autograd machinery: tests/eager/test_spec.py checks it against SPEC-eager.md"
 _SURFACE = "not an op: tests/test_torch_surface.py checks it against PyTorch"
 _AUTOGRAD2 = "autograd hooks and modes: tests/eager/test_autograd_torch2.py (with torch)"
+_ANATOMY = "a tensor's anatomy: tests/eager/test_anatomy.py (view chains against PyTorch)"
 EXEMPT = {
     "Tensor.backward": _SPEC, "Tensor.grad": _SPEC, "Tensor.grad_fn": _SPEC,
     "Tensor.register_hook": _SPEC, "Tensor.retain_grad": _SPEC, "Tensor.zero_grad": _SPEC,
@@ -56,6 +57,11 @@ EXEMPT = {
     "tg.set_float32_matmul_precision": _SURFACE,
     "tg.set_rng_state": _SURFACE,
     "tg.autocast": "not an op: accepted, changes no dtype (tests/optim/test_amp.py)",
+    "Tensor.stride": _ANATOMY, "Tensor.storage_offset": _ANATOMY,
+    "Tensor.untyped_storage": _ANATOMY, "Tensor.data_ptr": _ANATOMY,
+    "Tensor.element_size": _ANATOMY, "Tensor.nbytes": _ANATOMY, "Tensor.itemsize": _ANATOMY,
+    "Tensor.as_strided": _ANATOMY, "Tensor.output_nr": _ANATOMY,
+    "Tensor.persistable": "Paddle's name (tests/eager/test_anatomy.py)",
     "Tensor.bfloat16": "left out (numpy has no bfloat16): the error is tested in "
     "tests/ops/test_missing_names2.py",
 }  # fmt: skip

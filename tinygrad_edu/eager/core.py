@@ -4,7 +4,8 @@ that holds the ``Tensor`` class.
 The modules of ``eager/`` form layers, each importing only from those below it::
 
     core -> node, convert -> engine -> out -> dispatch -> functional, dlpack, random
-         -> tensor_convert -> tensor -> factories, function -> autograd (the public functions)
+         -> tensor_convert, inplace, anatomy -> tensor -> factories, function
+         -> autograd (the public functions)
 
 The lower layers make and inspect tensors without importing the class: ``tensor.py``
 hands ``Tensor`` over once, when it is defined (:func:`hand_over`), as PyTorch's C++ core is

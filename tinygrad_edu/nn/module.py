@@ -82,6 +82,7 @@ class Parameter(Tensor):
     """
 
     __slots__ = ()
+    persistable = True  # Paddle's flag: a parameter is saved with its model
 
     def __init__(self, data, requires_grad: bool = True, dtype=None, device=None):
         if isinstance(data, Tensor):
@@ -205,6 +206,8 @@ class Module:
         if name not in self._buffers and hasattr(self, name):  # PyTorch's KeyError
             raise KeyError(f"attribute '{name}' already exists")
         self._buffers[name] = tensor
+        if tensor is not None:
+            tensor.persistable = bool(persistent)  # Paddle's flag, as its register_buffer sets
         if persistent:
             self._non_persistent.discard(name)
         else:

@@ -26,7 +26,8 @@ Where things live, bottom layer first: a module imports only from the lines befo
 
 * ``records`` (boxes and arrows as plain records), ``torch_graph`` (views of PyTorch's
   graphs), ``style`` (colours, fonts, labels, legends, rendering with ``dot``), ``examples``;
-* ``blocks`` (control-flow clusters), ``modules`` (a network's layers grouped);
+* ``blocks`` (control-flow clusters), ``modules`` (a network's layers grouped), ``anatomy``
+  (one tensor's storage, strides and autograd fields: :func:`draw_anatomy`);
 * ``traverse`` (a whole graph walked into records);
 * ``symbolic_form``, ``eager_form`` (each form drawn), ``run_engines`` (a function run in
   three engines, for ``draw_both``), ``im2col``;
@@ -38,6 +39,7 @@ Where things live, bottom layer first: a module imports only from the lines befo
 """
 
 from . import examples
+from .anatomy import anatomy_record, draw_anatomy
 from .compiled import draw_compiled
 from .draw import (
     DotNotFoundError,
@@ -68,6 +70,8 @@ from .traverse import (
 __all__ = [
     "draw",
     "draw_compiled",
+    "draw_anatomy",
+    "anatomy_record",
     "draw_symbolic",
     "draw_eager",
     "draw_both",
