@@ -187,7 +187,7 @@ VIZ_LAYERS = [
     ["draw", "order", "memory_plan", "stepper.record"],
     ["stepper.captions", "stepper.layout", "stepper.export", "stepper.animate", "compiled"],
     ["stepper", "player"],
-    ["cli", "(viz)"],
+    ["render", "(viz)"],
 ]
 
 

@@ -143,7 +143,7 @@ def numel(input) -> int:
 class _PathModule(_ModuleType):
     """A PyTorch import path whose code lives in a lower layer: ``tinygrad_edu.onnx`` (in
     :mod:`tinygrad_edu.compiler.onnx`) and ``tinygrad_edu.serialization`` (in
-    :mod:`tinygrad_edu.nn.module`). Registered in ``sys.modules`` here, so that ``import
+    :mod:`tinygrad_edu.nn.serialization`). Registered in ``sys.modules`` here, so that ``import
     tinygrad_edu.onnx`` and ``from tinygrad_edu.serialization import save`` work without a
     top-level file (each would be a unit of its own in the layers); its names load on first
     use, so importing the package stays light (no onnx, no compiler until asked)."""
@@ -171,9 +171,9 @@ def _onnx_home():
 
 
 def _serialization_home():
-    from .nn import module
+    from .nn import serialization
 
-    return module
+    return serialization
 
 
 onnx = _PathModule("onnx", """``tg.onnx``: PyTorch's ``torch.onnx.export(model, args, f)``.
@@ -185,7 +185,7 @@ engine's ONNX exporter (see :mod:`tinygrad_edu.compiler.onnx`; needs the ``onnx`
 serialization = _PathModule("serialization", """``tg.serialization``: PyTorch's
 ``torch.serialization.save``/``load``, the same functions as ``tg.save``/``tg.load`` (files
 are ``.npz`` archives; a whole module is pickled into one and loads only allowed classes: see
-:func:`tinygrad_edu.nn.module.save` and :mod:`tinygrad_edu.nn.serialization`).
+:mod:`tinygrad_edu.nn.serialization` and :mod:`tinygrad_edu.nn.unpickler`).
 """, ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
      "clear_safe_globals"], _serialization_home)  # fmt: skip
 _sys.modules[onnx.__name__] = onnx

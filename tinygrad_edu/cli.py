@@ -16,7 +16,7 @@ __all__ = ["main"]
 # name -> (module, one-line help)
 SUBCOMMANDS = {
     "demo": ("tinygrad_edu.demo", "draw the seed example, compare engines, train on digits"),
-    "render": ("tinygrad_edu.viz.cli", "draw an example graph in both forms and step backward"),
+    "render": ("tinygrad_edu.viz.render", "draw an example graph in both forms and step backward"),
     "grade": ("tinygrad_edu.grading.cli", "run graded tests and report points"),
     "grade-batch": ("tinygrad_edu.grading.batch", "grade a folder of submissions, in sandboxes"),
     "make-student": ("tinygrad_edu.lessons.edition", "write a student edition of a repository"),

@@ -2,7 +2,7 @@ r"""Assignment A3: training with ``tinygrad_edu.nn`` and ``tinygrad_edu.optim``.
 
 Tasks (the functions to write, in the library):
 
-- A3.1 ``nn/functional.py`` ``linear`` and ``nn/layers.py`` ``Linear.forward``:
+- A3.1 ``nn/functional.py`` ``linear`` and ``nn/linear.py`` ``Linear.forward``:
   $y = x W^\top + b$.
 - A3.2 ``nn/functional.py`` ``mse_loss``: $\frac1n\sum_i (x_i - y_i)^2$.
 - A3.3 ``optim/sgd.py`` ``SGD._update`` (the step): momentum, dampening, Nesterov, weight

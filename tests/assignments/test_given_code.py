@@ -121,7 +121,7 @@ GIVEN_CODE_SUBMISSION = {
     ("tinygrad_edu/nn/functional.py", "A3.1"): [
         "from ..ops.matrix import addmm\n"
         "return addmm(bias, x, weight.t()) if bias is not None else x.matmul(weight.t())\n"],
-    ("tinygrad_edu/nn/layers.py", "A3.1"): [
+    ("tinygrad_edu/nn/linear.py", "A3.1"): [
         "from .functional import linear\n"
         "return linear(x, self.weight, self.bias)\n"],
     ("tinygrad_edu/nn/functional.py", "A3.2"): [

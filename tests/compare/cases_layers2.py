@@ -1,7 +1,9 @@
-"""Rows of the differential table for the layer functions of ``nn/functional_extra.py`` and
-``nn/ctc.py``: conv3d, max_pool3d, avg_pool3d, max_unpool1d/2d, alpha_dropout, embedding_bag,
-bilinear, affine_grid, grid_sample, ctc_loss (tests/nn/test_layers_round2.py tests them one
-by one, modules included). Imported at the end of cases.py."""
+"""Rows of the differential table for the composite layer functions of ``nn/`` (the
+``functional_conv``, ``functional_pooling``, ``functional_embedding`` and ``functional_vision``
+modules, ``alpha_dropout``, ``bilinear``) and ``nn/ctc.py``: conv3d, max_pool3d, avg_pool3d,
+max_unpool1d/2d, alpha_dropout, embedding_bag, bilinear, affine_grid, grid_sample, ctc_loss
+(tests/nn/test_layers_round2.py tests them one by one, modules included). Imported at the end
+of cases.py."""
 
 from __future__ import annotations
 

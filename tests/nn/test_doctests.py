@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = [
-    "tinygrad_edu.nn", "tinygrad_edu.nn.module", "tinygrad_edu.nn.layers", "tinygrad_edu.nn.loss",
+    "tinygrad_edu.nn", "tinygrad_edu.nn.module", "tinygrad_edu.nn.linear", "tinygrad_edu.nn.loss",
     "tinygrad_edu.optim", "tinygrad_edu.optim.optimizer", "tinygrad_edu.optim.sgd",
     "tinygrad_edu.optim.adam", "tinygrad_edu.data", "tinygrad_edu.data.digits",
     "tinygrad_edu.data.synthetic", "tinygrad_edu.data.loader", "tinygrad_edu.symbolic.training",
@@ -17,6 +17,12 @@ MODULES = [
     "tinygrad_edu.ops.pad", "tinygrad_edu.ops.norm", "tinygrad_edu.ops.embedding",
     "tinygrad_edu.backend.windows", "tinygrad_edu.symbolic.layers", "tinygrad_edu.nn.rnn",
     "tinygrad_edu.nn.attention", "tinygrad_edu.data.text", "tinygrad_edu.ops.layer_surface",
+    "tinygrad_edu.nn.containers", "tinygrad_edu.nn.activation", "tinygrad_edu.nn.dropout",
+    "tinygrad_edu.nn.flatten", "tinygrad_edu.nn.padding", "tinygrad_edu.nn.upsampling",
+    "tinygrad_edu.nn.pixelshuffle", "tinygrad_edu.nn.parameter", "tinygrad_edu.nn.state_dict",
+    "tinygrad_edu.nn.serialization", "tinygrad_edu.nn.unpickler", "tinygrad_edu.nn.functional_conv",
+    "tinygrad_edu.nn.functional_pooling", "tinygrad_edu.nn.functional_embedding",
+    "tinygrad_edu.nn.functional_vision", "tinygrad_edu.nn.functional_losses",
 ]  # fmt: skip
 
 

@@ -45,10 +45,6 @@ def _never() -> bool:
     return False
 
 
-def _always() -> bool:
-    return True
-
-
 cuda = SimpleNamespace(
     is_built=_cuda.is_available,
     matmul=SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True),

@@ -51,7 +51,7 @@ from .. import backend
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
-from . import trace as _trace
+from . import tensor_reads as _reads
 from .module import OptimizedModule
 from .program import attach, build_program, fetch, joined, spend, write_back
 from .reach import Unguarded, modules_of, optimizers_of, python_reads, watched_tensors
@@ -214,7 +214,7 @@ class CompiledCallable:
 
     # -- the call ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self.disable or _trace.ACTIVE.tracer is not None:
+        if self.disable or _reads.ACTIVE.tracer is not None:
             return self.fn(*args, **kwargs)  # nested inside another trace: part of that graph
         leaves: list = []
         spec = _flatten((args, kwargs), leaves)
@@ -287,14 +287,14 @@ class CompiledCallable:
         tracer = Tracer(leaves, self.fullgraph, self._names(), watched)
         for opt in optimizers_of(self.fn):
             tracer.watch_groups(opt)
-        _trace.ACTIVE.tracer = tracer
+        _reads.ACTIVE.tracer = tracer
         grad_mode.set_trace(tracer)
-        undo = [_trace.patch_tensor_reads(tracer), patch_training(tracer), patch_effects(tracer)]
+        undo = [_reads.patch_tensor_reads(tracer), patch_training(tracer), patch_effects(tracer)]
         try:
             result = self.fn(*args, **kwargs)
             tracer.check_random()
         finally:
-            _trace.ACTIVE.tracer = None
+            _reads.ACTIVE.tracer = None
             grad_mode.set_trace(None)
             for u in undo:
                 u()

@@ -22,6 +22,7 @@ from ..eager.tensor import Tensor
 from ..nn.module import Module
 from ..symbolic.node import CONSTANT
 from ..symbolic.onnx_export import to_onnx
+from . import tensor_reads as _reads
 from . import trace as _trace
 from .training import patch_effects, patch_training
 
@@ -104,16 +105,16 @@ def _trace_call(model, args, kwargs):
     was_training = model.training if isinstance(model, Module) else None
     if was_training:
         model.eval()
-    _trace.ACTIVE.tracer = tracer
+    _reads.ACTIVE.tracer = tracer
     grad_mode.set_trace(tracer)
-    undo = [_trace.patch_tensor_reads(tracer), patch_training(tracer), patch_effects(tracer)]
+    undo = [_reads.patch_tensor_reads(tracer), patch_training(tracer), patch_effects(tracer)]
     _exporting[0] = True
     try:
         result = model(*args, **kwargs)
         tracer.check_random()
     finally:
         _exporting[0] = False
-        _trace.ACTIVE.tracer = None
+        _reads.ACTIVE.tracer = None
         grad_mode.set_trace(None)
         for u in undo:
             u()

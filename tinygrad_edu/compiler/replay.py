@@ -31,7 +31,7 @@ from ..eager import core, grad_mode
 from ..eager.dispatch import apply_op
 from ..eager.tensor import _CHECKED as _REFCOUNTS_CHECKED
 from ..eager.tensor import Tensor
-from . import trace as _trace
+from . import tensor_reads as _reads
 from .program import attach, fetch, joined, spend, write_back
 from .trace import Tracer
 from .training import install_effect_hooks, install_training_hooks, patch_training
@@ -117,7 +117,7 @@ class Replay:
 
     # -- the hooks ---------------------------------------------------------------------------
     def install(self) -> None:
-        _trace.ACTIVE.tracer = self
+        _reads.ACTIVE.tracer = self
         grad_mode.set_trace(self)
         self._undo = [_patch_reads(self), _patch_training(self),
                       install_effect_hooks(lambda reason: self.sync(None))]  # fmt: skip
@@ -127,7 +127,7 @@ class Replay:
         for undo in self._undo:
             undo()
         self._undo = []
-        _trace.ACTIVE.tracer = None
+        _reads.ACTIVE.tracer = None
         grad_mode.set_trace(None)
 
     # -- the dispatcher's view ---------------------------------------------------------------
@@ -383,9 +383,9 @@ class Replay:
         tracer = Tracer.resume(v.trace, p, [c[3] for c in self.calls], self.leaves, self.bound,
                                v.extra_guards[: v.guards_before(p)], self.names)  # fmt: skip
         self.tracer = tracer
-        _trace.ACTIVE.tracer = tracer
+        _reads.ACTIVE.tracer = tracer
         grad_mode.set_trace(tracer)
-        self._undo = [_trace.patch_tensor_reads(tracer), patch_training(tracer)]
+        self._undo = [_reads.patch_tensor_reads(tracer), patch_training(tracer)]
 
     def abandon(self) -> None:
         """The function raised: finish what was deferred eagerly, trace nothing."""

@@ -29,7 +29,7 @@ from ..eager.tensor import Tensor
 from ..nn.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
-from .trace import ACTIVE
+from .tensor_reads import ACTIVE
 
 __all__ = ["patch_training", "patch_effects", "install_training_hooks", "install_effect_hooks"]
 

@@ -29,33 +29,28 @@ from .activation import (
     LogSoftmax,
     Mish,
     PReLU,
+    ReLU,
     ReLU6,
+    Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
     Softshrink,
     Softsign,
+    Tanh,
     Tanhshrink,
     Threshold,
 )
 from .attention import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from .containers import ModuleDict, ParameterDict, ParameterList
-from .conv import Conv2d
-from .conv3d import Conv3d
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Fold, Unfold
 from .ctc import CTCLoss
-from .embedding import Embedding
-from .extra_layers import AlphaDropout, Bilinear, EmbeddingBag
-from .layers import (
-    Dropout,
-    Flatten,
-    Identity,
-    Linear,
-    ModuleList,
-    ReLU,
-    Sequential,
-    Sigmoid,
-    Tanh,
-)
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
+from .embedding import Embedding, EmbeddingBag
+from .flatten import Flatten, Unflatten
+from .linear import Bilinear, Identity, Linear
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -79,22 +74,47 @@ from .loss import (
     TripletMarginLoss,
 )
 from .module import Module, Parameter, load, save
-from .more_layers import *  # noqa: F403
-from .more_layers import __all__ as _more_layers
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    LayerNorm,
+    RMSNorm,
+)
+from .padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from .parallel import DataParallel
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (
+    AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    MaxPool1d,
     MaxPool2d,
     MaxPool3d,
     MaxUnpool1d,
     MaxUnpool2d,
 )
-from .reshape import Unflatten
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import Transformer, TransformerDecoder, TransformerDecoderLayer
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 # the names used by some courses for the same two functions
 save_state_dict = save
@@ -121,7 +141,15 @@ __all__ = [
     "EmbeddingBag", "Bilinear", "CTCLoss", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer",
 ]  # fmt: skip
-__all__ += _more_layers
+__all__ += [
+    "Conv1d", "ConvTranspose1d", "ConvTranspose2d", "Unfold", "Fold", "AdaptiveAvgPool1d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "RMSNorm", "Dropout1d", "Dropout2d", "Upsample", "UpsamplingNearest2d",
+    "UpsamplingBilinear2d", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d",
+    "CircularPad1d", "CircularPad2d", "MaxPool1d", "AvgPool1d", "PixelShuffle", "PixelUnshuffle",
+    "Dropout3d", "Softmin", "Softmax2d", "BatchNorm3d",
+]  # fmt: skip
 
 
 def __getattr__(name):

@@ -1,5 +1,6 @@
-r"""Activation modules beyond ``ReLU``/``Tanh``/``Sigmoid``: ``LeakyReLU``, ``GELU``,
-``Softplus``, ``Softmax``, ``LogSoftmax``, ``SiLU``, ``ELU``, ``SELU``, ``CELU``, ``Mish``,
+r"""Activation modules: ``ReLU``, ``Tanh``, ``Sigmoid``, ``LeakyReLU``, ``GELU``,
+``Softplus``, ``Softmax``, ``LogSoftmax``, ``Softmin``, ``Softmax2d``, ``SiLU``, ``ELU``,
+``SELU``, ``CELU``, ``Mish``,
 ``Hardtanh``, ``ReLU6``, ``Hardswish``, ``Hardsigmoid``, ``LogSigmoid``, ``Softsign``,
 ``Tanhshrink``, ``Hardshrink``, ``Softshrink``, ``Threshold``, ``GLU``, ``PReLU`` (a learnt
 slope), each a thin module over the function of the same name in
@@ -8,7 +9,7 @@ has it: the input is overwritten and returned).
 
 >>> import tinygrad_edu as tg
 >>> tg.nn.LeakyReLU(0.1)(tg.tensor([-1.0, 2.0]))
-tensor([-0.1,  2. ])
+tensor([-0.1000,  2.0000])
 """
 
 from __future__ import annotations
@@ -17,10 +18,38 @@ from ..eager.tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax", "SiLU", "ELU", "SELU",
-           "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid", "LogSigmoid",
-           "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
-           "PReLU"]  # fmt: skip
+__all__ = ["ReLU", "Tanh", "Sigmoid", "LeakyReLU", "GELU", "Softplus", "Softmax", "LogSoftmax",
+           "SiLU", "ELU", "SELU", "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid",
+           "LogSigmoid", "Softsign", "Tanhshrink", "Hardshrink", "Softshrink", "Threshold", "GLU",
+           "PReLU", "Softmin", "Softmax2d"]  # fmt: skip
+
+
+class ReLU(Module):
+    r"""$\max(x, 0)$ elementwise (``inplace=True``: overwrite the input, as PyTorch's)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class Tanh(Module):
+    r"""$\tanh x$ elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    r"""$1/(1+e^{-x})$ elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.sigmoid(x)
 
 
 class LeakyReLU(Module):
@@ -84,6 +113,30 @@ class LogSoftmax(Softmax):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
+
+
+class Softmin(Module):
+    r"""$e^{-x_i}/\sum_j e^{-x_j}$ along ``dim`` (``F.softmin``)."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) (axis -3)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected an input (N, C, H, W) or (C, H, W), got "
+                             f"shape {input.shape}")  # fmt: skip
+        return F.softmax(input, -3)
 
 
 class _Pointwise(Module):

@@ -36,7 +36,9 @@ from ..eager.factories import arange, zeros
 from ..eager.tensor import Tensor
 from . import functional as F
 from . import init
-from .layers import Dropout, Linear, ModuleList
+from .containers import ModuleList
+from .dropout import Dropout
+from .linear import Linear
 from .module import Module, Parameter
 from .normalization import LayerNorm
 

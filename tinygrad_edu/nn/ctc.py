@@ -87,6 +87,22 @@ def _target_rows(name, targets, target_lengths, N) -> list[list[int]]:
     return [[int(v) for v in t[a:b]] for a, b in zip(starts[:-1], starts[1:])]
 
 
+def _extended_targets(rows, tg_lens, blank: int):
+    """The extended targets (blank, l1, blank, l2, ..., blank), padded with blanks to
+    S = 2 max(L) + 1, as an (N, S) table; ``skip``: may position s be reached from s - 2
+    (skipping a blank); ``start``: the positions an alignment may start at (0 and 1)."""
+    N, S = len(rows), 2 * max(tg_lens, default=0) + 1
+    ext = _np.full((N, S), blank, dtype=_np.int64)
+    for n, row in enumerate(rows):
+        ext[n, 1:2 * len(row):2] = row
+    skip = _np.zeros((N, S), dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    start = _np.zeros((N, S), dtype=bool)
+    start[:, 0] = True
+    start[:, 1] = _np.asarray(tg_lens) > 0 if S > 1 else False
+    return ext, skip, start
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:  # fmt: skip
     """The CTC loss of ``log_probs`` (T, N, C) (log-softmax outputs; (T, C) for one sample)
@@ -131,16 +147,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
         if any(not 0 <= v < C for v in row):
             raise IndexError(f"{name}: target labels must be in [0, {C}), got {row}")
 
-    # the extended targets (blank, l1, blank, l2, ..., blank), padded with blanks to S
-    S = 2 * max(tg_lens, default=0) + 1
-    ext = _np.full((N, S), blank, dtype=_np.int64)
-    for n, row in enumerate(rows):
-        ext[n, 1:2 * len(row):2] = row
-    skip = _np.zeros((N, S), dtype=bool)  # may s be reached from s - 2 (skipping a blank)?
-    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    start = _np.zeros((N, S), dtype=bool)
-    start[:, 0] = True
-    start[:, 1] = _np.asarray(tg_lens) > 0 if S > 1 else False
+    ext, skip, start = _extended_targets(rows, tg_lens, blank)
+    S = ext.shape[1]
     dev = lp.device
 
     def const(a):

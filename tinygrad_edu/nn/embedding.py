@@ -1,4 +1,5 @@
-r"""``Embedding``: a lookup table of vectors, one row per token id (PyTorch's arguments).
+r"""``Embedding``: a lookup table of vectors, one row per token id, and ``EmbeddingBag``: the
+sums, means or maxima of bags of its rows (PyTorch's arguments).
 
 >>> import tinygrad_edu as tg
 >>> tg.manual_seed(0)
@@ -17,9 +18,10 @@ from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor
 from . import functional as F
 from . import init
+from .init import _dtype
 from .module import Module, Parameter
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -85,4 +87,72 @@ class Embedding(Module):
             text += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             text += f", max_norm={self.max_norm}"
+        return text
+
+
+class EmbeddingBag(Module):
+    r"""Sums, means or maxima of bags of rows of ``weight`` (num_embeddings, embedding_dim),
+    initialised $\mathcal N(0, 1)$ as in PyTorch (the ``padding_idx`` row at zero). Call it
+    with indices (B, L), or 1-D indices and ``offsets``; see
+    :func:`~tinygrad_edu.nn.functional.embedding_bag`."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight=None, include_last_offset: bool = False,
+                 padding_idx=None, device=None, dtype=None):  # fmt: skip
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError(f"EmbeddingBag: padding_idx {padding_idx} must be within "
+                                     f"num_embeddings ({num_embeddings})")  # fmt: skip
+            padding_idx %= num_embeddings
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode has to be one of sum, mean or max, got "
+                             f"{mode!r}")  # fmt: skip
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, \
+            scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        self.padding_idx = padding_idx
+        if _weight is None:
+            xp = backend.get_namespace(device)
+            shape = (num_embeddings, embedding_dim)
+            self.weight = Parameter(xp.zeros(shape, dtype=_dtype(xp, dtype)), device=device)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError(f"EmbeddingBag: _weight has shape "
+                                     f"{tuple(_weight.shape)}, expected "
+                                     f"{(num_embeddings, embedding_dim)}")  # fmt: skip
+            self.weight = Parameter(_weight, device=device)
+
+    # Embedding's start: N(0, 1), the padding row zero
+    reset_parameters = Embedding.reset_parameters
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx=None):  # fmt: skip
+        """An EmbeddingBag holding ``embeddings`` (2-D); ``freeze`` keeps them from training."""
+        data = embeddings._data if isinstance(embeddings, Tensor) else embeddings
+        rows, dim = data.shape
+        bag = cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse, data,
+                  include_last_offset, padding_idx)  # fmt: skip
+        bag.weight.requires_grad_(not freeze)
+        return bag
+
+    def forward(self, input: Tensor, offsets=None, per_sample_weights=None) -> Tensor:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset,
+                               self.padding_idx)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
         return text

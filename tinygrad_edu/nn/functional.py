@@ -29,11 +29,19 @@ from ..eager.factories import arange, as_tensor, zeros
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
 from ..ops.surface import SURFACES
-from .loss_args import _legacy, _reduce, _same_dtype, _same_shape, _tensor_input, _to_dtype
+from .arguments import (
+    _legacy,
+    _reduce,
+    _same_dtype,
+    _same_shape,
+    _tensor,
+    _tensor_input,
+    _to_dtype,
+)
 
 __all__ = [
     "relu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "gelu", "softplus",
-    "linear", "dropout", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+    "linear", "bilinear", "dropout", "one_hot", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits",
 ]  # fmt: skip
 
@@ -134,6 +142,40 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     y = x.matmul(weight, trans_B=True)
     return y if bias is None else y + bias
     # END SOLUTION
+
+
+# -- bilinear -------------------------------------------------------------------------------------
+def bilinear(input1, input2, weight, bias=None) -> Tensor:
+    r"""$y_k = x_1^\top W_k\, x_2 + b_k$ for ``weight`` (out, in1, in2): every output is a
+    bilinear form of the two inputs (``input1`` (..., in1), ``input2`` (..., in2)). Computed
+    as one product ``x1 @ W`` (all forms at once) and a sum against ``x2``.
+
+    >>> import tinygrad_edu as tg
+    >>> bilinear(tg.ones(1, 2), tg.ones(1, 3), tg.ones(4, 2, 3)).tolist()
+    [[6.0, 6.0, 6.0, 6.0]]
+    """
+    x1, x2 = _tensor("bilinear", "input1", input1), _tensor("bilinear", "input2", input2)
+    w = _tensor("bilinear", "weight", weight)
+    if w.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional (out, in1, in2), got "
+                           f"shape {tuple(w.shape)}")  # fmt: skip
+    out_f, in1, in2 = w.shape
+    if x1.dim() == 0 or x1.dim() != x2.dim() or tuple(x1.shape[:-1]) != tuple(x2.shape[:-1]):
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{tuple(x1.shape)} and {tuple(x2.shape)}")  # fmt: skip
+    if x1.shape[-1] != in1 or x2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input sizes {x1.shape[-1]} and {x2.shape[-1]} do not "
+                           f"match the weight {tuple(w.shape)} (in1={in1}, in2={in2})")
+    t = x1 @ w.permute(1, 0, 2).reshape(in1, out_f * in2)  # (..., out*in2)
+    t = t.reshape(*x1.shape[:-1], out_f, in2)
+    y = (t * x2.unsqueeze(-2)).sum(-1)
+    if bias is not None:
+        b = _tensor("bilinear", "bias", bias)
+        if tuple(b.shape) != (out_f,):
+            raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                               f"{tuple(b.shape)} but weight makes {out_f} outputs")
+        y = y + b
+    return y
 
 
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
@@ -478,6 +520,44 @@ def _additive_mask(mask, dtype, what: str):
     return mask
 
 
+def _mha_project(query, key, value, weights, b, separate: bool):
+    """Multi-head attention's input projections: ``q``, ``k``, ``v`` (not yet split into
+    heads). ``weights`` is ``(in_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)``;
+    ``in_proj_weight`` stacks the three (3E, E), ``b`` their biases (3E,)."""
+    in_proj_weight, *separate_weights = weights
+    E = query.shape[-1]
+    bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
+    if not separate and query is key and key is value:
+        return linear(query, in_proj_weight, b).chunk(3, -1)  # self-attention: one product
+    if separate:
+        wq, wk, wv = separate_weights
+    else:
+        w = in_proj_weight
+        wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
+    return linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+
+
+def _mha_mask(attn_mask, key_padding_mask, dtype, sizes):
+    """The additive mask (N*H, L, S) or (1, L, S) of ``attn_mask`` plus ``key_padding_mask``
+    (N, S), each checked against ``sizes`` ``(N, H, L, S)``; None when neither is given."""
+    N, H, L, S = sizes
+    mask = _additive_mask(attn_mask, dtype, "attn_mask")
+    if mask is not None:
+        want = (L, S) if mask.dim() == 2 else (N * H, L, S)
+        if tuple(mask.shape) != want:
+            raise RuntimeError(f"The shape of the {mask.dim()}D attn_mask is "
+                               f"{tuple(mask.shape)}, but should be {want}.")  # fmt: skip
+        mask = mask.unsqueeze(0) if mask.dim() == 2 else mask
+    pad = _additive_mask(key_padding_mask, dtype, "key_padding_mask")
+    if pad is not None:
+        if tuple(pad.shape) != (N, S):
+            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
+                                 f"{tuple(pad.shape)}")  # fmt: skip
+        pad = pad.reshape(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+        mask = pad if mask is None else mask + pad
+    return mask
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
                                  in_proj_weight, in_proj_bias, bias_k, bias_v,
                                  add_zero_attn: bool, dropout_p: float, out_proj_weight,
@@ -514,34 +594,13 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
                            "create this mask.")  # fmt: skip
     H = num_heads
     hd = E // H
-    b = in_proj_bias
-    bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-    if not use_separate_proj_weight and query is key and key is value:
-        q, k, v = linear(query, in_proj_weight, b).chunk(3, -1)  # self-attention: one product
-    else:
-        if use_separate_proj_weight:
-            wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
-        else:
-            w = in_proj_weight
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        q, k, v = linear(query, wq, bq), linear(key, wk, bk), linear(value, wv, bv)
+    proj_weights = (in_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight)
+    q, k, v = _mha_project(query, key, value, proj_weights, in_proj_bias,
+                           use_separate_proj_weight)
     q = q.reshape(L, N * H, hd).transpose(0, 1)  # (N*H, L, hd)
     k = k.reshape(S, N * H, hd).transpose(0, 1)
     v = v.reshape(S, N * H, hd).transpose(0, 1)
-    mask = _additive_mask(attn_mask, q.dtype, "attn_mask")
-    if mask is not None:
-        want = (L, S) if mask.dim() == 2 else (N * H, L, S)
-        if tuple(mask.shape) != want:
-            raise RuntimeError(f"The shape of the {mask.dim()}D attn_mask is "
-                               f"{tuple(mask.shape)}, but should be {want}.")  # fmt: skip
-        mask = mask.unsqueeze(0) if mask.dim() == 2 else mask
-    pad = _additive_mask(key_padding_mask, q.dtype, "key_padding_mask")
-    if pad is not None:
-        if tuple(pad.shape) != (N, S):
-            raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
-                                 f"{tuple(pad.shape)}")  # fmt: skip
-        pad = pad.reshape(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
-        mask = pad if mask is None else mask + pad
+    mask = _mha_mask(attn_mask, key_padding_mask, q.dtype, (N, H, L, S))
     scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
     scores = scores if mask is None else scores + mask
     # PyTorch: with need_weights a plain softmax (a query with every key masked gets NaN);
@@ -567,8 +626,15 @@ from . import functional_losses as _more  # noqa: E402
 
 globals().update({_name: getattr(_more, _name) for _name in _more.__all__})
 __all__ += list(_more.__all__)
-# conv3d, 3-D pooling, max_unpool, alpha_dropout, embedding_bag, bilinear, grid_sample, ctc_loss
-from . import functional_extra as _extra  # noqa: E402
+# the composites by concept: conv3d; the 3-D pools and max_unpool; embedding_bag; affine_grid
+# and grid_sample; ctc_loss
+from . import functional_conv as _conv  # noqa: E402
+from . import functional_embedding as _embedding  # noqa: E402
+from . import functional_pooling as _pooling  # noqa: E402
+from . import functional_vision as _vision  # noqa: E402
+from .ctc import ctc_loss  # noqa: E402
 
-globals().update({_name: getattr(_extra, _name) for _name in _extra.__all__})
-__all__ += list(_extra.__all__)
+for _part in (_conv, _pooling, _embedding, _vision):
+    globals().update({_name: getattr(_part, _name) for _name in _part.__all__})
+    __all__ += list(_part.__all__)
+__all__ += ["ctc_loss"]

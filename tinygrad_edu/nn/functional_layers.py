@@ -32,7 +32,7 @@ from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor, apply_op
 from ..ops import REGISTRY
 from ..ops.layer_surface import Engine, generate_layers
-from .loss_args import _needs_float, _same_dtype
+from .arguments import _needs_float, _same_dtype, _tensor
 
 __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
@@ -42,7 +42,7 @@ __all__ += [  # composed of the ops above (tinygrad_edu.ops.more_layers)
     "conv1d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "group_norm", "instance_norm", "rms_norm",
     "dropout1d", "dropout2d", "interpolate", "dropout3d", "max_pool1d", "avg_pool1d",
-    "pixel_shuffle", "pixel_unshuffle",
+    "pixel_shuffle", "pixel_unshuffle", "alpha_dropout",
 ]  # fmt: skip
 
 
@@ -226,4 +226,44 @@ avg_pool1d = LAYERS["avg_pool1d"]
 pixel_shuffle = LAYERS["pixel_shuffle"]
 pixel_unshuffle = LAYERS["pixel_unshuffle"]
 
-__test__ = dict(LAYERS)  # their docstrings' examples run with this module's
+# -- alpha_dropout: SELU's dropout, a composite -------------------------------------------------
+#: SELU's negative saturation value, $-\lambda\alpha$
+_SELU_ALPHA = 1.7580993408473766
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    r"""Dropout for self-normalising (SELU) networks: a dropped element is set to SELU's
+    saturation value $-\lambda\alpha$ instead of 0, and the result is mapped by $a x + b$ so
+    that inputs of mean 0 and variance 1 keep them:
+
+    $$a = \left((1 - p)(1 + p\,\lambda^2\alpha^2)\right)^{-1/2}, \qquad
+      y = a\,(m\,x + (1 - m)(-\lambda\alpha)) + a\,\lambda\alpha\,p$$
+
+    with $m$ the keep mask ($P(m = 1) = 1 - p$), PyTorch's formula. Outside training (the
+    default for the function, as in PyTorch) it returns ``input``.
+
+    >>> import tinygrad_edu as tg
+    >>> x = tg.randn(4)
+    >>> alpha_dropout(x) is x
+    True
+    """
+    x = _tensor("alpha_dropout", "input", input)
+    if isinstance(p, bool) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return x
+    if p == 1:
+        out = x * 0.0
+    else:
+        keep = generator().random(tuple(x.shape)) >= p
+        a = 1.0 / math.sqrt((_SELU_ALPHA**2 * p + 1) * (1 - p))
+        noise = Tensor((keep * a).astype(str(x.dtype)), device=x.device)
+        shift = Tensor(((keep - 1.0) * _SELU_ALPHA * a + _SELU_ALPHA * a * p).astype(
+            str(x.dtype)), device=x.device)  # fmt: skip
+        out = x * noise + shift
+    if inplace:
+        return x.copy_(out)
+    return out
+
+
+__test__ = {**LAYERS, "alpha_dropout": alpha_dropout}  # their examples run with this module's

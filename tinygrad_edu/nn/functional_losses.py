@@ -11,7 +11,7 @@ losses ``smooth_l1_loss``, ``huber_loss``, ``kl_div``, ``margin_ranking_loss``,
 >>> F.smooth_l1_loss(tg.tensor([0.5, 3.0]), tg.tensor([0.0, 0.0])).item()
 1.3125
 >>> F.normalize(tg.tensor([[3.0, 4.0]]))
-tensor([[0.6, 0.8]])
+tensor([[0.6000, 0.8000]])
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..eager.factories import as_tensor, empty_like
 from ..eager.tensor import Tensor, apply_op
 from ..linalg import vector_norm
 from ..ops import REGISTRY
-from .loss_args import _legacy, _reduce, _same_shape, _tensor_input
+from .arguments import _legacy, _reduce, _same_shape, _tensor_input
 
 where = FUNCTIONS["where"]  # where(condition, input, other)
 

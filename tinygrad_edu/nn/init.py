@@ -182,6 +182,12 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
     return _fill(tensor, (gain * q).reshape(tensor.shape))
 
 
+def _dtype(xp, dtype):
+    """The dtype of a new layer's parameters: ``dtype`` (a dtype or its name), else the
+    backend's default float."""
+    return getattr(xp, dtype) if isinstance(dtype, str) else (dtype or backend.default_float(xp))
+
+
 def _default_bound(fan_in: int) -> float:
     """$1/\\sqrt{\\mathrm{fan_{in}}}$: the bound of PyTorch's default weight and bias
     initialisation for ``Linear`` and ``Conv2d`` (``kaiming_uniform_(w, a=sqrt(5))``)."""

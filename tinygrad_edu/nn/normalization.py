@@ -1,5 +1,5 @@
-r"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d`` and ``LayerNorm`` (PyTorch's
-arguments, state and modes).
+r"""Normalisation layers, with PyTorch's arguments, state and modes: ``BatchNorm1d``/``2d``/``3d``,
+``LayerNorm``, ``GroupNorm``, ``InstanceNorm1d``/``2d`` and ``RMSNorm``.
 
 Batch norm behaves differently in the two modes, like Dropout: in ``train()`` mode it
 normalises with the batch's statistics and updates its running averages (buffers
@@ -25,13 +25,11 @@ from ..eager.grad_mode import no_grad
 from ..eager.tensor import Tensor
 from ..ops import ShapeError
 from . import functional as F
+from .init import _dtype
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
-
-
-def _dtype(xp, dtype):
-    return getattr(xp, dtype) if isinstance(dtype, str) else (dtype or backend.default_float(xp))
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+           "InstanceNorm1d", "InstanceNorm2d", "RMSNorm"]
 
 
 class _BatchNorm(Module):
@@ -130,6 +128,13 @@ class BatchNorm2d(_BatchNorm):
     _dims, _shape_text = (4,), "(N, C, H, W)"
 
 
+class BatchNorm3d(_BatchNorm):
+    r"""Batch normalisation of (N, C, D, H, W) volumes, per channel C (statistics over the
+    batch and the voxels); see :class:`BatchNorm1d`."""
+
+    _dims, _shape_text = (5,), "(N, C, D, H, W)"
+
+
 class LayerNorm(Module):
     r"""Normalise each example over its last axes (``normalized_shape``), then scale and shift
     element-wise: $y = \frac{x - \mu}{\sqrt{\sigma^2+\epsilon}}\gamma + \beta$. The same in
@@ -151,6 +156,98 @@ class LayerNorm(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")  # fmt: skip
+
+
+class GroupNorm(Module):
+    r"""Normalise each example's channels in ``num_groups`` groups, then the per-channel
+    affine (``weight`` ones, ``bias`` zeros, shaped (num_channels,))."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device=None, dtype=None):  # fmt: skip
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("GroupNorm: num_channels must be divisible by num_groups "
+                             f"({num_channels} by {num_groups})")  # fmt: skip
+        self.num_groups, self.num_channels, self.eps, self.affine = (
+            num_groups, num_channels, float(eps), affine)  # fmt: skip
+        xp = backend.get_namespace(device)
+        dt = _dtype(xp, dtype)
+        self.weight = self.bias = None
+        if affine:
+            self.weight = Parameter(xp.ones((num_channels,), dtype=dt), device=device)
+            self.bias = Parameter(xp.zeros((num_channels,), dtype=dt), device=device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _InstanceNorm(Module):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None):  # fmt: skip
+        super().__init__()
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not "
+                                      "supported; each instance is normalised with its own "
+                                      "statistics (PyTorch's default)")  # fmt: skip
+        self.num_features, self.eps, self.momentum, self.affine = (
+            num_features, float(eps), momentum, affine)  # fmt: skip
+        self.track_running_stats = False
+        xp = backend.get_namespace(device)
+        dt = _dtype(xp, dtype)
+        self.weight = self.bias = None
+        if affine:
+            self.weight = Parameter(xp.ones((num_features,), dtype=dt), device=device)
+            self.bias = Parameter(xp.zeros((num_features,), dtype=dt), device=device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim == self.nd + 1:  # one example (C, *spatial)
+            return self.forward(x.unsqueeze(0)).squeeze(0)
+        if x.ndim != self.nd + 2:
+            raise ValueError(f"{type(self).__name__}: expected a {self.nd + 1}-D or "
+                             f"{self.nd + 2}-D input, got shape {x.shape}")  # fmt: skip
+        return F.instance_norm(x, weight=self.weight, bias=self.bias, eps=self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, " \
+            f"affine={self.affine}, track_running_stats=False"  # fmt: skip
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalise each channel of each example (N, C, L) over L."""
+
+    nd = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalise each channel of each example (N, C, H, W) over its pixels."""
+
+    nd = 2
+
+
+class RMSNorm(Module):
+    r"""$y = x / \sqrt{\mathrm{mean}(x^2) + \epsilon}\cdot w$ over the last axes
+    (``normalized_shape``), ``weight`` ones; ``eps`` None is the dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True,
+                 device=None, dtype=None):  # fmt: skip
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(int(d) for d in shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        xp = backend.get_namespace(device)
+        self.weight = Parameter(xp.ones(self.normalized_shape, dtype=_dtype(xp, dtype)),
+                                device=device) if elementwise_affine else None  # fmt: skip
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "

@@ -1,6 +1,6 @@
-r"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``, ``MaxPool3d``,
-``AvgPool3d``, and the unpooling layers ``MaxUnpool1d``, ``MaxUnpool2d`` (PyTorch's
-arguments).
+r"""Pooling layers, with PyTorch's arguments: ``MaxPool1d``/``2d``/``3d``,
+``AvgPool1d``/``2d``/``3d``, the adaptive pools ``AdaptiveAvgPool1d``/``2d`` and
+``AdaptiveMaxPool1d``/``2d``, and the unpooling layers ``MaxUnpool1d``, ``MaxUnpool2d``.
 
 >>> import tinygrad_edu as tg
 >>> pool = tg.nn.MaxPool2d(2)
@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from ..eager.tensor import Tensor
 from . import functional as F
+from .call import _Call
 from .module import Module
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "MaxPool3d", "AvgPool3d",
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "MaxUnpool1d", "MaxUnpool2d"]
 
 
@@ -140,3 +142,57 @@ class MaxUnpool1d(_MaxUnpool):
     """The inverse of ``MaxPool1d(return_indices=True)`` (see :class:`MaxUnpool2d`)."""
 
     fn, nd = staticmethod(F.max_unpool1d), 1
+
+
+class _Pool1d(_Call):
+    def __init__(self, kernel_size, stride=None, padding=0, **kw):
+        super().__init__(kernel_size=kernel_size, stride=stride, padding=padding, **kw)
+
+
+class MaxPool1d(_Pool1d):
+    """``F.max_pool1d``: the maximum of each window along the last axis."""
+
+    fn = staticmethod(F.max_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False):  # fmt: skip
+        super().__init__(kernel_size, stride, padding, dilation=dilation,
+                         return_indices=return_indices, ceil_mode=ceil_mode)  # fmt: skip
+
+
+class AvgPool1d(_Pool1d):
+    """``F.avg_pool1d``: the mean of each window along the last axis."""
+
+    fn = staticmethod(F.avg_pool1d)
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True):  # fmt: skip
+        super().__init__(kernel_size, stride, padding, ceil_mode=ceil_mode,
+                         count_include_pad=count_include_pad)  # fmt: skip
+
+
+class AdaptiveAvgPool1d(_Call):
+    """``F.adaptive_avg_pool1d`` to ``output_size``."""
+
+    fn = staticmethod(F.adaptive_avg_pool1d)
+
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class AdaptiveMaxPool1d(_Call):
+    """``F.adaptive_max_pool1d`` to ``output_size``."""
+
+    fn = staticmethod(F.adaptive_max_pool1d)
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__(output_size=output_size, return_indices=return_indices)
+
+
+class AdaptiveMaxPool2d(_Call):
+    """``F.adaptive_max_pool2d`` to ``output_size``."""
+
+    fn = staticmethod(F.adaptive_max_pool2d)
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__(output_size=output_size, return_indices=return_indices)

@@ -30,7 +30,9 @@ from .attention import (
     TransformerEncoderLayer,
     generate_square_subsequent_mask,
 )
-from .layers import Dropout, Linear, ModuleList
+from .containers import ModuleList
+from .dropout import Dropout
+from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 

@@ -35,7 +35,7 @@ Where things live, bottom layer first: a module imports only from the lines befo
   ``memory_plan``, ``stepper.record`` (a backward pass recorded as frames);
 * ``stepper.captions``, ``stepper.layout``, ``stepper.export``, ``stepper.animate``;
 * ``stepper`` (``BackwardStepper``), ``player``;
-* ``cli`` and this package.
+* ``render`` (the ``tinygrad-edu render`` subcommand) and this package.
 """
 
 from . import examples

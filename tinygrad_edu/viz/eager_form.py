@@ -53,6 +53,21 @@ def device_text(rec) -> str | None:
     return None if device is None or str(device) == "cpu" else f"on {device}"
 
 
+def _saved_rows(saved) -> list:
+    """The rows of a backward node's box that show what it saved (``show_saved=True``)."""
+    rows = []
+    for what, arr, shape in saved:
+        if what == "freed":
+            rows.append(("saved values freed (retain_graph=False)", [], "#b91c1c"))
+        elif shape is None:  # a saved attribute, not a tensor (PyTorch's alpha...)
+            rows.append((f"saved {what} = {arr}", [], "#64748b"))
+        elif arr is None:
+            rows.append((f"keeps shape of {what}: {shape_text(shape)}", [], "#64748b"))
+        else:
+            rows.append((f"saved {what}: {shape_text(shape)}", format_array(arr), "#334155"))
+    return rows
+
+
 def add_eager(
     g, data: GraphData, prefix="", show_saved=False, decorate=None, show_grad=True, shapes=False,
     align_leaves=True,
@@ -95,17 +110,7 @@ def add_eager(
             if info.get("collapsed"):
                 sub = f"chain of {info['collapsed']}" + (f" · {sub}" if sub else "")
             if show_saved:
-                for what, arr, shape in info["saved"]:
-                    if what == "freed":
-                        rows.append(("saved values freed (retain_graph=False)", [], "#b91c1c"))
-                    elif shape is None:  # a saved attribute, not a tensor (PyTorch's alpha...)
-                        rows.append((f"saved {what} = {arr}", [], "#64748b"))
-                    elif arr is None:
-                        rows.append((f"keeps shape of {what}: {shape_text(shape)}", [], "#64748b"))
-                    else:
-                        rows.append(
-                            (f"saved {what}: {shape_text(shape)}", format_array(arr), "#334155")
-                        )
+                rows.extend(_saved_rows(info["saved"]))
         if rec.kind in ("leaf", "output", "backward"):  # off the CPU: say where (lesson 7)
             sub = join_parts(sub, device_text(rec))
         rows.extend(extra)

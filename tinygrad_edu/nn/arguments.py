@@ -1,6 +1,7 @@
-"""Argument checks and reductions shared by the loss functions of ``nn.functional`` and
-``nn.functional_losses``, and the dtype checks of the layers (one place, so that
-``nn.functional``, ``nn.functional_layers`` and the modules need not import each other)."""
+"""Argument checks shared by ``nn.functional``, its concept modules (``functional_losses``,
+``functional_layers``, ``functional_conv`` ...) and the layers: the losses' reductions, the
+dtype checks of the layers, the tensor and tuple arguments (one place, so that these modules
+need not import each other)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from ..eager.factories import as_tensor
 from ..eager.tensor import Tensor
 
 __all__ = ["_tensor_input", "_reduce", "_legacy", "_same_shape", "_to_dtype", "_same_dtype",
-           "_needs_float"]  # fmt: skip
+           "_needs_float", "_tensor", "_tuple"]  # fmt: skip
 
 #: the Tensor method that converts to a dtype (``.to(tg.<dtype>)`` for the others)
 _METHODS = {"float32": ".float()", "float64": ".double()", "float16": ".half()",
@@ -85,3 +86,23 @@ def _same_shape(name, input, target):
             "(PyTorch would broadcast them with a warning; here it is an error)"
         )
     return t
+
+
+def _tuple(name: str, what: str, value, n: int, minimum: int = 1) -> tuple:
+    """``2`` -> ``(2, 2, 2)`` for ``n == 3``; a sequence of ``n`` ints stays; else an error."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = (value,) * n
+    try:
+        out = tuple(int(v) for v in value)
+        ok = len(out) == n and all(int(v) == v for v in value)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or min(out) < minimum:
+        raise ValueError(f"{name}: {what} must be an int or {n} ints >= {minimum}, got {value!r}")
+    return out
+
+
+def _tensor(name: str, what: str, x) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}: argument '{what}' must be a Tensor, not {type(x).__name__}")
+    return x
