@@ -118,7 +118,7 @@ def test_a_small_cnn_exports(tmp_path):
 
 
 def test_the_table_covers_every_exported_op():
-    done = set(CASES) | set(CASES_MORE) | {"cond", "while", "tuple_get"}
+    done = set(CASES) | set(CASES_MORE) | set(CASES_ON_THE_OP) | {"cond", "while", "tuple_get"}
     done |= {"conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding"}  # the CNN test
     assert set(ONNX_OPS) == done
 
@@ -295,14 +295,105 @@ def test_matmul_of_float32_and_float64_exports(tmp_path):
 
 
 def test_the_docs_list_of_exporting_ops_is_the_exporters():
-    """docs/concepts/compiler.md holds ops_markdown()'s text between its onnx-ops markers.
-    To refresh it, replace that text with what ``ops_markdown()`` prints (from
-    tinygrad_edu.symbolic.onnx_export)."""
+    """docs/concepts/compiler.md holds ops_markdown()'s text between its onnx-ops markers;
+    ``python docs/onnx_ops.py`` rewrites it."""
+    import importlib.util  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
-    from tinygrad_edu.symbolic.onnx_export import ops_markdown  # noqa: PLC0415
+    path = Path(__file__).parents[2] / "docs" / "onnx_ops.py"
+    spec = importlib.util.spec_from_file_location("onnx_ops_page", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = script.PAGE.read_text()
+    assert script.render(page) == page, "the docs' ONNX op list is stale: python docs/onnx_ops.py"
 
-    page = (Path(__file__).parents[2] / "docs" / "concepts" / "compiler.md").read_text()
-    start = page.index("<!-- onnx-ops:")
-    body = page[page.index("-->", start) + 4 : page.index("<!-- /onnx-ops -->")]
-    assert body.strip() == ops_markdown().strip(), "the docs' ONNX op list is stale"
+
+S = R.normal(size=(3, 4)).astype(np.float32) * 3  # wide enough for rounding and remainders
+BOOLS = np.array([[1, 0, 2, 0], [0, 0, 3, 1], [5, 0, 0, 1]], np.float32)
+CASES_ON_THE_OP = {  # the ops whose ONNX form arrived on their declaration (Op.onnx)
+    **{name: (lambda a, b, name=name: apply_op(name, a), S, B)
+       for name in ("floor", "ceil", "trunc", "frac", "atan", "sinh", "cosh", "expm1", "exp2",
+                    "isnan", "isinf", "isfinite", "erfc", "sinc", "hardswish", "hardsigmoid",
+                    "silu", "mish", "log_sigmoid", "hardtanh", "elu", "tan")},
+    **{name: (lambda a, b, name=name: apply_op(name, b * 0.4), A, POS)
+       for name in ("asin", "acos")},
+    **{name: (lambda a, b, name=name: apply_op(name, b), A, POS)
+       for name in ("log2", "log10", "reciprocal", "entr")},
+    "round": (lambda a, b: apply_op("round", a) + apply_op("round", a, decimals=1), S, B),
+    "fmod": (lambda a, b: apply_op("fmod", a, b), S, POS - 1.25),
+    "remainder": (lambda a, b: apply_op("remainder", a, b), S, POS - 1.25),
+    "floor_divide": (lambda a, b: apply_op("floor_divide", a, b), S, POS - 1.25),
+    "atan2": (lambda a, b: apply_op("atan2", a, b - b[0]), A, B),
+    "nan_to_num": (lambda a, b: [apply_op("nan_to_num", a.log()),
+                                 apply_op("nan_to_num", a / (b - b), nan=1.0, posinf=9.0,
+                                          neginf=-9.0)], A, B),
+    "isclose": (lambda a, b: [apply_op("isclose", a, a + b * 1e-6),
+                              apply_op("isclose", (a - a[0]).log(), (a - a[0]).log(),
+                                       equal_nan=True, rtol=0.1)], A, B),
+    "prod": (lambda a, b: apply_op("prod", b, axis=1) + apply_op("prod", b), A, POS),
+    "logsumexp": (lambda a, b: apply_op("logsumexp", a, axis=0, keepdims=True), A, B),
+    "vector_norm": (lambda a, b: [apply_op("vector_norm", a, ord=o, axis=ax)
+                                  for o, ax in ((2, None), (1, 1), (np.inf, 0), (-np.inf, 1),
+                                                (0, 1), (3, 0))], BOOLS - 1, B),
+    "argsort": (lambda a, b: [apply_op("argsort", a, dim=1),
+                              apply_op("argsort", a, dim=0, descending=True)], BOOLS, B),
+    "unique": (lambda a, b: [apply_op("unique", a), apply_op("unique", a, part="counts")],
+               BOOLS, B),
+    "binary_cross_entropy": (lambda a, b: [
+        apply_op("binary_cross_entropy", a.sigmoid(), b.sigmoid()),
+        apply_op("binary_cross_entropy", a.sigmoid(), b.sigmoid(), reduction="none",
+                 weight=np.array([1.0, 2.0, 0.5, 1.0], np.float32))], A, B),
+    "binary_cross_entropy_with_logits": (lambda a, b: [
+        apply_op("binary_cross_entropy_with_logits", a * 30, b.sigmoid(), reduction="sum"),
+        apply_op("binary_cross_entropy_with_logits", a, b.sigmoid(),
+                 pos_weight=np.array([1.0, 3.0, 0.5, 2.0], np.float32))], A, B),
+    "det": (lambda a, b: apply_op("det", a[:, :3]), A, B),
+    "einsum": (lambda a, b: apply_op("einsum", a, b, equation="ij,kj->ik"), A, B),
+    "tril": (lambda a, b: apply_op("tril", a) + apply_op("tril", a, diagonal=1), A, B),
+    "triu": (lambda a, b: apply_op("triu", a, diagonal=-1), A, B),
+    "flip": (lambda a, b: [apply_op("flip", a, dims=(0, -1)), apply_op("flip", a, dims=(1,))],
+             A, B),
+    "roll": (lambda a, b: [apply_op("roll", a, shifts=(1, -3), dims=(0, 1)),
+                           apply_op("roll", a, shifts=(5,))], A, B),
+    "index_select": (lambda a, b: apply_op("index_select", a, constant(np.array([3, 0, 3])),
+                                           dim=1), A, B),
+    "scatter": (lambda a, b: apply_op("scatter", a, constant(I[:, :2]), b[:, :2], dim=1),
+                A, B),
+    "nonzero": (lambda a, b: apply_op("nonzero", a), BOOLS, B),
+    "masked_select": (lambda a, b: apply_op("masked_select", a, b[0] > 0), A, B),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("opname", sorted(CASES_ON_THE_OP))
+def test_each_op_with_a_form_on_its_declaration_exports(opname, tmp_path):
+    build, a_val, b_val = CASES_ON_THE_OP[opname]
+    a = Variable("a", shape=(3, 4), dtype="float32")
+    b = Variable("b", shape=(3, 4), dtype="float32")
+    out = build(a, b)
+    outs = out if isinstance(out, list) else [out]
+    assert any(n.op.name == opname for n in Executor(outs).order), "the case misses its op"
+    used = Executor(outs).variables
+    _roundtrip(outs, {v: val for v, val in ((a, a_val), (b, b_val)) if v in used}, tmp_path,
+               rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+def test_every_op_exports_or_says_why_not():
+    """Every op of the library declares its ONNX form (``Op.onnx``); one without gives a
+    reason, which the exporter's error repeats; every one with a form has a case above."""
+    from tinygrad_edu.ops import REGISTRY, NoOnnx  # noqa: PLC0415
+
+    covered = set(CASES) | set(CASES_MORE) | set(CASES_ON_THE_OP)
+    covered |= {"conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding"}  # the CNN test
+    for name, op in sorted(REGISTRY.items()):
+        form = op.onnx
+        assert form is not None, f"op {name!r} declares no ONNX form and no reason"
+        if isinstance(form, NoOnnx):
+            assert len(form) > 10 and name not in ONNX_OPS, name
+        else:
+            assert name in ONNX_OPS and name in covered, f"op {name!r} exports, untested"
+
+
+def test_the_reason_is_the_error(tmp_path):
+    x = Variable("x", shape=(3,), dtype="float64")
+    with pytest.raises(NotImplementedError, match="op 'lgamma'.*special function"):
+        to_onnx([apply_op("lgamma", x)], tmp_path / "m.onnx", {x: np.ones(3)})

@@ -22,6 +22,9 @@ and ``Node`` are not edited:
    the argument parsing is long, the rows live in a file of their own beside the ops:
    ``shape_args.py``, ``elementwise_args.py`` and ``indexing_args.py`` (``flip``'s row)
    beside ``shape.py``, ``elementwise.py`` and ``indexing.py``;
+   its ONNX form is part of the class too (``onnx = "Exp"``, a method ``onnx(self, ex, node,
+   args)`` writing a decomposition, or ``NoOnnx("why not")``), then ``python
+   docs/onnx_ops.py`` regenerates the list in ``docs/concepts/compiler.md``;
 2. a ``Case`` in ``tests/ops/cases.py`` (the rule against central differences in both
    engines; ``tests/ops/test_gradcheck.py`` fails for a differentiable op without one);
 3. an example in ``EXAMPLES`` of ``tests/ops/test_strict_namespace.py`` (the forward on
@@ -46,6 +49,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     indexing_args,
     joins,
     linalg,
+    logic,
     matrix,
     more_layers,
     nn,
@@ -65,6 +69,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
 from .base import (
     REGISTRY,
     IndexShapeError,
+    NoOnnx,
     Op,
     ShapeError,
     broadcast_shapes,
@@ -78,6 +83,7 @@ __all__ = [
     "Op",
     "ShapeError",
     "IndexShapeError",
+    "NoOnnx",
     "REGISTRY",
     "register",
     "get_op",

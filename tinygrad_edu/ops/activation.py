@@ -32,6 +32,10 @@ class LeakyRelu(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, negative_slope=0.01):
         return (F.where(F.greater(inputs[0], 0), g, g * negative_slope),)
 
+    def onnx(self, ex, node, args):
+        slope = float(node.attrs.get("negative_slope", 0.01))
+        return ex.one("LeakyRelu", args, "leaky_relu", alpha=slope)
+
 
 @register
 class Gelu(Op):
@@ -65,6 +69,21 @@ class Gelu(Op):
         pdf = F.exp(x * x * -0.5) / math.sqrt(2 * math.pi)
         return (g * (cdf + x * pdf),)
 
+    def onnx(self, ex, node, args):
+        x, half, one = args[0], ex.like(0.5, node, "half"), ex.like(1, node, "one")
+        if node.attrs.get("approximate", "none") == "tanh":
+            k = ex.like(math.sqrt(2 / math.pi), node, "k")
+            c = ex.like(0.044715, node, "c")
+            steps = [("Mul", [x, x], {}), ("Mul", ["{0}", x], {}), ("Mul", ["{1}", c], {}),
+                     ("Add", [x, "{2}"], {}), ("Mul", ["{3}", k], {}), ("Tanh", ["{4}"], {}),
+                     ("Add", ["{5}", one], {}), ("Mul", [x, half], {}),
+                     ("Mul", ["{7}", "{6}"], {})]  # fmt: skip
+        else:
+            r2 = ex.like(math.sqrt(2), node, "sqrt2")
+            steps = [("Div", [x, r2], {}), ("Erf", ["{0}"], {}), ("Add", ["{1}", one], {}),
+                     ("Mul", [x, half], {}), ("Mul", ["{3}", "{2}"], {})]  # fmt: skip
+        return ex.chain(steps, "gelu")
+
 
 @register
 class Softplus(Op):
@@ -82,6 +101,14 @@ class Softplus(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, beta=1.0, threshold=20.0):
         z = inputs[0] * beta
         return (F.where(F.greater(z, threshold), g, g * F.sigmoid(z)),)
+
+    def onnx(self, ex, node, args):
+        beta = ex.like(node.attrs.get("beta", 1.0), node, "beta")
+        limit = ex.like(node.attrs.get("threshold", 20.0), node, "threshold")
+        x = args[0]
+        return ex.chain([("Mul", [x, beta], {}), ("Softplus", ["{0}"], {}),
+                            ("Div", ["{1}", beta], {}), ("Greater", ["{0}", limit], {}),
+                            ("Where", ["{3}", x, "{2}"], {})], "softplus")  # fmt: skip
 
 
 # -- public surfaces: tg.nn.functional names (PyTorch has no Tensor methods for these) ----------
@@ -130,6 +157,9 @@ class Silu(Op):
         s = F.sigmoid(x)
         return (g * s * (1 + x * (1 - s)),)
 
+    def onnx(self, ex, node, args):
+        return ex.chain([("Sigmoid", args, {}), ("Mul", [args[0], "{0}"], {})], "silu")
+
 
 @register
 class Elu(Op):
@@ -148,6 +178,18 @@ class Elu(Op):
         slope = F.exp(F.minimum(x, 0.0) * input_scale) * (alpha * input_scale)
         return (F.where(F.greater(x, 0), g * scale, g * scale * slope),)
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        alpha, scale, inner = a.get("alpha", 1.0), a.get("scale", 1.0), a.get("input_scale", 1.0)
+        if scale == 1 and inner == 1:
+            return ex.one("Elu", args, "elu", alpha=float(alpha))
+        x, zero = args[0], ex.like(0, node, "zero")
+        return ex.chain([("Min", [x, zero], {}), ("Mul", ["{0}", ex.like(inner, node, "k")], {}),
+                         ("Exp", ["{1}"], {}), ("Sub", ["{2}", ex.like(1, node, "one")], {}),
+                         ("Mul", ["{3}", ex.like(alpha, node, "alpha")], {}),
+                         ("Greater", [x, zero], {}), ("Where", ["{5}", x, "{4}"], {}),
+                         ("Mul", ["{6}", ex.like(scale, node, "scale")], {})], "elu")
+
 
 @register
 class Mish(Op):
@@ -164,6 +206,10 @@ class Mish(Op):
         x = inputs[0]
         t = F.tanh(F.softplus(x, beta=1.0, threshold=20.0))
         return (g * (t + x * F.sigmoid(x) * (1 - t * t)),)
+
+    def onnx(self, ex, node, args):  # ONNX's Mish is opset 18: x tanh(softplus(x))
+        return ex.chain([("Softplus", args, {}), ("Tanh", ["{0}"], {}),
+                         ("Mul", [args[0], "{1}"], {})], "mish")
 
 
 @register
@@ -184,6 +230,11 @@ class Hardtanh(Op):
         inside = F.logical_and(F.greater(x, min_val), F.less(x, max_val))
         return (F.where(inside, g, 0.0),)
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        return ex.one("Clip", [args[0], ex.like(a.get("min_val", -1.0), node, "min"),
+                               ex.like(a.get("max_val", 1.0), node, "max")], "hardtanh")
+
 
 @register
 class Hardswish(Op):
@@ -191,6 +242,7 @@ class Hardswish(Op):
     above, 0 below."""
 
     name, saves = "hardswish", (0,)
+    onnx = "HardSwish"
 
     def forward(self, xp, x):
         return x * xp.minimum(xp.maximum(x + 3, xp.zeros_like(x)), xp.full_like(x, 6)) / 6
@@ -216,6 +268,9 @@ class Hardsigmoid(Op):
         inside = F.logical_and(F.greater(x, -3.0), F.less(x, 3.0))
         return (F.where(inside, g / 6, 0.0),)
 
+    def onnx(self, ex, node, args):
+        return ex.one("HardSigmoid", args, "hardsigmoid", alpha=1 / 6, beta=0.5)
+
 
 @register
 class LogSigmoid(Op):
@@ -229,6 +284,13 @@ class LogSigmoid(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.sigmoid(-inputs[0]),)
+
+    def onnx(self, ex, node, args):  # min(x, 0) - log(1 + exp(-|x|)), as the forward
+        x = args[0]
+        return ex.chain([("Min", [x, ex.like(0, node, "zero")], {}), ("Abs", [x], {}),
+                         ("Neg", ["{1}"], {}), ("Exp", ["{2}"], {}),
+                         ("Add", ["{3}", ex.like(1, node, "one")], {}), ("Log", ["{4}"], {}),
+                         ("Sub", ["{0}", "{5}"], {})], "log_sigmoid")
 
 
 def _unary_nn(op, apply):

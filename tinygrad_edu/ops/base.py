@@ -17,6 +17,9 @@ __all__ = [
     "normalize_axes",
     "fmt_shapes",
     "quiet",
+    "NoOnnx",
+    "NO_ONNX_GRAD",
+    "NO_ONNX_RANDOM",
 ]
 
 
@@ -34,6 +37,22 @@ class IndexShapeError(ShapeError, IndexError):
 
 
 REGISTRY: dict[str, Op] = {}
+
+
+class NoOnnx(str):
+    """An op's ``onnx`` when it has no ONNX form: the reason, which the exporter's error and
+    the generated list of ``docs/concepts/compiler.md`` give (``NoOnnx("an in-place write")``).
+    """
+
+    __slots__ = ()
+
+
+#: the reason of the gradient ops that serve one layer's derivative rule
+NO_ONNX_GRAD = NoOnnx("a gradient op of one layer, not written for ONNX: a gradient graph "
+                      "that uses it does not export")  # fmt: skip
+#: the reason of the ops that draw random numbers
+NO_ONNX_RANDOM = NoOnnx("random: it draws from this library's generator, which an ONNX file "
+                        "cannot reproduce (ONNX's RandomNormal draws other numbers)")  # fmt: skip
 
 
 def quiet():
@@ -97,6 +116,14 @@ class Op:
     #: PyTorch's names for an op whose node name depends on the call (``x.sum()`` is
     #: ``SumBackward0``, ``x.sum(dim)`` ``SumBackward1``); :meth:`variant` picks one.
     torch_names: ClassVar[tuple[str, ...]] = ()
+    #: the op in ONNX (the symbolic engine's ``to_onnx`` reads it): the name of one ONNX
+    #: operator whose inputs are the op's (``"Exp"``); or a method ``onnx(self, ex, node,
+    #: args) -> (onnx nodes, output name)`` that writes the op, or its decomposition into
+    #: several operators, with the exporter ``ex`` (``ex.one``, ``ex.chain``, ``ex.const``
+    #: ... of :mod:`tinygrad_edu.symbolic.onnx_ops`) from the node and its inputs' tensor
+    #: names ``args``; or :class:`NoOnnx` with the reason there is none. Every op declares one
+    #: (``tests/symbolic/test_onnx.py`` checks).
+    onnx: ClassVar[Any] = None
 
     @property
     def backward_name(self) -> str:

@@ -36,7 +36,7 @@ array([[[[10., 18.],
 from __future__ import annotations
 
 from ..backend.windows import sliding_windows, window_count
-from .base import REGISTRY, Op, ShapeError, register
+from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .layer_surface import declare_layer, known_shape
 
 __all__ = [
@@ -292,6 +292,12 @@ class Conv2d(_ConvOp):
         gb = F.sum(g, axis=(0, 2, 3)) if needs[2] else None
         return gx, gw, gb
 
+    def onnx(self, ex, node, args):
+        kernel = ex.need_shape(node.inputs[1], "conv2d")[2:]
+        win = ex.window(node, "conv2d", kernel)
+        return ex.one("Conv", args, "conv", kernel_shape=list(kernel),
+                         group=node.attrs.get("groups", 1), **win)  # fmt: skip
+
 
 @register
 class Conv2dInputGrad(_ConvOp):
@@ -304,6 +310,7 @@ class Conv2dInputGrad(_ConvOp):
     """
 
     name, arity, saves = "conv2d_input_grad", 2, (0, 1)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, w, like=None, shape=None, stride=1, padding=0, dilation=1, groups=1):
         xshape = _target(like, shape)
@@ -345,6 +352,7 @@ class Conv2dWeightGrad(_ConvOp):
     """
 
     name, arity, saves = "conv2d_weight_grad", 2, (0, 1)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, x, g, like=None, shape=None, stride=1, padding=0, dilation=1, groups=1):
         wshape = _target(like, shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as _np  # random numbers are drawn with numpy's generator, then moved to xp
 
-from .base import Op, register
+from .base import NO_ONNX_RANDOM, Op, register
 
 __all__ = ["FillConstant", "UniformRandom", "GaussianRandom"]
 
@@ -32,6 +32,11 @@ class FillConstant(_Generator):
     def forward(self, xp, shape, value, dtype="float32"):
         return xp.full(tuple(shape), value, dtype=getattr(xp, dtype))
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        value = ex.full(a["shape"], a["value"], a.get("dtype") or "float32")
+        return ex.one("Identity", [value], "fill_constant")
+
 
 @register
 class UniformRandom(_Generator):
@@ -39,6 +44,7 @@ class UniformRandom(_Generator):
     ``seed`` gives the same array; ``seed=None`` draws afresh at every run."""
 
     name, pure = "uniform_random", False
+    onnx = NO_ONNX_RANDOM
 
     def forward(self, xp, shape, low=-1.0, high=1.0, seed=None, dtype="float32"):
         values = _np.random.default_rng(seed).uniform(low, high, size=tuple(shape))
@@ -50,6 +56,7 @@ class GaussianRandom(_Generator):
     """``gaussian_random(shape, mean, std, seed, dtype)``: normal with ``mean`` and ``std``."""
 
     name, pure = "gaussian_random", False
+    onnx = NO_ONNX_RANDOM
 
     def forward(self, xp, shape, mean=0.0, std=1.0, seed=None, dtype="float32"):
         values = _np.random.default_rng(seed).normal(mean, std, size=tuple(shape))

@@ -1,4 +1,5 @@
-r"""Elementwise ops: arithmetic, the pointwise functions, comparisons, logic, ``where``.
+r"""Elementwise ops: arithmetic, the pointwise functions, clamps. The comparisons, logic,
+``where`` and ``masked_fill`` are in :mod:`~tinygrad_edu.ops.logic`.
 
 Binary ops broadcast like numpy and give PyTorch's result dtype
 (:mod:`~tinygrad_edu.ops.dtypes`); their derivative rules sum each gradient back to its
@@ -9,14 +10,14 @@ from __future__ import annotations
 
 import math
 
-from .base import Op, ShapeError, broadcast_shapes, quiet, register
+from .base import Op, quiet, register
 from .dtypes import category, floating, torch_result
 
 __all__ = [
     "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowTensor", "Exp", "Log", "Log1p", "Sqrt",
     "Rsqrt", "Sin", "Cos", "Abs", "Sign", "Erf", "Tanh", "Sigmoid", "Relu", "ReluGrad",
-    "Maximum", "Minimum", "Clamp", "ClampTensor", "Where", "MaskedFill", "ZerosLike",
-    "OnesLike", "Astype", "Clone", "Fill", "COMPARISONS", "LOGICAL", "erf",
+    "Maximum", "Minimum", "Clamp", "ClampTensor", "ZerosLike",
+    "OnesLike", "Astype", "Clone", "Fill", "erf",
 ]  # fmt: skip
 
 
@@ -35,6 +36,7 @@ class Add(Op):
     r"""$a + b$. $\partial L/\partial a = g$, $\partial L/\partial b = g$ (summed to shape)."""
 
     name, arity = "add", 2
+    onnx = "Add"
 
     def forward(self, xp, a, b):
         return torch_result(xp, a + b, a, b)
@@ -50,6 +52,7 @@ class Sub(Op):
     r"""$a - b$. $\partial L/\partial a = g$, $\partial L/\partial b = -g$."""
 
     name, arity = "sub", 2
+    onnx = "Sub"
 
     def forward(self, xp, a, b):
         return torch_result(xp, a - b, a, b)
@@ -70,6 +73,7 @@ class Mul(Op):
     """
 
     name, arity, saves = "mul", 2, (0, 1)
+    onnx = "Mul"
     saves_for = {0: (1,), 1: (0,)}  # a is read only for b's gradient, b only for a's
 
     def forward(self, xp, a, b):
@@ -88,6 +92,7 @@ class Div(Op):
     $\partial L/\partial b = -g\,a/b^2$."""
 
     name, arity, saves = "div", 2, (0, 1)
+    onnx = "Div"
     saves_for = {0: (1,)}  # a is read only for b's gradient; b for both
 
     @quiet()  # x / 0 is inf or nan, silently (as in PyTorch)
@@ -106,6 +111,7 @@ class Neg(Op):
     r"""$-x$. $\partial L/\partial x = -g$."""
 
     name = "neg"
+    onnx = "Neg"
 
     def forward(self, xp, x):
         return -x
@@ -166,6 +172,10 @@ class Pow(Op):
             return (g * x * 2,)
         return (g * exponent * x ** (exponent - 1),)
 
+    def onnx(self, ex, node, args):
+        e = ex.const(node.attrs["exponent"], "exponent", ex.dtype(node) or "float32")
+        return ex.one("Pow", [args[0], e], "pow")
+
 
 @register
 class PowTensor(Op):
@@ -177,6 +187,7 @@ class PowTensor(Op):
     """
 
     name, arity, saves, saves_output = "pow_tensor", 2, (0, 1), True
+    onnx = "Pow"
     torch_names = ("PowBackward1", "PowBackward2")
 
     def variant(self, inputs, attrs):
@@ -204,6 +215,7 @@ class Exp(Op):
     r"""$e^x$. $\partial L/\partial x = g\,e^x$ (reuses the output)."""
 
     name, saves_output = "exp", True
+    onnx = "Exp"
 
     @quiet()  # overflow gives inf
     def forward(self, xp, x):
@@ -220,6 +232,7 @@ class Log(Op):
     r"""$\ln x$. $\partial L/\partial x = g / x$."""
 
     name, saves = "log", (0,)
+    onnx = "Log"
 
     @quiet()  # log(0) is -inf, log(-1) nan
     def forward(self, xp, x):
@@ -244,12 +257,17 @@ class Log1p(Op):
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g / (inputs[0] + 1),)
 
+    def onnx(self, ex, node, args):
+        one = ex.like(1, node, "one")
+        return ex.chain([("Add", [args[0], one], {}), ("Log", ["{0}"], {})], "log1p")
+
 
 @register
 class Sqrt(Op):
     r"""$\sqrt x$. $\partial L/\partial x = g / (2\sqrt x)$ (reuses the output)."""
 
     name, saves_output = "sqrt", True
+    onnx = "Sqrt"
 
     @quiet()
     def forward(self, xp, x):
@@ -272,12 +290,16 @@ class Rsqrt(Op):
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * out * out * out * -0.5,)
 
+    def onnx(self, ex, node, args):
+        return ex.chain([("Sqrt", args, {}), ("Reciprocal", ["{0}"], {})], "rsqrt")
+
 
 @register
 class Sin(Op):
     r"""$\sin x$. $\partial L/\partial x = g \cos x$."""
 
     name, saves = "sin", (0,)
+    onnx = "Sin"
 
     def forward(self, xp, x):
         return xp.sin(floating(xp, x))
@@ -291,6 +313,7 @@ class Cos(Op):
     r"""$\cos x$. $\partial L/\partial x = -g \sin x$."""
 
     name, saves = "cos", (0,)
+    onnx = "Cos"
 
     def forward(self, xp, x):
         return xp.cos(floating(xp, x))
@@ -304,6 +327,7 @@ class Abs(Op):
     r"""$|x|$. $\partial L/\partial x = g\,\mathrm{sign}(x)$ (0 at $x = 0$)."""
 
     name, saves = "abs", (0,)
+    onnx = "Abs"
 
     def forward(self, xp, x):
         return xp.abs(x)
@@ -317,6 +341,7 @@ class Sign(Op):
     r"""$\mathrm{sign}(x) \in \{-1, 0, 1\}$. Flat almost everywhere: its gradient is 0."""
 
     name = "sign"
+    onnx = "Sign"
 
     def forward(self, xp, x):
         return xp.sign(x)
@@ -355,6 +380,7 @@ class Erf(Op):
     r"""The error function. $\partial L/\partial x = g\,\frac{2}{\sqrt\pi} e^{-x^2}$."""
 
     name, saves = "erf", (0,)
+    onnx = "Erf"
 
     def forward(self, xp, x):
         return erf(xp, floating(xp, x))
@@ -369,6 +395,7 @@ class Tanh(Op):
     r"""$\tanh x$. $\partial L/\partial x = g\,(1 - \tanh^2 x)$ (reuses the output)."""
 
     name, saves_output = "tanh", True
+    onnx = "Tanh"
 
     def forward(self, xp, x):
         return xp.tanh(floating(xp, x))
@@ -386,6 +413,7 @@ class Sigmoid(Op):
     """
 
     name, saves_output = "sigmoid", True
+    onnx = "Sigmoid"
 
     def forward(self, xp, x):
         x = floating(xp, x)
@@ -401,6 +429,7 @@ class Relu(Op):
     r"""$\max(x, 0)$. $\partial L/\partial x = g$ where $x > 0$, else 0 (``relu_grad``)."""
 
     name, saves_output = "relu", True
+    onnx = "Relu"
 
     def forward(self, xp, x):
         return xp.maximum(x, xp.zeros_like(x))
@@ -424,6 +453,14 @@ class ReluGrad(Op):
         # The step function is flat almost everywhere: no gradient reaches y.
         return (None, F.relu_grad(inputs[0], gg) if needs[1] else None)
 
+    def onnx(self, ex, node, args):
+        y, g = args
+        zero = ex.const(0, "zero", ex.dtype(node.inputs[0]) or "float32")
+        pos, n1 = ex.node("Greater", [y, zero], "positive")
+        mask, n2 = ex.node("CastLike", [pos, g], "mask")
+        name, n3 = ex.node("Mul", [g, mask], "relu_grad")
+        return [n1, n2, n3], name
+
 
 class _Extremum(Op):
     """Elementwise max or min: the gradient goes to the winner; ties split it in half."""
@@ -445,6 +482,7 @@ class Maximum(_Extremum):
     r"""Elementwise $\max(a, b)$. The gradient goes to the larger input; ties split it."""
 
     name, _wins = "maximum", "greater"
+    onnx = "Max"
 
     def forward(self, xp, a, b):
         return torch_result(xp, xp.maximum(*_arrays(xp, a, b)), a, b)
@@ -455,6 +493,7 @@ class Minimum(_Extremum):
     r"""Elementwise $\min(a, b)$. The gradient goes to the smaller input; ties split it."""
 
     name, _wins = "minimum", "less"
+    onnx = "Min"
 
     def forward(self, xp, a, b):
         return torch_result(xp, xp.minimum(*_arrays(xp, a, b)), a, b)
@@ -497,6 +536,13 @@ class Clamp(Op):
                 inside = ok if inside is None else F.logical_and(inside, ok)
         return (g if inside is None else F.where(inside, g, 0.0),)
 
+    def onnx(self, ex, node, args):
+        ins = [args[0]]
+        for bound in ("min", "max"):
+            value = node.attrs.get(bound)
+            ins.append("" if value is None else ex.like(value, node, bound))
+        return ex.one("Clip", ins, "clamp")
+
 
 @register
 class ClampTensor(Op):
@@ -521,54 +567,9 @@ class ClampTensor(Op):
         ghi = F.where(F.greater(raised, hi), g, 0.0) if needs[2] else None
         return _to_shapes(F, (gx, glo, ghi), shapes)
 
-
-@register
-class Where(Op):
-    r"""``where(cond, a, b)``: $a$ where cond holds, else $b$. Gradients are masked likewise."""
-
-    name, arity, saves = "where", 3, (0,)
-
-    def forward(self, xp, cond, a, b):
-        return torch_result(xp, xp.where(cond, *_arrays(xp, a, b)), a, b)
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        cond = inputs[0]
-        zero = F.zeros_like(g)
-        ga = F.where(cond, g, zero) if needs[1] else None
-        gb = F.where(cond, zero, g) if needs[2] else None
-        return _to_shapes(F, (None, ga, gb), shapes)
-
-
-@register
-class MaskedFill(Op):
-    r"""``masked_fill(x, mask, value)``: ``value`` (a number or a 0-d tensor) where ``mask``
-    holds, else $x$. $\partial L/\partial x = g$ where the mask is false, else 0; a tensor
-    ``value`` gets the sum of $g$ where it is true."""
-
-    name, arity, saves = "masked_fill", 3, (1,)
-
-    def forward(self, xp, x, mask, value):
-        if "bool" not in str(getattr(mask, "dtype", "bool")):
-            raise TypeError(
-                f"masked_fill: the mask must be a bool tensor (as in PyTorch), not "
-                f"{mask.dtype}; make one with a comparison (x > 0) or mask.bool()"
-            )
-        return xp.where(mask, xp.asarray(value, dtype=x.dtype), x)
-
-    def shape(self, xshape, mshape, vshape=()):
-        if broadcast_shapes(self.name, xshape, mshape) != tuple(xshape) or len(vshape):
-            raise ShapeError(
-                f"masked_fill: the mask of shape {tuple(mshape)} must broadcast to the "
-                f"input's shape {tuple(xshape)}, and the value (shape {tuple(vshape)}) must "
-                "be a number or a 0-d tensor"
-            )
-        return tuple(xshape)
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        mask = inputs[1]
-        gx = F.where(mask, 0.0, g) if needs[0] else None
-        gv = F.sum_to(F.where(mask, g, 0.0), shapes[2]) if needs[2] else None
-        return gx, None, gv
+    def onnx(self, ex, node, args):
+        x, lo, hi = args
+        return ex.chain([("Max", [x, lo], {}), ("Min", ["{0}", hi], {})], "clamp")
 
 
 @register
@@ -583,6 +584,9 @@ class ZerosLike(Op):
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (F.zeros_like(inputs[0]),)
 
+    def onnx(self, ex, node, args):
+        return ex.filled(node, args, 0)
+
 
 @register
 class OnesLike(Op):
@@ -596,64 +600,8 @@ class OnesLike(Op):
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (F.zeros_like(inputs[0]),)
 
-
-def _flat_op(opname: str, doc: str, fn, arity: int = 2):
-    """A non-differentiable elementwise op (comparison or logic) with a bool result."""
-    forward = (lambda self, xp, a, b: fn(xp, a, b)) if arity == 2 else (
-        lambda self, xp, a: fn(xp, a)
-    )
-    cls = type(
-        "".join(p.capitalize() for p in opname.split("_")),
-        (Op,),
-        {"__doc__": doc, "name": opname, "arity": arity, "differentiable": False,
-         "forward": forward},
-    )  # fmt: skip
-    return register(cls)
-
-
-COMPARISONS = {
-    name: _flat_op(name, f"``a {sym} b`` elementwise, as booleans. Not differentiable.", fn)
-    for name, sym, fn in [
-        ("greater", ">", lambda xp, a, b: a > b),
-        ("greater_equal", ">=", lambda xp, a, b: a >= b),
-        ("less", "<", lambda xp, a, b: a < b),
-        ("less_equal", "<=", lambda xp, a, b: a <= b),
-        ("equal", "==", lambda xp, a, b: a == b),
-        ("not_equal", "!=", lambda xp, a, b: a != b),
-    ]
-}
-
-
-def _logical(fn):
-    return lambda xp, a, b: fn(xp, *_bools(xp, a, b))
-
-
-def _bools(xp, *xs):
-    return [x if getattr(x, "dtype", None) == xp.bool else xp.astype(xp.asarray(x), xp.bool)
-            if hasattr(x, "shape") else bool(x) for x in xs]  # fmt: skip
-
-
-LOGICAL = {
-    name: _flat_op(name, doc, fn, arity)
-    for name, doc, fn, arity in [
-        ("logical_and", "Elementwise AND of truth values (nonzero is true).",
-         _logical(lambda xp, a, b: xp.logical_and(a, b)), 2),
-        ("logical_or", "Elementwise OR of truth values.",
-         _logical(lambda xp, a, b: xp.logical_or(a, b)), 2),
-        ("logical_xor", "Elementwise XOR of truth values.",
-         _logical(lambda xp, a, b: xp.logical_xor(a, b)), 2),
-        ("logical_not", "Elementwise NOT of truth values.",
-         lambda xp, a: xp.logical_not(_bools(xp, a)[0]), 1),
-        ("bitwise_and", "``a & b``: AND of bools or of integer bits.",
-         lambda xp, a, b: xp.bitwise_and(*_arrays(xp, a, b)), 2),
-        ("bitwise_or", "``a | b``: OR of bools or of integer bits.",
-         lambda xp, a, b: xp.bitwise_or(*_arrays(xp, a, b)), 2),
-        ("bitwise_xor", "``a ^ b``: XOR of bools or of integer bits.",
-         lambda xp, a, b: xp.bitwise_xor(*_arrays(xp, a, b)), 2),
-        ("bitwise_not", "``~a``: NOT of bools, or of integer bits.",
-         lambda xp, a: xp.bitwise_invert(a), 1),
-    ]
-}  # fmt: skip
+    def onnx(self, ex, node, args):
+        return ex.filled(node, args, 1)
 
 
 @register
@@ -668,12 +616,17 @@ class Astype(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, dtype, src=None):
         return (F.astype(g, dtype=src, src=dtype),)
 
+    def onnx(self, ex, node, args):
+        to = ex.tensor_type(node.attrs["dtype"])
+        return ex.one("Cast", args, "astype", to=to)
+
 
 @register
 class Clone(Op):
     r"""A copy of ``x`` that shares nothing with it. $\partial L/\partial x = g$."""
 
     name = "clone"
+    onnx = "Identity"
 
     def forward(self, xp, x):
         return xp.asarray(x, copy=True)
@@ -694,3 +647,6 @@ class Fill(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, value):
         return (F.zeros_like(g),)
+
+    def onnx(self, ex, node, args):
+        return ex.filled(node, args, node.attrs["value"])

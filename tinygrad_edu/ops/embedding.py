@@ -21,7 +21,7 @@ array([[1., 1.],
 
 from __future__ import annotations
 
-from .base import REGISTRY, Op, ShapeError, register
+from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .layer_surface import declare_layer, known_shape, side_effect_error
 
 __all__ = ["Embedding", "EmbeddingGrad", "embedding_layer"]
@@ -72,6 +72,11 @@ class Embedding(Op):
             return (None, F.embedding_grad(idx, g, shape=wshape, padding_idx=padding_idx))
         return (None, F.embedding_grad(idx, g, wshape, padding_idx=padding_idx))
 
+    def onnx(self, ex, node, args):
+        idx, n1 = ex.node("Cast", [args[0]], "indices", to=ex.onnx.TensorProto.INT64)
+        name, n2 = ex.node("Gather", [args[1], idx], "embedding", axis=0)
+        return [n1, n2], name
+
 
 @register
 class EmbeddingGrad(Op):
@@ -83,6 +88,7 @@ class EmbeddingGrad(Op):
     """
 
     name, arity, saves = "embedding_grad", 2, (0,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, idx, g, like=None, shape=None, padding_idx=None):
         shape = tuple(like.shape) if shape is None else tuple(shape)

@@ -19,7 +19,16 @@ from __future__ import annotations
 
 import math
 
-from .base import REGISTRY, Op, ShapeError, broadcast_shapes, normalize_axes, register
+from .base import (
+    NO_ONNX_GRAD,
+    REGISTRY,
+    NoOnnx,
+    Op,
+    ShapeError,
+    broadcast_shapes,
+    normalize_axes,
+    register,
+)
 from .shape import _static
 from .surface import declare
 
@@ -78,6 +87,10 @@ class _Triangle(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, diagonal=0):
         return (getattr(F, self.name)(g, diagonal=diagonal),)
 
+    def onnx(self, ex, node, args):
+        k = ex.const(node.attrs.get("diagonal", 0), "k", "int64")
+        return ex.one("Trilu", [args[0], k], self.name, upper=int(not self._lower))
+
 
 @register
 class Tril(_Triangle):
@@ -110,6 +123,17 @@ class Flip(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, dims=()):
         return (F.flip(g, dims=dims),)
 
+    def onnx(self, ex, node, args):  # a Slice that steps back along each flipped dim
+        rank = len(ex.need_shape(node.inputs[0], "flip"))
+        dims = sorted({d % rank for d in node.attrs.get("dims", ())}) if rank else []
+        if not dims:
+            return ex.one("Identity", args, "flip")
+        n, big = len(dims), 2**63 - 1
+        ins = [args[0], ex.const([-1] * n, "starts", "int64"),
+               ex.const([-big] * n, "ends", "int64"), ex.const(dims, "axes", "int64"),
+               ex.const([-1] * n, "steps", "int64")]
+        return ex.one("Slice", ins, "flip")
+
 
 @register
 class Roll(Op):
@@ -135,6 +159,33 @@ class Roll(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, shifts=(), dims=None):
         return (F.roll(g, shifts=tuple(-s for s in shifts), dims=dims),)
+
+    def onnx(self, ex, node, args):  # per dim: the last `shift` elements, then the rest
+        shape = ex.need_shape(node.inputs[0], "roll")
+        shifts, dims = node.attrs.get("shifts", ()), node.attrs.get("dims")
+        nodes, x = [], args[0]
+        if dims is None:  # the flattened input
+            more, x = ex.one("Reshape", [x, ex.const([-1], "flat", "int64")], "flat")
+            nodes, dims, sizes = more, (0,), [math.prod(shape)]
+        else:
+            dims = [d % len(shape) for d in dims]
+            sizes = [shape[d] for d in dims]
+        for shift, d, n in zip(shifts, dims, sizes):
+            k = shift % n if n else 0
+            if k:
+                more, x = ex.chain([
+                    ("Slice", [x, ex.const([n - k], "s", "int64"), ex.const([n], "e", "int64"),
+                               ex.const([d], "axes", "int64")], {}),
+                    ("Slice", [x, ex.const([0], "s", "int64"), ex.const([n - k], "e", "int64"),
+                               ex.const([d], "axes", "int64")], {}),
+                    ("Concat", ["{0}", "{1}"], {"axis": d})], "roll")
+                nodes += more
+        if node.attrs.get("dims") is None:
+            more, x = ex.one("Reshape", [x, ex.const(list(shape), "shape", "int64")], "roll")
+            nodes += more
+        if not nodes:
+            return ex.one("Identity", args, "roll")
+        return nodes, x
 
 
 # -- index_select, index_add, scatter ---------------------------------------------------------
@@ -169,6 +220,12 @@ class IndexSelect(Op):
             return (g, None)
         return (F.with_shape("index_select_grad", shapes[0], g, inputs[1], dim=dim), None)
 
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node.inputs[0], "index_select"))
+        return ex.chain([("Cast", [args[1]], {"to": ex.tensor_type("int64")}),
+                         ("Gather", [args[0], "{0}"], {"axis": node.attrs.get("dim", 0) % rank})],
+                        "index_select")
+
 
 @register
 class IndexSelectGrad(Op):
@@ -176,6 +233,7 @@ class IndexSelectGrad(Op):
     of ``index_select``)."""
 
     name, arity, saves = "index_select_grad", 2, (1,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, index, like=None, shape=None, dim=0):
         shape = tuple(like.shape) if shape is None else tuple(shape)
@@ -196,6 +254,8 @@ class IndexAdd(Op):
     $\partial L/\partial \mathrm{source} = \alpha\,$``index_select(g, dim, index)``."""
 
     name, arity, saves = "index_add", 3, (1,)
+    onnx = NoOnnx("no single ONNX operator (a ScatterND with reduction='add' over expanded "
+                  "indices; not written)")
 
     def forward(self, xp, x, index, source, dim=0, alpha=1):
         self.shape(x.shape, index.shape, source.shape, dim)
@@ -278,6 +338,13 @@ class Scatter(Op):
                 gs = F.getitem_grad(gs, shapes[2], tuple(slice(0, n) for n in shapes[1]))
         return gx, None, gs
 
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node.inputs[0], "scatter"))
+        x, index, src = args
+        return ex.chain([("Cast", [index], {"to": ex.tensor_type("int64")}),
+                         ("ScatterElements", [x, "{0}", src],
+                          {"axis": node.attrs.get("dim", 0) % rank})], "scatter")
+
 
 # -- masked_select and nonzero: data-dependent shapes (eager only) -----------------------------
 @register
@@ -302,6 +369,15 @@ class MaskedSelect(Op):
         gx = F.masked_select_grad(g, inputs[1], shape=full)
         return (F.sum_to(gx, shapes[0]), None)
 
+    def onnx(self, ex, node, args):  # both broadcast, flattened, then Compress
+        shape = broadcast_shapes(self.name, ex.need_shape(node.inputs[0], self.name),
+                                 ex.need_shape(node.inputs[1], self.name))
+        full, flat = ex.const(list(shape), "shape", "int64"), ex.const([-1], "flat", "int64")
+        return ex.chain([("Expand", [args[0], full], {}), ("Reshape", ["{0}", flat], {}),
+                         ("Cast", [args[1]], {"to": ex.tensor_type("bool")}),
+                         ("Expand", ["{2}", full], {}), ("Reshape", ["{3}", flat], {}),
+                         ("Compress", ["{1}", "{4}"], {})], "masked_select")
+
 
 def _bool_mask(opname, mask):
     if "bool" not in str(mask.dtype):
@@ -315,6 +391,7 @@ class MaskedSelectGrad(Op):
     adjoint of ``masked_select``)."""
 
     name, arity, saves = "masked_select_grad", 2, (1,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, mask, shape=()):
         z = xp.zeros(tuple(shape), dtype=g.dtype)
@@ -342,6 +419,10 @@ class Nonzero(Op):
 
     def shape(self, shape):
         return None  # known only from the values
+
+    def onnx(self, ex, node, args):  # ONNX's NonZero gives one row per dim: transposed
+        return ex.chain([("NonZero", args, {}), ("Transpose", ["{0}"], {"perm": [1, 0]})],
+                        "nonzero")
 
 
 # -- diagonals and sliding windows -------------------------------------------------------------
@@ -372,6 +453,7 @@ class Diagonal(Op):
     view in PyTorch). The gradient writes $g$ back on the diagonal (``diagonal_grad``)."""
 
     name, view = "diagonal", True
+    onnx = NoOnnx("no ONNX operator takes a diagonal (not written as a Gather)")
 
     def forward(self, xp, x, offset=0, dim1=0, dim2=1):
         a, b, r0, c0, length = _diag_geometry(self.name, x.shape, offset, dim1, dim2)
@@ -406,6 +488,7 @@ class DiagonalGrad(Op):
     ``dim2`` (the adjoint of ``diagonal``; ``diag_embed`` is this op)."""
 
     name = "diagonal_grad"
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, like=None, shape=None, offset=0, dim1=0, dim2=1):
         shape = tuple(like.shape) if shape is None else tuple(shape)
@@ -467,6 +550,7 @@ class Unfold(Op):
     (``unfold_grad``)."""
 
     name, view = "unfold", True
+    onnx = NoOnnx("no ONNX operator makes sliding windows of one dim")
 
     def forward(self, xp, x, dim=0, size=1, step=1):
         self.shape(x.shape, dim, size, step)
@@ -510,6 +594,7 @@ class UnfoldGrad(Op):
     adjoint of ``unfold``: overlapping windows add up)."""
 
     name = "unfold_grad"
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, like=None, shape=None, dim=0, size=1, step=1):
         shape = tuple(like.shape) if shape is None else tuple(shape)
@@ -540,6 +625,8 @@ class MaskedScatter(Op):
     (``masked_scatter_grad``)."""
 
     name, arity, saves = "masked_scatter", 3, (1,)
+    onnx = NoOnnx("no single ONNX operator: it places the source's leading elements where the "
+                  "mask holds")
 
     def forward(self, xp, x, mask, source):
         if "bool" not in str(mask.dtype):
@@ -579,6 +666,7 @@ class MaskedScatterGrad(Op):
     ``masked_scatter`` of zeros (the two are adjoint)."""
 
     name, arity, saves = "masked_scatter_grad", 2, (0, 1)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, mask, shape=()):
         picked = g[xp.broadcast_to(mask, g.shape)]

@@ -122,6 +122,19 @@ class MatMul(Op):
         return (F.squeeze(ga, dim=-2) if row and ga is not None else ga,
                 F.squeeze(gb, dim=-1) if col and gb is not None else gb)  # fmt: skip
 
+    def onnx(self, ex, node, args):
+        a, b = args
+        pre = []
+        for k, flag in enumerate(("trans_A", "trans_B")):
+            if node.attrs.get(flag):
+                rank = len(ex.need_shape(node.inputs[k], "a transposed matmul"))
+                perm = list(range(rank - 2)) + [rank - 1, rank - 2]
+                t, n = ex.node("Transpose", [args[k]], "t", perm=perm)
+                pre.append(n)
+                a, b = (t, b) if k == 0 else (a, t)
+        name, n = ex.node("MatMul", [a, b], "matmul")
+        return pre + [n], name
+
 
 def _is_vector(shape) -> bool:
     """A known 1-D shape (an unknown one, a symbolic node, is taken as a matrix's)."""

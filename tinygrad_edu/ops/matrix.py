@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import string
 
-from .base import REGISTRY, Op, ShapeError, broadcast_shapes, fmt_shapes, register
+from .base import REGISTRY, NoOnnx, Op, ShapeError, broadcast_shapes, fmt_shapes, register
 from .dtypes import category
 from .surface import declare, shape_of
 
@@ -146,6 +146,9 @@ class Einsum(Op):
             grads.append(F.sum_to(gi, shapes[i]))
         return tuple(grads)
 
+    def onnx(self, ex, node, args):
+        return ex.one("Einsum", args, "einsum", equation=node.attrs["equation"])
+
 
 def _as_product(subs: list[str], out: str):
     """``("mul", {})`` for an elementwise product (``"ij,j->ij"``), ``("matmul", {trans_A,
@@ -201,6 +204,7 @@ class Inv(Op):
     -A^{-\top} G A^{-\top}$ (reuses the output)."""
 
     name, saves_output, torch_name = "inv", True, "LinalgInvExBackward0"
+    onnx = NoOnnx("no ONNX operator: ONNX has Det, but no inverse or linear solve")
 
     def forward(self, xp, a):
         _floating(self.name, a)
@@ -226,6 +230,7 @@ class Det(Op):
     $A$)."""
 
     name, saves, saves_output, torch_name = "det", (0,), True, "LinalgDetBackward0"
+    onnx = "Det"
 
     def forward(self, xp, a):
         _floating(self.name, a)
@@ -247,6 +252,7 @@ class Solve(Op):
     $\partial L/\partial B = A^{-\top}G$ and $\partial L/\partial A = -(A^{-\top}G)X^\top$."""
 
     name, arity, saves, saves_output = "solve", 2, (0,), True
+    onnx = NoOnnx("no ONNX operator: ONNX has Det, but no inverse or linear solve")
     torch_name = "LinalgSolveExBackward0"
 
     def forward(self, xp, a, b, vector=False):

@@ -8,7 +8,16 @@ import math
 
 import numpy as _np
 
-from .base import REGISTRY, Op, ShapeError, fmt_shapes, normalize_axes, quiet, register
+from .base import (
+    NO_ONNX_GRAD,
+    REGISTRY,
+    Op,
+    ShapeError,
+    fmt_shapes,
+    normalize_axes,
+    quiet,
+    register,
+)
 from .dtypes import category
 from .layer_surface import declare_layer, side_effect_error
 from .surface import cast, declare
@@ -64,6 +73,9 @@ class Softmax(_AlongAxis):
     def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
         return (out * (g - F.sum(g * out, axis=axis, keepdims=True)),)
 
+    def onnx(self, ex, node, args):
+        return ex.one("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
+
 
 @register
 class LogSoftmax(_AlongAxis):
@@ -81,6 +93,9 @@ class LogSoftmax(_AlongAxis):
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
         return (g - F.exp(out) * F.sum(g, axis=axis, keepdims=True),)
+
+    def onnx(self, ex, node, args):
+        return ex.one("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
 
 
 @register
@@ -115,6 +130,18 @@ class SoftmaxCrossEntropy(Op):
         gy = -F.log_softmax(logits, axis=-1) * scale if needs[1] else None
         return gl, gy
         # END SOLUTION
+
+    def onnx(self, ex, node, args):
+        logits, labels = args
+        shape = ex.need_shape(node.inputs[0], "softmax_cross_entropy")
+        rows = math.prod(shape[:-1]) if len(shape) > 1 else 1
+        ls, n1 = ex.node("LogSoftmax", [logits], "log_softmax", axis=-1)
+        prod, n2 = ex.node("Mul", [labels, ls], "y_log_p")
+        total, n3 = ex.node("ReduceSum", [prod], "total", keepdims=0)
+        neg, n4 = ex.node("Neg", [total], "neg_total")
+        rows_c = ex.const(max(rows, 1), "rows", ex.dtype(node) or "float32")
+        name, n5 = ex.node("Div", [neg, rows_c], "cross_entropy")
+        return [n1, n2, n3, n4, n5], name
 
 
 def _class_dim(ndim):
@@ -280,6 +307,17 @@ class NllLoss(Op):
                             ignore_index=ignore_index, reduction=reduction)  # fmt: skip
         return grad, None
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        idx, n1 = ex.node("Cast", [args[1]], "target", to=ex.onnx.TensorProto.INT64)
+        ins = [args[0], idx] + ([args[2]] if len(args) > 2 else [])
+        if a.get("weight") is not None:
+            ins.append(ex.const(a["weight"], "weight", ex.dtype(node.inputs[0])))
+        name, n2 = ex.node("NegativeLogLikelihoodLoss", ins, "nll_loss",
+                             reduction=a.get("reduction", "mean"),
+                             ignore_index=int(a.get("ignore_index", -100)))  # fmt: skip
+        return [n1, n2], name
+
 
 @register
 class NllLossGrad(Op):
@@ -288,6 +326,7 @@ class NllLossGrad(Op):
     derivative rule is ``nll_loss`` again."""
 
     name, arity, saves = "nll_loss_grad", 2, (1,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, target, like=None, shape=None, weight=None, ignore_index=-100,
                 reduction="mean"):  # fmt: skip
@@ -334,6 +373,7 @@ class NllLogSoftmaxGrad(Op):
     """
 
     name, arity, saves = "nll_log_softmax_grad", 3, (0, 1, 2)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, logp, target, axis=-1, weight=None, ignore_index=-100,
                 reduction="mean"):  # fmt: skip
@@ -406,6 +446,21 @@ class _BinaryLoss(Op):
         return (g * gx if gx is not None else None, g * gt if gt is not None else None)
 
 
+def _onnx_reduced(ex, node, nodes, each):
+    """The ONNX form of a binary loss after its per-element loss ``each``: times ``weight``,
+    then ``reduction``."""
+    a = node.attrs
+    if a.get("weight") is not None:
+        more, each = ex.one("Mul", [each, ex.like(a["weight"], node.inputs[0], "weight")], "w")
+        nodes = nodes + more
+    reduction = a.get("reduction", "mean")
+    if reduction == "none":
+        return nodes, each
+    more, out = ex.one("ReduceSum" if reduction == "sum" else "ReduceMean", [each], node.op.name,
+                       keepdims=0)  # fmt: skip
+    return nodes + more, out
+
+
 _EPSILON = 9.999999960041972e-13  # PyTorch's 1e-12 for this rule, a C float: float32(1e-12)
 
 
@@ -435,6 +490,16 @@ class BinaryCrossEntropy(_BinaryLoss):
         if needs[1]:
             gt = F.log(1 - p) - F.log(p)  # not clamped: +-inf at p = 0 or 1, as in PyTorch
         return gp, gt
+
+    def onnx(self, ex, node, args):
+        (p, t), like = args, node.inputs[0]
+        floor, one = ex.like(-100.0, like, "min_log"), ex.like(1, like, "one")
+        nodes, each = ex.chain([("Log", [p], {}), ("Max", ["{0}", floor], {}),
+                                ("Sub", [one, p], {}), ("Log", ["{2}"], {}),
+                                ("Max", ["{3}", floor], {}), ("Mul", [t, "{1}"], {}),
+                                ("Sub", [one, t], {}), ("Mul", ["{6}", "{4}"], {}),
+                                ("Add", ["{5}", "{7}"], {}), ("Neg", ["{8}"], {})], "bce")
+        return _onnx_reduced(ex, node, nodes, each)
 
 
 @register
@@ -466,6 +531,23 @@ class BinaryCrossEntropyWithLogits(_BinaryLoss):
                 F.softplus(-x, threshold=math.inf) * (pos_weight - 1) - x)  # fmt: skip
         return gx, gt
 
+    def onnx(self, ex, node, args):
+        (x, t), like = args, node.inputs[0]
+        one = ex.like(1, like, "one")
+        steps = [("Neg", [x], {}), ("Relu", ["{0}"], {}), ("Abs", [x], {}), ("Neg", ["{2}"], {}),
+                 ("Exp", ["{3}"], {}), ("Add", ["{4}", one], {}), ("Log", ["{5}"], {}),
+                 ("Add", ["{1}", "{6}"], {}),  # 7: softplus(-x), stably
+                 ("Sub", [one, t], {}), ("Mul", ["{8}", x], {})]
+        pos_weight = node.attrs.get("pos_weight")
+        if pos_weight is None:
+            steps.append(("Add", ["{9}", "{7}"], {}))
+        else:
+            steps += [("Sub", [ex.like(pos_weight, like, "pos_weight"), one], {}),
+                      ("Mul", [t, "{10}"], {}), ("Add", ["{11}", one], {}),
+                      ("Mul", ["{12}", "{7}"], {}), ("Add", ["{9}", "{13}"], {})]
+        nodes, each = ex.chain(steps, "bce_logits")
+        return _onnx_reduced(ex, node, nodes, each)
+
 
 @register
 class OneHot(Op):
@@ -488,6 +570,15 @@ class OneHot(Op):
 
     def shape(self, tshape, num_classes=-1):
         return tuple(tshape) + (num_classes,)
+
+    def onnx(self, ex, node, args):
+        depth = ex.need_shape(node, "one_hot")[-1]
+        dtype = ex.dtype(node) or "int64"
+        idx, n1 = ex.node("Cast", [args[0]], "index", to=ex.onnx.TensorProto.INT64)
+        name, n2 = ex.node("OneHot", [idx, ex.const(depth, "depth", "int64"),
+                                        ex.const([0, 1], "values", dtype)], "one_hot",
+                             axis=-1)  # fmt: skip
+        return [n1, n2], name
 
 
 # -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------

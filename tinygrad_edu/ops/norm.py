@@ -111,6 +111,17 @@ class LayerNorm(Op):
             grads.append(F.sum_to(g, shapes[2]) if needs[2] else None)
         return tuple(grads)
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        rank = len(ex.need_shape(node.inputs[0], "layer_norm"))
+        axes = list(range(rank - a.get("normalized_ndim", 1), rank))
+        extra = []
+        if len(args) > 1 and args[1]:
+            extra.append(("Mul", ["{6}", args[1]], {}))
+        if len(args) > 2 and args[2]:
+            extra.append(("Add", [f"{{{6 + len(extra)}}}", args[2]], {}))
+        return ex.normalized(node, args[0], axes, a.get("eps", 1e-5), extra)
+
 
 def _bn_inputs(inputs, training, affine):
     """``(x, weight, bias, mean, var)`` from the op's inputs (None where absent)."""
@@ -222,6 +233,31 @@ class BatchNorm(Op):
             gv = F.sum(gh * xhat, axis=axes) * -0.5 / (var + eps) if needs[k + 1] else None
             grads.append(gv)
         return tuple(grads)
+
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        rank = len(ex.need_shape(node.inputs[0], "batch_norm"))
+        shape = ex.const([1, -1] + [1] * (rank - 2), "channel", "int64")
+        pre, params = [], []
+        for p in args[1:]:
+            name, n = ex.node("Reshape", [p, shape], "per_channel")
+            pre.append(n)
+            params.append(name)
+        affine, training = a.get("affine", True), a.get("training", True)
+        w, b = params[:2] if affine else (None, None)
+        extra = [("Mul", ["{6}", w], {}), ("Add", ["{7}", b], {})] if affine else []
+        if training:
+            nodes, name = ex.normalized(node, args[0], [0, *range(2, rank)],
+                                           a.get("eps", 1e-5), extra)  # fmt: skip
+            return pre + nodes, name
+        mean, var = params[-2:]
+        e = ex.like(a.get("eps", 1e-5), node, "eps")
+        steps = [("Sub", [args[0], mean], {}), ("Add", [var, e], {}), ("Sqrt", ["{1}"], {}),
+                 ("Reciprocal", ["{2}"], {}), ("Mul", ["{0}", "{3}"], {})]  # fmt: skip
+        if affine:
+            steps += [("Mul", ["{4}", w], {}), ("Add", ["{5}", b], {})]
+        nodes, name = ex.chain(steps, "batch_norm")
+        return pre + nodes, name
 
 
 # -- the layer functions (see tinygrad_edu.ops.layer_surface) -----------------------------------

@@ -80,6 +80,13 @@ class Pad(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, pad, value=0.0):
         return (F.pad(g, pad=tuple(-int(p) for p in pad)),)
 
+    def onnx(self, ex, node, args):
+        widths = pad_widths("pad", ex.need_shape(node.inputs[0], "pad"), node.attrs["pad"])
+        pads = [b for b, _ in widths] + [a for _, a in widths]
+        value = ex.const(node.attrs.get("value", 0.0), "pad_value",
+                           ex.dtype(node.inputs[0]) or "float32")  # fmt: skip
+        return ex.one("Pad", [args[0], ex.const(pads, "pads", "int64"), value], "pad")
+
 
 # -- the layer function (see tinygrad_edu.ops.layer_surface) ------------------------------------
 def _pad_amounts(pad) -> tuple[int, ...]:

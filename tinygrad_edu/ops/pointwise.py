@@ -107,6 +107,49 @@ UNARY = {
 }  # fmt: skip
 
 
+def _onnx_trunc(frac):
+    def form(self, ex, node, args):  # trunc(x) = sign(x) floor(|x|); frac(x) = x - trunc(x)
+        steps = [("Abs", args, {}), ("Floor", ["{0}"], {}), ("Sign", args, {}),
+                 ("Mul", ["{2}", "{1}"], {})]
+        return ex.chain(steps + [("Sub", [args[0], "{3}"], {})] * frac, self.name)
+
+    return form
+
+
+def _onnx_log(base):
+    def form(self, ex, node, args):
+        return ex.chain([("Log", args, {}),
+                         ("Div", ["{0}", ex.like(math.log(base), node, "ln_base")], {})],
+                        self.name)  # fmt: skip
+
+    return form
+
+
+def _onnx_expm1(self, ex, node, args):
+    return ex.chain([("Exp", args, {}), ("Sub", ["{0}", ex.like(1, node, "one")], {})], "expm1")
+
+
+def _onnx_exp2(self, ex, node, args):
+    return ex.one("Pow", [ex.like(2, node, "two"), args[0]], "exp2")
+
+
+def _onnx_isfinite(self, ex, node, args):
+    return ex.chain([("IsNaN", args, {}), ("IsInf", args, {}), ("Or", ["{0}", "{1}"], {}),
+                     ("Not", ["{2}"], {})], "isfinite")  # fmt: skip
+
+
+# each op's ONNX form (``Op.onnx``): one ONNX operator, or its decomposition
+for _name, _form in {
+    "floor": "Floor", "ceil": "Ceil", "tan": "Tan", "atan": "Atan", "asin": "Asin",
+    "acos": "Acos", "sinh": "Sinh", "cosh": "Cosh", "reciprocal": "Reciprocal",
+    "isnan": "IsNaN", "isinf": "IsInf", "trunc": _onnx_trunc(False),
+    "frac": _onnx_trunc(True), "expm1": _onnx_expm1,
+    "exp2": _onnx_exp2, "log2": _onnx_log(2), "log10": _onnx_log(10),
+    "isfinite": _onnx_isfinite,
+}.items():  # fmt: skip
+    UNARY[_name].onnx = _form
+
+
 @register
 class Round(Op):
     r"""$x$ rounded to ``decimals`` places, halves to even (as PyTorch and numpy). Its
@@ -124,6 +167,14 @@ class Round(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, decimals=0):
         return (F.zeros_like(g),)
+
+    def onnx(self, ex, node, args):  # ONNX's Round, as numpy's, rounds halves to even
+        decimals = node.attrs.get("decimals", 0)
+        if not decimals:
+            return ex.one("Round", args, "round")
+        scale = ex.like(10.0**decimals, node, "scale")
+        return ex.chain([("Mul", [args[0], scale], {}), ("Round", ["{0}"], {}),
+                         ("Div", ["{1}", scale], {})], "round")
 
 
 class _Remainder(Op):
@@ -167,6 +218,9 @@ class Fmod(_Remainder):
             out = fmod(a, b)
         return torch_result(xp, out, a, b)
 
+    def onnx(self, ex, node, args):
+        return ex.one("Mod", args, "fmod", fmod=1)
+
 
 @register
 class Remainder(_Remainder):
@@ -179,6 +233,13 @@ class Remainder(_Remainder):
         _zero_division(self.name, xp, a, b)
         return torch_result(xp, xp.remainder(a, b) if hasattr(a, "shape") or hasattr(b, "shape")
                             else a % b, a, b)  # fmt: skip
+
+    def onnx(self, ex, node, args):  # ONNX's Mod takes fmod=0 for integers only
+        if ex.is_integer(node):
+            return ex.one("Mod", args, "remainder", fmod=0)
+        a, b = args
+        return ex.chain([("Div", [a, b], {}), ("Floor", ["{0}"], {}), ("Mul", ["{1}", b], {}),
+                         ("Sub", [a, "{2}"], {})], "remainder")
 
 
 @register
@@ -193,6 +254,12 @@ class FloorDivide(Op):
         if not hasattr(a, "shape") and not hasattr(b, "shape"):
             return a // b
         return torch_result(xp, xp.floor_divide(a, b), a, b)
+
+    def onnx(self, ex, node, args):
+        if ex.is_integer(node):  # ONNX's Div truncates integers: take the floor remainder off
+            return ex.chain([("Mod", args, {"fmod": 0}), ("Sub", [args[0], "{0}"], {}),
+                             ("Div", ["{1}", args[1]], {})], "floor_divide")
+        return ex.chain([("Div", args, {}), ("Floor", ["{0}"], {})], "floor_divide")
 
 
 @register
@@ -216,6 +283,16 @@ class NanToNum(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
         return (F.where(F.isfinite(inputs[0]), g, 0.0),)
 
+    def onnx(self, ex, node, args):
+        a, x, info = node.attrs, args[0], ex.finfo(node)
+        nan = ex.like(a.get("nan", 0.0), node, "nan")
+        top = ex.like(info.max if a.get("posinf") is None else a["posinf"], node, "posinf")
+        bottom = ex.like(info.min if a.get("neginf") is None else a["neginf"], node, "neginf")
+        return ex.chain([("IsNaN", [x], {}), ("Where", ["{0}", nan, x], {}),
+                         ("IsInf", [x], {"detect_negative": 0}), ("Where", ["{2}", top, "{1}"], {}),
+                         ("IsInf", [x], {"detect_positive": 0}),
+                         ("Where", ["{4}", bottom, "{3}"], {})], "nan_to_num")
+
 
 @register
 class Atan2(Op):
@@ -233,6 +310,18 @@ class Atan2(Op):
         r2 = a * a + b * b
         return _to_shapes(F, (g * b / r2 if needs[0] else None,
                               -g * a / r2 if needs[1] else None), shapes)  # fmt: skip
+
+    def onnx(self, ex, node, args):  # atan(y/x), moved by pi into the quadrant of (x, y)
+        y, x = args
+        zero, pi = ex.like(0, node, "zero"), ex.like(math.pi, node, "pi")
+        half_pi = ex.like(math.pi / 2, node, "half_pi")
+        return ex.chain([("Div", [y, x], {}), ("Atan", ["{0}"], {}),
+                         ("Less", [y, zero], {}), ("Neg", [pi], {}),
+                         ("Where", ["{2}", "{3}", pi], {}), ("Add", ["{1}", "{4}"], {}),
+                         ("Sign", [y], {}), ("Mul", ["{6}", half_pi], {}),
+                         ("Less", [x, zero], {}), ("Where", ["{8}", "{5}", "{1}"], {}),
+                         ("Equal", [x, zero], {}), ("Where", ["{10}", "{7}", "{9}"], {})],
+                        "atan2")
 
 
 @register
@@ -258,6 +347,18 @@ class IsClose(Op):
         if equal_nan:
             close = close | (xp.isnan(a) & xp.isnan(b))
         return close
+
+    def onnx(self, ex, node, args):  # a == b, or |a - b| <= atol + rtol |b|
+        a, (x, y) = node.attrs, args
+        rtol = ex.like(a.get("rtol", 1e-05), node.inputs[1], "rtol")
+        atol = ex.like(a.get("atol", 1e-08), node.inputs[1], "atol")
+        steps = [("Equal", [x, y], {}), ("Sub", [x, y], {}), ("Abs", ["{1}"], {}),
+                 ("Abs", [y], {}), ("Mul", ["{3}", rtol], {}), ("Add", ["{4}", atol], {}),
+                 ("LessOrEqual", ["{2}", "{5}"], {}), ("Or", ["{0}", "{6}"], {})]
+        if a.get("equal_nan"):
+            steps += [("IsNaN", [x], {}), ("IsNaN", [y], {}), ("And", ["{8}", "{9}"], {}),
+                      ("Or", ["{7}", "{10}"], {})]
+        return ex.chain(steps, "isclose")
 
 
 def _quiet(xp):

@@ -23,7 +23,7 @@ offset $(i, j)$ of every window at once is one strided slice of the padded input
 from __future__ import annotations
 
 from ..backend.windows import sliding_windows
-from .base import REGISTRY, Op, ShapeError, register
+from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .conv import contiguous, pad_hw, pair
 from .layer_surface import declare_layer
 from .surface import shape_of
@@ -209,6 +209,12 @@ class MaxPool2d(_MaxPool):
     def vjp(self, F, g, inputs, out, shapes, needs, **attrs):
         return (F.max_pool2d_grad(inputs[0], g, **attrs),)
 
+    def onnx(self, ex, node, args):
+        kernel = pair("max_pool2d", "kernel_size", node.attrs["kernel_size"])
+        win = ex.window(node, "max_pool2d", kernel)
+        return ex.one("MaxPool", args, "max_pool", kernel_shape=list(kernel),
+                         ceil_mode=int(bool(node.attrs.get("ceil_mode"))), **win)  # fmt: skip
+
 
 @register
 class MaxPool2dGrad(_MaxPool):
@@ -219,6 +225,7 @@ class MaxPool2dGrad(_MaxPool):
     """
 
     name, arity, saves = "max_pool2d_grad", 2, (0,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, x, g, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         xpad, cols, first, (k, s, p, d, oh, ow) = self._first_max(
@@ -251,6 +258,7 @@ class MaxPool2dSelect(_MaxPool):
     """
 
     name, arity, saves = "max_pool2d_select", 2, (0,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, x, v, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
         xpad, cols, first, (k, s, p, d, oh, ow) = self._first_max(
@@ -340,6 +348,18 @@ class AvgPool2d(_AvgPool):
             return (F.avg_pool2d_grad(g, shape=shape, **attrs),)
         return (F.avg_pool2d_grad(g, shape, **attrs),)
 
+    def onnx(self, ex, node, args):
+        a = node.attrs
+        if a.get("divisor_override") is not None:
+            raise NotImplementedError("to_onnx: avg_pool2d's divisor_override has no ONNX form")
+        kernel = pair("avg_pool2d", "kernel_size", a["kernel_size"])
+        win = ex.window(node, "avg_pool2d", kernel)
+        del win["dilations"]
+        return ex.one("AveragePool", args, "avg_pool", kernel_shape=list(kernel),
+                         ceil_mode=int(bool(a.get("ceil_mode"))),
+                         count_include_pad=int(bool(a.get("count_include_pad", True))),
+                         **win)  # fmt: skip
+
 
 @register
 class AvgPool2dGrad(_AvgPool):
@@ -348,6 +368,7 @@ class AvgPool2dGrad(_AvgPool):
     ``avg_pool2d``)."""
 
     name = "avg_pool2d_grad"
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, like=None, shape=None, kernel_size=1, stride=None, padding=0,
                 ceil_mode=False, count_include_pad=True, divisor_override=None):  # fmt: skip

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as _np  # the generator draws on the CPU (a seed gives one stream everywhere)
 
-from .base import Op, ShapeError, register
+from .base import NO_ONNX_RANDOM, Op, ShapeError, register
 from .dtypes import category
 from .surface import declare
 
@@ -108,6 +108,7 @@ class RandomFill(Op):
     lambd; ...). ``x``'s values are not read. Not differentiable."""
 
     name, differentiable = "random_fill", False
+    onnx = NO_ONNX_RANDOM
 
     def forward(self, xp, x, dist="normal", params=(), generator=None):
         params = dict(params)
@@ -131,6 +132,7 @@ class Sample(Op):
     second input or a number). Not differentiable."""
 
     name, arity, differentiable = "sample", -1, False
+    onnx = NO_ONNX_RANDOM
 
     def forward(self, xp, x, std=None, dist="bernoulli", p=None, generator=None):
         rng = generator_of(generator)
@@ -157,6 +159,7 @@ class Multinomial(Op):
     per row), with or without ``replacement``; int64. Not differentiable."""
 
     name, differentiable = "multinomial", False
+    onnx = NO_ONNX_RANDOM
 
     def forward(self, xp, x, num_samples=1, replacement=False, generator=None):
         self.shape(x.shape, num_samples, replacement)

@@ -64,6 +64,9 @@ class Sum(_Reduction):
         return (F.broadcast_to(_restore_axes(F, g, axis, keepdims), shapes[0]),)
         # END SOLUTION
 
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceSum")
+
 
 @register
 class Mean(_Reduction):
@@ -84,6 +87,9 @@ class Mean(_Reduction):
     def vjp(self, F, g, inputs, out, shapes, needs, axis=None, keepdims=False):
         g = _restore_axes(F, g, axis, keepdims) / F.numel(shapes[0], axis)
         return (F.broadcast_to(g, shapes[0]),)
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMean")
 
 
 @register
@@ -106,6 +112,9 @@ class Max(_Reduction):
         share = mask / F.sum(mask, axis=axis, keepdims=True)
         return (share * _restore_axes(F, g, axis, keepdims),)
 
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMax")
+
 
 @register
 class Min(Max):
@@ -115,6 +124,9 @@ class Min(Max):
 
     def forward(self, xp, x, axis=None, keepdims=False):
         return xp.min(x, axis=axis, keepdims=keepdims)
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMin")
 
 
 @register
@@ -126,6 +138,9 @@ class All(_Reduction):
     def forward(self, xp, x, axis=None, keepdims=False):
         return xp.all(x, axis=axis, keepdims=keepdims)
 
+    def onnx(self, ex, node, args):
+        return ex.all_any(node, args, "ReduceMin")
+
 
 @register
 class Any(_Reduction):
@@ -135,6 +150,9 @@ class Any(_Reduction):
 
     def forward(self, xp, x, axis=None, keepdims=False):
         return xp.any(x, axis=axis, keepdims=keepdims)
+
+    def onnx(self, ex, node, args):
+        return ex.all_any(node, args, "ReduceMax")
 
 
 class _AlongDim(Op):
@@ -167,11 +185,17 @@ class MaxDim(_AlongDim):
     __doc__ = _AlongDim.__doc__
     name, _arg, torch_name = "max_dim", "argmax", "MaxBackward0"
 
+    def onnx(self, ex, node, args):
+        return ex.along_dim(node, args, "ReduceMax")
+
 
 @register
 class MinDim(_AlongDim):
     __doc__ = _AlongDim.__doc__
     name, _arg, torch_name = "min_dim", "argmin", "MinBackward0"
+
+    def onnx(self, ex, node, args):
+        return ex.along_dim(node, args, "ReduceMin")
 
 
 class _Arg(Op):
@@ -199,11 +223,17 @@ class ArgMax(_Arg):
     __doc__ = _Arg.__doc__
     name = "argmax"
 
+    def onnx(self, ex, node, args):
+        return ex.arg_reduce(node, args, "ArgMax")
+
 
 @register
 class ArgMin(_Arg):
     __doc__ = _Arg.__doc__
     name = "argmin"
+
+    def onnx(self, ex, node, args):
+        return ex.arg_reduce(node, args, "ArgMin")
 
 
 def _count(x, axis):
@@ -230,6 +260,9 @@ class Var(_Reduction):
         n = F.numel(shapes[0], axis) - correction
         return (_restore_axes(F, g, axis, keepdims) * d * 2 / n,)
 
+    def onnx(self, ex, node, args):
+        return ex.moments(node, args, root=False)
+
 
 @register
 class Std(Var):
@@ -250,6 +283,9 @@ class Std(Var):
         zero = F.equal(std, 0)  # all values equal: 0, as in PyTorch (not 0/0 = nan)
         scale = _restore_axes(F, g, axis, keepdims) / (F.where(zero, 1.0, std) * n)
         return (F.where(zero, 0.0, d * scale),)
+
+    def onnx(self, ex, node, args):
+        return ex.moments(node, args, root=True)
 
 
 @register
@@ -273,6 +309,12 @@ class Cumsum(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, dim=0, reverse=False):
         return (F.cumsum(g, dim=dim, reverse=not reverse),)
+
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node.inputs[0], "cumsum"))
+        axis = ex.const(node.attrs.get("dim", 0) % max(rank, 1), "axis", "int64")
+        return ex.one("CumSum", [args[0], axis], "cumsum",
+                         reverse=int(bool(node.attrs.get("reverse"))))  # fmt: skip
 
 
 @register
@@ -324,6 +366,23 @@ class SumTo(Op):
                                     keepdims=True)  # fmt: skip
         return (gx,) + rest
 
+    def onnx(self, ex, node, args):
+        src = ex.need_shape(node.inputs[0], "sum_to")
+        like = node.attrs.get("shape")
+        target = tuple(like) if like is not None else ex.need_shape(node.inputs[1], "sum_to")
+        lead = len(src) - len(target)
+        axes = list(range(lead)) + [
+            lead + i for i, d in enumerate(target) if d == 1 and src[lead + i] != 1
+        ]
+        if not axes:
+            return ex.one("Identity", args[:1], "sum_to")
+        summed, n1 = ex.node(
+            "ReduceSum", [args[0], ex.const(axes, "axes", "int64")], "sum_to", keepdims=1
+        )
+        shape = ex.const(list(target), "shape", "int64")
+        name, n2 = ex.node("Reshape", [summed, shape], "sum_to")
+        return [n1, n2], name
+
 
 def _static(shape) -> bool:
     return isinstance(shape, tuple | list) and all(isinstance(d, int) for d in shape)
@@ -346,6 +405,18 @@ class Numel(Op):
     def shape(self, shape, axis=None):
         normalize_axes("numel", axis, len(shape), shape)
         return ()
+
+    def onnx(self, ex, node, args):
+        shape, n1 = ex.node("Shape", args, "numel_shape")
+        axis, pre = node.attrs.get("axis"), [n1]
+        if axis is not None:
+            rank = len(ex.need_shape(node.inputs[0], "numel"))
+            idx = ex.const([a % rank for a in ex.as_tuple(axis)], "axes", "int64")
+            shape, n2 = ex.node("Gather", [shape, idx], "numel_dims", axis=0)
+            pre.append(n2)
+        count, n3 = ex.node("ReduceProd", [shape], "numel_count", keepdims=0)
+        name, n4 = ex.node("CastLike", [count, args[0]], "numel")
+        return pre + [n3, n4], name
 
 
 # -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------

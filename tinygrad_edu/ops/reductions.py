@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-from .base import REGISTRY, Op, normalize_axes, register
+from .base import REGISTRY, NoOnnx, Op, normalize_axes, register
 from .dtypes import category, floating
 from .reduce import _cumsum, _dim_args, _restore_axes, reduced_shape
 from .surface import cast, declare, dims, scalar_dims, shape_of
@@ -68,6 +68,9 @@ class Prod(Op):
         grad = others * (g if flat else _restore_axes(F, g, axis, keepdims))
         return (F.reshape(grad, shapes[0]) if flat else grad,)
 
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceProd")
+
 
 @register
 class Cumprod(Op):
@@ -80,6 +83,8 @@ class Cumprod(Op):
     """
 
     name, saves = "cumprod", (0,)
+    onnx = NoOnnx("no ONNX operator: CumSum has no product form, and exp(cumsum(log x)) "
+                  "is wrong at zeros and negatives")
 
     def forward(self, xp, x, dim=0, exclusive=False, reverse=False):
         if x.ndim == 0:
@@ -149,6 +154,9 @@ class Logsumexp(Op):
         out, g = (_restore_axes(F, v, axis, keepdims) for v in (out, g))
         return (g * F.exp(inputs[0] - out),)
 
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceLogSumExp")
+
 
 @register
 class VectorNorm(Op):
@@ -202,6 +210,26 @@ class VectorNorm(Op):
             return (F.where(zero, 0.0, g * x / safe),)
         scale = F.sign(x) * F.abs(x) ** (ord - 1) / safe ** (ord - 1)
         return (F.where(zero, 0.0, g * scale),)
+
+    def onnx(self, ex, node, args):
+        p = node.attrs.get("ord", 2)
+        if p in (1, 2):
+            return ex.reduce(node, args, f"ReduceL{int(p)}")
+        if math.isinf(p):
+            pre, a = ex.one("Abs", args, "abs")
+            nodes, name = ex.reduce(node, [a], "ReduceMax" if p > 0 else "ReduceMin")
+            return pre + nodes, name
+        if p == 0:  # the count of nonzero elements
+            pre, a = ex.chain([("Equal", [args[0], ex.like(0, node, "zero")], {}),
+                               ("Not", ["{0}"], {}), ("CastLike", ["{1}", args[0]], {})], "nz")
+        else:
+            pre, a = ex.chain([("Abs", args, {}),
+                               ("Pow", ["{0}", ex.like(p, node, "p")], {})], "abs_pow")
+        nodes, name = ex.reduce(node, [a], "ReduceSum")
+        if p == 0:
+            return pre + nodes, name
+        last, name = ex.one("Pow", [name, ex.like(1 / p, node, "inv_p")], "vector_norm")
+        return pre + nodes + last, name
 
 
 # -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
@@ -390,6 +418,7 @@ class Histc(Op):
     counted, and ``max`` itself falls in the last bin. Not differentiable (as in PyTorch)."""
 
     name, differentiable = "histc", False
+    onnx = NoOnnx("no ONNX operator counts values into bins")
 
     def forward(self, xp, x, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
         _float_only(self.name, x)
@@ -417,6 +446,7 @@ class HistogramBinEdges(Op):
     after). Not differentiable."""
 
     name, differentiable = "histogram_bin_edges", False
+    onnx = NoOnnx("no ONNX operator counts values into bins")
 
     def forward(self, xp, x, bins, min=None, max=None):  # noqa: A002
         if min is None:
@@ -442,6 +472,7 @@ class Histogram(Op):
     differentiable."""
 
     name, arity, differentiable = "histogram", 3, False
+    onnx = NoOnnx("no ONNX operator counts values into bins")
 
     def forward(self, xp, x, edges, weight=None, density=False):
         _float_only(self.name, x)

@@ -26,7 +26,7 @@ $\bar W_{hh} = \sum_t \bar{gates}_t^\top h_{t-1}$.
 
 from __future__ import annotations
 
-from .base import Op, ShapeError, fmt_shapes, register
+from .base import NoOnnx, Op, ShapeError, fmt_shapes, register
 from .dtypes import floating
 
 __all__ = ["LstmLayer"]
@@ -42,6 +42,8 @@ class LstmLayer(Op):
     """A whole LSTM layer over a sequence (see the module docstring)."""
 
     name, arity, saves, saves_output = "lstm_layer", 4, (0, 1, 2, 3), True
+    onnx = NoOnnx("not written: ONNX's LSTM orders its gates i, o, f, c and packs its "
+                  "weights otherwise than PyTorch's i, f, g, o")
     torch_name = "LstmLayerBackward0"
 
     def forward(self, xp, gi, h0, c0, w_hh, reverse=False):

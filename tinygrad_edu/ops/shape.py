@@ -10,7 +10,9 @@ import math
 import numpy as _np  # shape arithmetic only (a zero-byte view for indexing rules)
 
 from .base import (
+    NO_ONNX_GRAD,
     IndexShapeError,
+    NoOnnx,
     Op,
     ShapeError,
     broadcast_shapes,
@@ -60,6 +62,11 @@ class Reshape(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, shape=None):
         return (F.reshape(g, shapes[0]),) + (None,) * (len(shapes) - 1)
 
+    def onnx(self, ex, node, args):
+        pre, shape = ex.target(node, args, "reshape")
+        name, n = ex.node("Reshape", [args[0], shape], "reshape")
+        return pre + [n], name
+
 
 @register
 class Permute(Op):
@@ -93,6 +100,12 @@ class Permute(Op):
             inverse[a % n] = i
         return (F.permute(g, axes=tuple(inverse)),)
 
+    def onnx(self, ex, node, args):
+        axes = node.attrs.get("axes")
+        if axes is None:
+            axes = list(reversed(range(len(ex.need_shape(node.inputs[0], "permute")))))
+        return ex.one("Transpose", args[:1], "permute", perm=list(axes))
+
 
 @register
 class Transpose(Op):
@@ -121,6 +134,13 @@ class Transpose(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, dim0, dim1):
         return (F.transpose(g, dim0=dim0, dim1=dim1),)
 
+    def onnx(self, ex, node, args):
+        perm = list(range(len(ex.need_shape(node.inputs[0], "transpose"))))
+        if len(perm) >= 2:
+            a, b = perm[node.attrs["dim0"]], perm[node.attrs["dim1"]]
+            perm[a], perm[b] = b, a
+        return ex.one("Transpose", args[:1], "transpose", perm=perm)
+
 
 @register
 class BroadcastTo(Op):
@@ -148,6 +168,11 @@ class BroadcastTo(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, shape=None):
         return (F.sum_to(g, shapes[0]),) + (None,) * (len(shapes) - 1)
 
+    def onnx(self, ex, node, args):
+        pre, shape = ex.target(node, args, "broadcast")
+        name, n = ex.node("Expand", [args[0], shape], "broadcast_to")
+        return pre + [n], name
+
 
 def _expanded(shape, axis):
     ndim = len(shape) + (1 if isinstance(axis, int) else len(axis))
@@ -172,6 +197,12 @@ class ExpandDims(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, axis):
         return (F.reshape(g, shapes[0]),)
+
+    def onnx(self, ex, node, args):
+        axis = node.attrs["axis"]
+        rank = len(ex.need_shape(node, "expand_dims"))
+        axes = sorted(a % rank for a in ex.as_tuple(axis))
+        return ex.one("Unsqueeze", [args[0], ex.const(axes, "axes", "int64")], "unsq")
 
 
 def _squeezed(opname, shape, dim):
@@ -201,6 +232,9 @@ class Squeeze(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, dim=None):
         return (F.reshape(g, shapes[0]),)
 
+    def onnx(self, ex, node, args):
+        return ex.reshaped(node, args, "squeeze")
+
 
 def _flattened(opname, shape, start_dim, end_dim):
     a, b = (_axis(opname, d, len(shape), shape) for d in (start_dim, end_dim))
@@ -228,6 +262,9 @@ class Flatten(Op):
 
     def vjp(self, F, g, inputs, out, shapes, needs, start_dim=0, end_dim=-1):
         return (F.reshape(g, shapes[0]),)
+
+    def onnx(self, ex, node, args):
+        return ex.reshaped(node, args, "flatten")
 
 
 @register
@@ -257,6 +294,17 @@ class Repeat(Op):
         split = tuple(x for r, d in zip(repeats, padded) for x in (r, d))
         g = F.sum(F.reshape(g, split), axis=tuple(range(0, len(split), 2)))
         return (F.reshape(g, shape),)
+
+    def onnx(self, ex, node, args):
+        repeats = list(node.attrs["repeats"])
+        src = ex.need_shape(node.inputs[0], "repeat")
+        pre, x = [], args[0]
+        if len(repeats) > len(src):  # PyTorch adds leading axes of size 1 first
+            shape = [1] * (len(repeats) - len(src)) + list(src)
+            x, n = ex.node("Reshape", [x, ex.const(shape, "shape", "int64")], "lead")
+            pre.append(n)
+        name, n = ex.node("Tile", [x, ex.const(repeats, "repeats", "int64")], "repeat")
+        return pre + [n], name
 
 
 def _static(opname, shape):
@@ -305,6 +353,10 @@ class Cat(Op):
             start += s[d]
         return tuple(grads)
 
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node, "cat"))
+        return ex.one("Concat", args, "cat", axis=node.attrs.get("dim", 0) % rank)
+
 
 @register
 class Stack(Op):
@@ -328,6 +380,18 @@ class Stack(Op):
         rest = (Ellipsis,) if dim >= 0 else (slice(None),) * (-dim - 1)
         return tuple(F.getitem(g, index=at + (i,) + rest) if need else None
                      for i, need in enumerate(needs))  # fmt: skip
+
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node, "stack"))
+        axis = node.attrs.get("dim", 0) % rank
+        axes = ex.const([axis], "axes", "int64")
+        pre, parts = [], []
+        for a in args:
+            name, n = ex.node("Unsqueeze", [a, axes], "unsq")
+            pre.append(n)
+            parts.append(name)
+        name, n = ex.node("Concat", parts, "stack", axis=axis)
+        return pre + [n], name
 
 
 def _index_shape(opname, shape, index):
@@ -382,6 +446,63 @@ class GetItem(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, index, piece_of=None):
         return (F.getitem_grad(g, shapes[0], index),)
 
+    def onnx(self, ex, node, args):
+        index = node.attrs["index"]
+        parts = index if isinstance(index, tuple) else (index,)
+        rank = len(ex.need_shape(node.inputs[0], "indexing"))
+        if any(not (p is None or p is Ellipsis or isinstance(p, int | slice)) for p in parts):
+            rows = parts[0]
+            if len(parts) == 1 and hasattr(rows, "dtype"):  # one integer array: rows
+                idx = ex.const(rows, "rows", "int64")
+                return ex.one("Gather", [args[0], idx], "gather", axis=0)
+            raise NotImplementedError(f"to_onnx: the index {index!r} of {node.name!r} has no "
+                                      "ONNX form here (slices, ints, None and one row array "
+                                      "export)")  # fmt: skip
+        if Ellipsis in parts:
+            k = parts.index(Ellipsis)
+            fill = rank - sum(p is not None for p in parts if p is not Ellipsis)
+            parts = parts[:k] + (slice(None),) * fill + parts[k + 1 :]
+        starts, ends, axes, steps, squeeze, unsqueeze = [], [], [], [], [], []
+        dim, out_dim = 0, 0
+        for p in parts:
+            if p is None:
+                unsqueeze.append(out_dim)
+                out_dim += 1
+                continue
+            if isinstance(p, int):
+                starts.append(p)
+                ends.append(p + 1 if p != -1 else 2**63 - 1)
+                axes.append(dim)
+                steps.append(1)
+                squeeze.append(dim)
+            else:
+                step = p.step or 1
+                big = 2**63 - 1
+                starts.append(p.start if p.start is not None else (0 if step > 0 else -1))
+                ends.append(p.stop if p.stop is not None else (big if step > 0 else -big))
+                axes.append(dim)
+                steps.append(step)
+                out_dim += 1
+            dim += 1
+        nodes, cur = [], args[0]
+        if axes:
+            ins = [cur] + [
+                ex.const(v, k, "int64")
+                for k, v in (("starts", starts), ("ends", ends), ("axes", axes), ("steps", steps))
+            ]
+            cur, n = ex.node("Slice", ins, "slice")  # fmt: skip
+            nodes.append(n)
+        if squeeze:
+            cur, n = ex.node("Squeeze", [cur, ex.const(squeeze, "axes", "int64")], "sq")
+            nodes.append(n)
+        if unsqueeze:
+            cur, n = ex.node("Unsqueeze", [cur, ex.const(unsqueeze, "axes", "int64")], "u")
+            nodes.append(n)
+        if not nodes:
+            cur, n = ex.node("Identity", [cur], "getitem")
+            nodes.append(n)
+        return nodes, cur
+
 
 _PIECES = {"split": 3, "split_with_sizes": 4, "unbind": 5}  # GetItem.torch_names
 
@@ -391,6 +512,7 @@ class GetItemGrad(Op):
     r"""``getitem_grad(g, shape, index)``: zeros of ``shape`` with ``g`` *added* at ``index``."""
 
     name = "getitem_grad"
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, like=None, shape=None, index=None):
         shape = _target(like, shape)
@@ -426,6 +548,7 @@ class SetItem(Op):
     $\partial L/\partial \mathrm{value}$ = ``g[index]`` summed to the value's shape."""
 
     name, arity = "setitem", 2
+    onnx = NoOnnx("an in-place write (the exporter writes graphs of pure values)")
     torch_names = ("CopySlices", "IndexPutBackward0")  # slices and ints; arrays and masks
 
     def variant(self, inputs, attrs):
@@ -514,6 +637,13 @@ class Gather(Op):
     def vjp(self, F, g, inputs, out, shapes, needs, dim=0):
         return (F.gather_grad(g, shapes[0], inputs[1], dim), None)
 
+    def onnx(self, ex, node, args):
+        rank = len(ex.need_shape(node.inputs[0], "gather"))
+        idx, n1 = ex.node("Cast", [args[1]], "index", to=ex.onnx.TensorProto.INT64)
+        name, n2 = ex.node("GatherElements", [args[0], idx], "gather",
+                             axis=node.attrs.get("dim", 0) % rank)  # fmt: skip
+        return [n1, n2], name
+
 
 @register
 class GatherGrad(Op):
@@ -521,6 +651,7 @@ class GatherGrad(Op):
     places ``gather`` read (the adjoint of ``gather``)."""
 
     name, arity, saves = "gather_grad", 2, (1,)
+    onnx = NO_ONNX_GRAD
 
     def forward(self, xp, g, index, like=None, shape=None, dim=0):
         shape = _target(like, shape)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from .base import REGISTRY, Op, normalize_axes, register
+from .base import REGISTRY, NoOnnx, Op, normalize_axes, register
 from .dtypes import category
 from .surface import ValuesIndices, declare, shape_of
 
@@ -58,6 +58,14 @@ class Argsort(Op):
         _axis(self.name, dim, shape)
         return tuple(shape)
 
+    def onnx(self, ex, node, args):  # TopK of every element; ties keep the lower index first
+        shape = ex.need_shape(node.inputs[0], "argsort")
+        axis = node.attrs.get("dim", -1) % len(shape)
+        k = ex.const([shape[axis]], "k", "int64")
+        (_, indices), n = ex.node_n("TopK", [args[0], k], ["sorted", "argsort"], axis=axis,
+                                    largest=int(bool(node.attrs.get("descending"))), sorted=1)
+        return [n], indices
+
 
 @register
 class ModeIndex(Op):
@@ -66,6 +74,7 @@ class ModeIndex(Op):
     differentiable (``mode``'s values are a ``gather`` at these positions)."""
 
     name, differentiable = "mode_index", False
+    onnx = NoOnnx("no ONNX operator: a running extreme's or the most frequent value's index")
 
     def forward(self, xp, x, dim=-1):
         if x.ndim == 0:
@@ -120,6 +129,15 @@ class Unique(Op):
 
     def shape(self, shape, part="values", dim=None):
         return None  # known only from the values
+
+    def onnx(self, ex, node, args):
+        if node.attrs.get("dim") is not None:
+            raise NotImplementedError(f"to_onnx: unique along a dim (node {node.name!r}) is not "
+                                      "written; unique of all elements exports")
+        flat, n1 = ex.node("Reshape", [args[0], ex.const([-1], "flat", "int64")], "flat")
+        outs, n2 = ex.node_n("Unique", [flat], ["values", "first", "inverse", "counts"], sorted=1)
+        part = node.attrs.get("part", "values")
+        return [n1, n2], outs[{"values": 0, "inverse": 2, "counts": 3}[part]]
 
 
 # -- public surfaces: composites of argsort and gather (see the module's docstring) ------------
@@ -318,6 +336,7 @@ class CumExtremeIndex(Op):
     """
 
     name, differentiable = "cum_extreme_index", False
+    onnx = NoOnnx("no ONNX operator: a running extreme's or the most frequent value's index")
 
     def forward(self, xp, x, dim=0, largest=True):
         if x.ndim == 0:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Op, register
+from .base import NoOnnx, Op, register
 from .dtypes import category, floating
 from .elementwise import erf
 from .surface import declare, unary
@@ -241,6 +241,7 @@ class Lgamma(_Special):
     r"""$\log|\Gamma(x)|$. $\partial L/\partial x = g\,\psi(x)$ (``digamma``)."""
 
     name, _fn = "lgamma", staticmethod(lgamma)
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.digamma(inputs[0]),)
@@ -251,6 +252,7 @@ class Digamma(_Special):
     r"""$\psi(x)$. $\partial L/\partial x = g\,\psi^{(1)}(x)$ (``polygamma(1, x)``)."""
 
     name, _fn = "digamma", staticmethod(digamma)
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.polygamma(inputs[0], n=1),)
@@ -261,6 +263,7 @@ class Polygamma(_Special):
     r"""$\psi^{(n)}(x)$. $\partial L/\partial x = g\,\psi^{(n+1)}(x)$."""
 
     name, _fn = "polygamma", staticmethod(polygamma)
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs, n):
         return (g * F.polygamma(inputs[0], n=n + 1),)
@@ -276,6 +279,9 @@ class Erfc(_Special):
         x = inputs[0]
         return (g * F.exp(-(x * x)) * (-2 / math.sqrt(math.pi)),)
 
+    def onnx(self, ex, node, args):
+        return ex.chain([("Erf", args, {}), ("Sub", [ex.like(1, node, "one"), "{0}"], {})], "erfc")
+
 
 @register
 class Erfinv(_Special):
@@ -283,6 +289,7 @@ class Erfinv(_Special):
     e^{\mathrm{out}^2}$ (the reciprocal of erf's slope at the output)."""
 
     name, _fn, saves, saves_output = "erfinv", staticmethod(erfinv), (), True
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.exp(out * out) * (math.sqrt(math.pi) / 2),)
@@ -293,6 +300,7 @@ class I0(_Special):
     r"""$I_0(x)$. $\partial L/\partial x = g\,I_1(x)$."""
 
     name, _fn = "i0", staticmethod(i0)
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * F.i1(inputs[0]),)
@@ -303,6 +311,7 @@ class I1(_Special):
     r"""$I_1(x)$. $\partial L/\partial x = g\,(I_0(x) - I_1(x)/x)$, which is $g/2$ at 0."""
 
     name, _fn, saves_output = "i1", staticmethod(i1), True
+    onnx = NoOnnx("no ONNX operator for this special function")
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         x = inputs[0]
@@ -338,6 +347,12 @@ class Sinc(_Special):
         # at 0: the slope is 0 and the curvature -pi^2/3 (x times it keeps both exact)
         return (g * F.where(zero, x * (-math.pi**2 / 3), (F.cos(safe * math.pi) - out) / safe),)
 
+    def onnx(self, ex, node, args):
+        x, zero = args[0], ex.like(0, node, "zero")
+        return ex.chain([("Mul", [x, ex.like(math.pi, node, "pi")], {}), ("Sin", ["{0}"], {}),
+                         ("Div", ["{1}", "{0}"], {}), ("Equal", [x, zero], {}),
+                         ("Where", ["{3}", ex.like(1, node, "one"), "{2}"], {})], "sinc")
+
 
 @register
 class Entr(_Special):
@@ -348,6 +363,14 @@ class Entr(_Special):
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (-g * (F.log(inputs[0]) + 1),)
+
+    def onnx(self, ex, node, args):  # -x log x; 0 at 0; -inf below
+        x, zero = args[0], ex.like(0, node, "zero")
+        return ex.chain([("Log", [x], {}), ("Mul", [x, "{0}"], {}), ("Neg", ["{1}"], {}),
+                         ("Equal", [x, zero], {}), ("Where", ["{3}", zero, "{2}"], {}),
+                         ("Less", [x, zero], {}),
+                         ("Where", ["{5}", ex.like(-math.inf, node, "minus_inf"), "{4}"], {})],
+                        "entr")
 
 
 def _polygamma_method(op, apply):

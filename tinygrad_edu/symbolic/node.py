@@ -62,6 +62,7 @@ class _StopGradient(Op):
     ``stop_gradient``, PyTorch's ``detach``, TensorFlow's ``tf.stop_gradient``)."""
 
     name, arity, differentiable = "stop_gradient", 1, False
+    onnx = "Identity"
 
     def forward(self, xp, x):
         return x

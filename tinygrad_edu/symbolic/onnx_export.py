@@ -25,58 +25,59 @@ import itertools
 
 import numpy as _np  # initializers are numpy arrays
 
+from ..ops.base import NoOnnx
 from .executor import Executor
 from .graph import topo_sort
 from .node import CONSTANT, PLACEHOLDER, Node
-from .onnx_ops import _COMPARE, _LOGICAL, _SIMPLE, _UNIFY, OPSET, OpRules, _is_weak
+from .onnx_ops import _COMPARE, _UNIFY, OPSET, OnnxWriter, _is_weak
 
-__all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT", "ops_markdown"]
+__all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT", "ops_markdown", "onnx_form"]
 
 ONNX_INSTALL_HINT = 'pip install "tinygrad_edu[onnx]"'
-#: every op that exports (cond, while and tuple_get included); generated docs list these
-ONNX_OPS = sorted(set(_SIMPLE) | set(_LOGICAL) | {
-    "not_equal", "pow", "relu_grad", "matmul", "sum", "mean", "max", "min", "softmax",
-    "log_softmax", "softmax_cross_entropy", "transpose", "permute", "reshape", "broadcast_to",
-    "sum_to", "expand_dims", "squeeze", "flatten", "cat", "stack", "repeat",
-    "ones_like", "zeros_like", "fill", "fill_constant", "astype", "numel", "getitem",
-    "cond", "while", "tuple_get", "conv2d", "max_pool2d", "avg_pool2d", "pad", "embedding",
-    "rsqrt", "log1p", "gelu", "leaky_relu", "softplus", "clamp", "clamp_tensor", "argmax",
-    "argmin", "all", "any", "logical_not", "bitwise_not", "masked_fill", "gather", "one_hot",
-    "cumsum", "std", "var", "max_dim", "min_dim", "nll_loss", "batch_norm", "layer_norm",
-})  # fmt: skip
+#: the symbolic engine's own ops that export (``cond`` is ``If``, ``while`` is ``Loop``)
+_ENGINE_OPS = ("cond", "stop_gradient", "tuple_get", "while")
 
 
-_GRAD = "a layer's own gradient op"
-_NOT_EXPORTED_WHY = {  # what the docs say about the ops that do not export
-    "avg_pool2d_grad": _GRAD, "conv2d_input_grad": _GRAD, "conv2d_weight_grad": _GRAD,
-    "embedding_grad": _GRAD, "gather_grad": _GRAD, "getitem_grad": _GRAD,
-    "max_pool2d_grad": _GRAD, "max_pool2d_select": _GRAD, "nll_loss_grad": _GRAD,
-    "setitem": "an in-place write",
-    "gaussian_random": "a startup program's initialiser (random)",
-    "uniform_random": "a startup program's initialiser (random)",
-}  # fmt: skip
+def onnx_form(op):
+    """``op``'s ONNX form (an ONNX operator's name or a method), or a :class:`NoOnnx` reason."""
+    form = getattr(op, "onnx", None)
+    return NoOnnx("no ONNX form declared") if form is None else form
+
+
+def _exports(op) -> bool:
+    return not isinstance(onnx_form(op), NoOnnx)
+
+
+def _library():
+    from ..ops import REGISTRY  # noqa: PLC0415  (every op module, registered)
+
+    return REGISTRY
+
+
+#: every op that exports (the op library's with an ONNX form, and the engine's own)
+ONNX_OPS = sorted({n for n, op in _library().items() if _exports(op)} | set(_ENGINE_OPS))
 
 
 def ops_markdown() -> str:
-    """The docs' list of the ops that export and of those that do not, made from
-    :data:`ONNX_OPS` and the op registry (``docs/concepts/compiler.md`` holds this text
+    """The docs' list of the ops that export and, for the others, the reason each declares
+    (``Op.onnx``), made from the op registry (``docs/concepts/compiler.md`` holds this text
     between its ``onnx-ops`` markers; a test fails when the page is stale)."""
-    from ..ops import REGISTRY  # noqa: PLC0415
-
-    library = sorted(REGISTRY)
-    exported = [op for op in library if op in ONNX_OPS]
-    missing = [op for op in library if op not in ONNX_OPS]
-    extra = [op for op in ONNX_OPS if op not in REGISTRY]
-    why = {}
-    for op in missing:
-        why.setdefault(_NOT_EXPORTED_WHY.get(op, "no ONNX form here"), []).append(op)
+    library = _library()
+    exported = [n for n in sorted(library) if _exports(library[n])]
+    why: dict = {}
+    for n in sorted(library):
+        if not _exports(library[n]):
+            why.setdefault(str(onnx_form(library[n])), []).append(n)
     lines = [
         f"Of the op library's {len(library)} ops, {len(exported)} export, with the symbolic "
-        f"engine's own {', '.join(f'`{op}`' for op in extra)} (opset {OPSET}):",
+        f"engine's own {', '.join(f'`{op}`' for op in _ENGINE_OPS)} (opset {OPSET}). Each "
+        "op's form is part of its declaration (`Op.onnx`: one ONNX operator, or a method "
+        "that writes its decomposition):",
         "",
         ", ".join(f"`{op}`" for op in exported) + ".",
         "",
-        "What does not export (each is an error naming the op):",
+        f"The {sum(map(len, why.values()))} that do not export, with the reason each op "
+        "declares (exporting one is an error that gives it):",
         "",
     ]
     lines += [f"* {reason}: {', '.join(f'`{op}`' for op in ops)}" for reason, ops in why.items()]
@@ -134,7 +135,7 @@ def to_onnx(outputs, path, feed_dict, name: str = "tinygrad_edu") -> str:
     return str(path)
 
 
-class _Export(OpRules):
+class _Export(OnnxWriter):
     """The state of one export: tensor names, initializers, and known example values."""
 
     def __init__(self, onnx, values: dict):
@@ -253,15 +254,18 @@ class _Export(OpRules):
             return self.emit_cond(node)
         if name == "while":
             return self.emit_while(node)
-        if name not in ONNX_OPS:
+        form = onnx_form(node.op)
+        if isinstance(form, NoOnnx):
             raise NotImplementedError(
-                f"to_onnx: op {name!r} (node {node.name!r}) has no ONNX form here; ops that "
-                f"export: {', '.join(ONNX_OPS)}"
+                f"to_onnx: op {name!r} (node {node.name!r}) has no ONNX form: {form}"
             )
         args = self.args(node)
         pre, self._pending = self._pending, []
         pre += self._unify(node, args)
-        nodes, result = getattr(self, f"_op_{name}", self._simple)(node, args)
+        if isinstance(form, str):  # one ONNX operator, the op's inputs its inputs
+            nodes, result = self.one(form, args, name)
+        else:
+            nodes, result = form(self, node, args)
         self.names[node] = result
         return pre + nodes
 
