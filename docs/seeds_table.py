@@ -91,11 +91,11 @@ ROWS = [
     ("000", "gradient_hooks_", "`x.register_hook(fn)`", f"{T}.register_hook", L05, None),
     # -- 003: PyTorch's engine -----------------------------------------------------------------
     ("003", "GraphTask", "GraphTask", f"{E}:GraphTask", L10, None),
-    ("003", "ReadyQueue", "ReadyQueue (one per device)", f"{E}:ReadyQueue", L10, None),
-    ("003", "FunctionTask", "FunctionTask", f"{E}:FunctionTask", L10, None),
+    ("003", "ReadyQueue", "ReadyQueue (one per device)", f"{E}_threads:ReadyQueue", L10, None),
+    ("003", "FunctionTask", "FunctionTask", f"{E}_threads:FunctionTask", L10, None),
     ("003", "InputBuffer", "InputBuffer", f"{E}:InputBuffer", L10, None),
     ("003", "NO_DEVICE", "the CPU queue (`current_queue_device()`)",
-     f"{E}:current_queue_device", L10, None),
+     f"{E}_threads:current_queue_device", L10, None),
     ("003", "Engine::execute", "`execute(task)`", f"{E}:execute", L10, None),
     # -- 002: Fluid -----------------------------------------------------------------------------
     ("002", "ProgramDesc", "Program", "tinygrad_edu.symbolic.program:Program", L08, SYMBOLIC),
@@ -119,11 +119,7 @@ ROWS = [
 ]  # fmt: skip
 
 #: Rows whose code is being added elsewhere: expected not to resolve until that work lands.
-PENDING = {
-    f"{N}:Node.topological_nr",
-    f"{N}:Node._input_metadata",
-    f"{E}:InputBuffer",
-}
+PENDING: set = set()
 
 
 def _cell(value) -> str:
