@@ -2,7 +2,7 @@
 
 * Every lesson ``notebooks/NN_name.ipynb`` is published from its **student edition**: the
   solutions stripped (as ``tinygrad-edu make-student`` does), then executed against this
-  library (``tinygrad_edu.lessons.notebooks.executed_student_edition``, kept in
+  library (``tinygrad_course.lessons.notebooks.executed_student_edition``, kept in
   ``.cache/lessons`` until the lesson or the library changes), so the page has every output
   and picture and no answer. The executed edition becomes ``lessons/<name>.ipynb`` in the
   site's file list and mkdocs-jupyter renders it; a page that still shows a solution marker
@@ -34,9 +34,10 @@ NOTEBOOKS = ROOT / "notebooks"
 LESSON_CACHE = ROOT / ".cache" / "lessons"
 PACKAGE = ROOT / "tinygrad_edu"
 API_MODULES = (
-    "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "grading", "lessons",
-    "compiler",
+    "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "compiler",
 )  # fmt: skip
+# the course's packages (beside the library, in tinygrad_course/), after the library's
+COURSE_MODULES = ("grading", "lessons")
 
 
 def _notebooks() -> list[Path]:
@@ -57,8 +58,8 @@ def _published_lesson(path: Path) -> Path:
         import sys  # noqa: PLC0415
 
         sys.path.insert(0, str(ROOT))  # the library the lessons teach, from this checkout
-        from tinygrad_edu.lessons import recorded  # noqa: PLC0415
-        from tinygrad_edu.lessons.notebooks import executed_student_edition  # noqa: PLC0415
+        from tinygrad_course.lessons import recorded  # noqa: PLC0415
+        from tinygrad_course.lessons.notebooks import executed_student_edition  # noqa: PLC0415
 
         recordings = NOTEBOOKS / recorded.RECORDED_DIR
         if recordings.is_dir():
@@ -73,13 +74,16 @@ def _published_lesson(path: Path) -> Path:
 
 
 def _api_modules() -> list[str]:
-    """``tinygrad_edu`` itself, then each listed module that exists as a package or file."""
+    """``tinygrad_edu`` itself, then each listed module that exists as a package or file, then
+    the course's."""
     found = [
-        name
+        f"tinygrad_edu.{name}"
         for name in API_MODULES
         if (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
     ]
-    return ["tinygrad_edu"] + [f"tinygrad_edu.{name}" for name in found]
+    course = [f"tinygrad_course.{name}" for name in COURSE_MODULES
+              if (ROOT / "tinygrad_course" / name / "__init__.py").is_file()]  # fmt: skip
+    return ["tinygrad_edu", *found, *course]
 
 
 def _api_page(module: str) -> str:
@@ -134,7 +138,7 @@ def _class_source(match) -> str:
     import sys  # noqa: PLC0415
 
     sys.path.insert(0, str(ROOT))
-    from tinygrad_edu.grading.student import strip_solutions  # noqa: PLC0415
+    from tinygrad_course.grading.student import strip_solutions  # noqa: PLC0415
 
     path, name = ROOT / match.group(1), match.group(2)
     # the student edition's text: a graded solution inside the class becomes its stub, as

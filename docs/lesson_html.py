@@ -86,7 +86,7 @@ def export_html(notebook, out_dir=OUT, student: bool = True) -> Path:
     source = notebook
     if student:
         sys.path.insert(0, str(ROOT))  # the library the lessons teach, from this checkout
-        from tinygrad_edu.lessons.notebooks import executed_student_edition  # noqa: PLC0415
+        from tinygrad_course.lessons.notebooks import executed_student_edition  # noqa: PLC0415
 
         source = executed_student_edition(notebook, ROOT / ".cache" / "lessons")
     nb = nbformat.read(source, as_version=4)

@@ -39,8 +39,8 @@ import tinygrad_edu
 import tinygrad_edu as tg
 from tinygrad_edu import viz
 from tinygrad_edu.backend import cuda_available
-from tinygrad_edu.lessons import check_true, summary
-from tinygrad_edu.lessons import lesson00 as ex
+from tinygrad_course.lessons import check_true, summary
+from tinygrad_course.lessons import lesson00 as ex
 
 np.set_printoptions(precision=3, suppress=True)
 print("python       ", platform.python_version())

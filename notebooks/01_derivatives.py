@@ -38,8 +38,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import tinygrad_edu as tg
-from tinygrad_edu.lessons import check_gradient, summary
-from tinygrad_edu.lessons import lesson01 as ex
+from tinygrad_course.lessons import check_gradient, summary
+from tinygrad_course.lessons import lesson01 as ex
 
 
 # %% [markdown]

@@ -34,8 +34,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, summary
-from tinygrad_edu.lessons import lesson02 as ex
+from tinygrad_course.lessons import check, summary
+from tinygrad_course.lessons import lesson02 as ex
 from tinygrad_edu.symbolic import (
     Executor,
     optimize,

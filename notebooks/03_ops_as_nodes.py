@@ -35,8 +35,8 @@ from IPython.display import Markdown, display
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, summary
-from tinygrad_edu.lessons import lesson03 as ex
+from tinygrad_course.lessons import check, summary
+from tinygrad_course.lessons import lesson03 as ex
 
 np.set_printoptions(precision=3, suppress=True)
 

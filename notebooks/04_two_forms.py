@@ -31,8 +31,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import symbolic as sym
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import summary
-from tinygrad_edu.lessons import lesson04 as ex
+from tinygrad_course.lessons import summary
+from tinygrad_course.lessons import lesson04 as ex
 
 np.set_printoptions(precision=4, suppress=True)
 

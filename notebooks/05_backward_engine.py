@@ -39,8 +39,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import viz
 from tinygrad_edu.eager import Observer, observe
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson05 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson05 as ex
 
 
 # %% [markdown]

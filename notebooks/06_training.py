@@ -37,8 +37,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import nn, optim, viz
 from tinygrad_edu.data import DataLoader, load_digits
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson06 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson06 as ex
 from tinygrad_edu.symbolic import Variable, matmul, relu, softmax_cross_entropy
 from tinygrad_edu.symbolic import training as st
 

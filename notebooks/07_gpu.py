@@ -41,8 +41,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import backend, viz
 from tinygrad_edu.backend import DeviceError
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson07 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson07 as ex
 
 HAS_GPU = backend.cuda_available()
 DEVICE = "cuda" if HAS_GPU else "cpu"

@@ -40,8 +40,8 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import summary
-from tinygrad_edu.lessons import lesson08 as ex
+from tinygrad_course.lessons import summary
+from tinygrad_course.lessons import lesson08 as ex
 from tinygrad_edu.symbolic import cse599w as ad
 
 # %% [markdown]

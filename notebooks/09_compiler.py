@@ -39,8 +39,8 @@ import numpy as np
 
 from tinygrad_edu import symbolic as S
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson09 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson09 as ex
 from tinygrad_edu.symbolic import (
     CONSTANT,
     Executor,

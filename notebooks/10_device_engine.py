@@ -53,8 +53,8 @@ import numpy as np
 import tinygrad_edu as tg
 from tinygrad_edu import viz
 from tinygrad_edu.eager import Observer, engine_threads, observe
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson10 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson10 as ex
 
 # %% [markdown]
 # ## 1. Simulated devices, and copies in the graph

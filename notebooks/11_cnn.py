@@ -40,8 +40,8 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import nn, optim, viz
 from tinygrad_edu.data import DataLoader, load_digits
-from tinygrad_edu.lessons import check_gradient, check_true, summary
-from tinygrad_edu.lessons import lesson11 as ex
+from tinygrad_course.lessons import check_gradient, check_true, summary
+from tinygrad_course.lessons import lesson11 as ex
 
 # %% [markdown]
 # ## 1. What a convolution computes

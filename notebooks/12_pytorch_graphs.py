@@ -36,8 +36,8 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson12 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson12 as ex
 from tinygrad_edu.viz.examples import seed, seed_inputs
 
 try:

@@ -43,8 +43,8 @@ import numpy as np
 
 import tinygrad_edu as tg
 from tinygrad_edu import viz
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson13 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson13 as ex
 
 try:
     import torch as real_torch
@@ -177,7 +177,7 @@ for torch in LIBRARIES:
 # ## 2. Models: `nn.Module`, the same weights, the same numbers
 #
 # A model is a class with layers in `__init__` and the computation in `forward`, exactly as
-# in PyTorch. `ex.make_mlp(torch)` (in `tinygrad_edu/lessons/lesson13.py`) defines this one:
+# in PyTorch. `ex.make_mlp(torch)` (in `tinygrad_course/lessons/lesson13.py`) defines this one:
 #
 # ```python
 # class MLP(nn.Module):

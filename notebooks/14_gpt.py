@@ -39,8 +39,8 @@ import numpy as np
 import tinygrad_edu as torch  # the lectures' code, unchanged
 from tinygrad_edu import viz
 from tinygrad_edu.data import load_shakespeare
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson14 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson14 as ex
 
 nn, F = torch.nn, torch.nn.functional
 device = "cuda" if torch.cuda.is_available() else "cpu"  # the lecture's line: a GPU if any

@@ -39,8 +39,8 @@ import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu import viz
 from tinygrad_edu.data import load_digits
-from tinygrad_edu.lessons import check, check_true, summary
-from tinygrad_edu.lessons import lesson15 as ex
+from tinygrad_course.lessons import check, check_true, summary
+from tinygrad_course.lessons import lesson15 as ex
 
 # %% [markdown]
 # ## 1. Tracing: the eager run, recorded

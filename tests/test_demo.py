@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tinygrad_edu as tg
-from tinygrad_edu import demo, nn
+from tinygrad_course import demo
+from tinygrad_edu import nn
 
 
 def _args(out, **kw):

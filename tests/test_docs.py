@@ -275,7 +275,7 @@ def test_site_loads_nothing_from_another_host(site):
 
 @pytest.mark.parametrize("stem", LESSONS)
 def test_published_lessons_are_the_student_edition(site, stem):
-    from tinygrad_edu.lessons import lesson_modules
+    from tinygrad_course.lessons import lesson_modules
 
     page = (site / "lessons" / stem / "index.html").read_text(encoding="utf-8")
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page)))
@@ -300,7 +300,7 @@ def test_search_index_is_clean(site):
 
 
 def _solution_snippets() -> dict[str, str]:
-    from tinygrad_edu.lessons.notebooks import solution_snippets
+    from tinygrad_course.lessons.notebooks import solution_snippets
 
     return solution_snippets(sorted(ROOT.glob("tinygrad_edu/**/*.py")) +
                           sorted(ROOT.glob("notebooks/[0-9]*.py")))  # fmt: skip
@@ -338,8 +338,8 @@ def test_no_solution_line_anywhere_in_the_site(site):
 def test_the_student_editions_own_site_builds(tmp_path):
     """`mkdocs build` in the student edition (whose library cannot run the lessons) works:
     its lesson pages show the outputs recorded when the edition was made, and no solution."""
-    from tinygrad_edu.grading.student import make_student_edition
-    from tinygrad_edu.lessons.recorded import record_lessons
+    from tinygrad_course.grading.student import make_student_edition
+    from tinygrad_course.lessons.recorded import record_lessons
 
     edition = tmp_path / "course-student"
     make_student_edition(ROOT, edition, record=record_lessons)

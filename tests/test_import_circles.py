@@ -13,9 +13,15 @@ from the list, so that it cannot come back).
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "tinygrad_edu"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "tinygrad_edu"
+COURSE = "tinygrad_course"
 
 #: Circles not broken yet. Each entry: the modules of one circle (a strongly connected
 #: component of the import graph); the circle found may be smaller than the entry.
@@ -28,7 +34,7 @@ KNOWN_CIRCLES: list = []
 #: import from its own unit and from the layers below it, never from above.
 LAYERS = [
     ["backend", "cli", "size"],  # cli finds its subcommands' modules by name (importlib)
-    ["dtypes", "testing"],  # tg.testing.assert_close
+    ["dtypes", "testing", "finite_diff"],  # tg.testing.assert_close; gradient checks' numerics
     ["ops"],
     ["eager", "symbolic"],
     ["linalg", "amp", "utils", "special", "fft", "jit", "distributions"],  # over eager
@@ -37,9 +43,9 @@ LAYERS = [
     ["autograd", "nn", "optim", "data"],
     ["compiler"],  # tg.compile: the eager engine traced into the symbolic one
     ["(package)"],  # tinygrad_edu/__init__.py: `import tinygrad_edu as tg`
-    ["viz", "grading"],
-    ["lessons", "demo", "__main__"],
-]
+    ["viz"],
+    ["__main__"],
+]  # the course (lessons, grading, demo) is the package tinygrad_course, above all of these
 
 
 def unit(module: str) -> str:
@@ -232,3 +238,74 @@ def test_eager_modules_import_only_from_the_layers_below():
 def test_the_viz_circle_is_gone():
     found = circles(import_graph())
     assert not [c for c in found if any(m.startswith("tinygrad_edu.viz") for m in c)]
+
+
+# -- the library and the course ------------------------------------------------------------
+# The course (tinygrad_course: lessons, grading, demo) is built on the library and installed
+# with it; the library never imports it, not by an import statement and not by name.
+
+
+def test_no_library_file_names_the_course():
+    offenders = [str(p.relative_to(REPO)) for p in sorted(PACKAGE.rglob("*"))
+                 if p.is_file() and p.suffix in (".py", ".txt", ".json", ".md")
+                 and COURSE in p.read_text(encoding="utf-8", errors="replace")]  # fmt: skip
+    assert not offenders, f"the library must not name the course: {offenders}"
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def test_importing_the_library_loads_no_course_module():
+    code = ("import sys, tinygrad_edu, tinygrad_edu.nn, tinygrad_edu.optim, "
+            "tinygrad_edu.compiler, tinygrad_edu.viz, tinygrad_edu.autograd\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tinygrad_course'))\n"
+            "print(tinygrad_edu.__file__)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env=_env(), cwd=REPO, capture_output=True,
+                         text=True, timeout=300, check=True).stdout.splitlines()  # fmt: skip
+    assert out[0] == "[]", out[0]
+    assert out[1].startswith(str(PACKAGE))  # this checkout's library, not an installed one
+
+
+def _stale_entry_points() -> list[str]:
+    """pytest11 entry points that the installed metadata of this project declares and this
+    checkout's pyproject.toml does not: an install made before the grading plugin stopped
+    being one (``pip install -e .`` removes them). They are blocked so that the check below
+    tests this code, not an old install."""
+    from importlib.metadata import entry_points
+
+    return [ep.name for ep in entry_points(group="pytest11")
+            if ep.value.split(".")[0] in ("tinygrad_edu", COURSE)]  # fmt: skip
+
+
+def test_the_project_declares_no_pytest_plugin():
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert "pytest11" not in text.replace("No pytest11", "")
+
+
+def test_pytest_in_another_project_is_untouched(tmp_path):
+    """Installing the library (and the course with it) changes no other project's pytest: an
+    empty project's session has no ``--gradescope`` and imports no module of either."""
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    record = tmp_path / "modules.txt"
+    (project / "conftest.py").write_text(textwrap.dedent(f"""
+        import sys
+
+        def pytest_unconfigure(config):
+            with open({str(record)!r}, "w") as f:
+                f.write("\\n".join(sorted(sys.modules)))
+    """))
+    (project / "test_one.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    block = [arg for name in _stale_entry_points() for arg in ("-p", f"no:{name}")]
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *block]
+    for args, expect in ((["--help"], "usage"), (["-q"], "1 passed")):
+        done = subprocess.run([*base, *args], cwd=project, env=_env(), capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0 and expect in done.stdout, done.stdout + done.stderr
+        if args == ["--help"]:
+            assert "--gradescope" not in done.stdout
+        loaded = record.read_text().split()
+        ours = [m for m in loaded if m.split(".")[0] in ("tinygrad_edu", COURSE)]
+        assert not ours, f"pytest {' '.join(args)} imported {ours[:10]}"
+        assert "pytest" in loaded  # the record is a real one

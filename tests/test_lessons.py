@@ -1,4 +1,4 @@
-"""Tests for tinygrad_edu.lessons (the checks and exercises the lessons use) and for the lesson
+"""Tests for tinygrad_course.lessons (the checks and exercises the lessons use) and for the lesson
 sources themselves: each lesson is a jupytext percent-format ``.py`` file (the source of truth)
 paired with its executed ``.ipynb``."""
 
@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import tinygrad_edu as tg
-from tinygrad_edu import lessons
-from tinygrad_edu.grading.student import solution_regions
-from tinygrad_edu.lessons import check, check_gradient, check_true, lint_notebook
-from tinygrad_edu.lessons.exercise import Exercise, Verdict
+from tinygrad_course import lessons
+from tinygrad_course.grading.student import solution_regions
+from tinygrad_course.lessons import check, check_gradient, check_true, lint_notebook
+from tinygrad_course.lessons.exercise import Exercise, Verdict
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
@@ -39,7 +39,7 @@ def _fresh():
     "module", ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13"]
 )
 def test_doctests(module):
-    mod = importlib.import_module(f"tinygrad_edu.lessons.{module}")
+    mod = importlib.import_module(f"tinygrad_course.lessons.{module}")
     result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
 
@@ -124,7 +124,7 @@ def test_tally_counts_each_check_once(capsys):
 
 
 def test_summary_lists_exercises_not_run_yet():
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     lesson01.central_difference.check(lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 / eps,
                                       strict=False)  # fmt: skip
@@ -270,7 +270,7 @@ def test_a_repeated_wrong_answer_gets_a_closer_hint(ex, wrong):
 
 
 def test_a_written_closer_look_names_the_mistake():
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     ex, forward = lesson01.central_difference, lesson01.central_difference.wrong[0].answer
     hints = [ex.check(forward, strict=False).hint for _ in range(3)]
@@ -280,7 +280,7 @@ def test_a_written_closer_look_names_the_mistake():
 
 
 def test_the_reference_solution_opens_only_after_a_pass(capsys):
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     ex = lesson01.central_difference
     assert ex.solution() is None
@@ -296,8 +296,8 @@ def test_the_reference_solution_opens_only_after_a_pass(capsys):
 
 
 def test_a_reference_solution_never_shows_a_graded_task():
-    from tinygrad_edu.lessons.exercise import reference_solution
-    from tinygrad_edu.lessons.notebooks import solution_snippets
+    from tinygrad_course.lessons.exercise import reference_solution
+    from tinygrad_course.lessons.notebooks import solution_snippets
 
     package = NOTEBOOKS.parent / "tinygrad_edu"
     graded = solution_snippets(p for p in package.rglob("*.py")
@@ -318,9 +318,9 @@ def test_a_reference_solution_never_shows_a_graded_task():
 
 
 def test_the_student_edition_holds_no_reference_solution(tmp_path, capsys):
-    from tinygrad_edu.grading.student import make_student_edition
-    from tinygrad_edu.lessons import lesson01
-    from tinygrad_edu.lessons.exercise import reference_solution
+    from tinygrad_course.grading.student import make_student_edition
+    from tinygrad_course.lessons import lesson01
+    from tinygrad_course.lessons.exercise import reference_solution
 
     src = tmp_path / "src"
     shutil.copytree(NOTEBOOKS, src / "notebooks")
@@ -349,8 +349,8 @@ def test_the_near_misses_found_are_recorded(number, what):
 
 
 def test_an_endless_loop_is_stopped_and_named(monkeypatch):
+    from tinygrad_course.lessons import lesson09
     from tinygrad_edu import symbolic as S
-    from tinygrad_edu.lessons import lesson09
 
     def grow_static(v):  # the body never doubles: the loop's condition stays true
         steps, y = S.while_loop(lambda k, u: (u * u).sum() < 100.0,
@@ -366,7 +366,7 @@ def test_an_endless_loop_is_stopped_and_named(monkeypatch):
 
 
 def test_runaway_memory_is_stopped_and_named():
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     def central_difference(f, x, eps=1e-6):
         kept = []
@@ -382,7 +382,7 @@ def test_runaway_memory_is_stopped_and_named():
 
 
 def test_what_the_learner_prints_in_a_check_is_shown(capsys):
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     def central_difference(f, x, eps=1e-6):
         print("debugging", eps)
@@ -393,7 +393,7 @@ def test_what_the_learner_prints_in_a_check_is_shown(capsys):
 
 
 def test_a_wrong_answer_raises_in_strict_mode():
-    from tinygrad_edu.lessons import lesson00
+    from tinygrad_course.lessons import lesson00
 
     with pytest.raises(AssertionError, match="Hint: .*use @, not"):
         lesson00.seed_by_hand.check(lambda a, b, c: ((a + b) * c) * (a + c), strict=True)
@@ -415,7 +415,7 @@ def test_an_unsolved_exercise_says_so(lesson, ex, capsys):
 
 
 def test_a_crash_in_the_learners_code_is_a_hint_not_a_traceback(capsys):
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     def broken(f, x, eps=1e-6):
         return f(x + eps) - undefined_name  # noqa: F821
@@ -425,7 +425,7 @@ def test_a_crash_in_the_learners_code_is_a_hint_not_a_traceback(capsys):
     assert result.message.startswith("NameError in broken (line")
     assert "run the cells above" in result.hint
     # an exercise that calls another one that is not solved names that one
-    from tinygrad_edu.lessons import lesson03
+    from tinygrad_course.lessons import lesson03
 
     def engine_order(root):
         return _unsolved(root)
@@ -442,7 +442,7 @@ def test_an_unknown_error_still_gets_a_hint():
 
 
 def test_use_falls_back_to_the_reference_until_solved(capsys):
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     def mine(f, x, eps=1e-6):
         return (f(x + eps) - f(x - eps)) / (2 * eps)
@@ -524,7 +524,7 @@ def test_student_edition_keeps_the_pairs_in_sync(tmp_path):
 
     import jupytext  # noqa: F401  (installed by make test)
 
-    from tinygrad_edu.grading.student import make_student_edition
+    from tinygrad_course.grading.student import make_student_edition
 
     src = tmp_path / "src"
     shutil.copytree(NOTEBOOKS, src / "notebooks")
@@ -561,7 +561,7 @@ def test_lesson_notebooks_are_executed_and_every_exercise_passes(name):
     text = "\n".join(_output_text(o) for o in outputs)
     assert "✅ PASS" in text and "❌" not in text and "NOT SOLVED" not in text
     # the lesson's exercises: each one checked in the notebook, and passed
-    module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+    module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
     source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
     attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
     for ex in module.EXERCISES:
@@ -585,7 +585,7 @@ def test_check_result_is_truthy_and_quiet_in_notebooks():
 
 
 def test_a_cell_stopped_by_an_assignment_names_it():
-    from tinygrad_edu.lessons.recorded import Unlocker, cell_key
+    from tinygrad_course.lessons.recorded import Unlocker, cell_key
 
     def stub():
         raise NotImplementedError("A2.1: write your solution here")
@@ -609,7 +609,7 @@ def test_a_cell_stopped_by_an_assignment_names_it():
 
 
 def test_a_check_that_needs_an_assignment_says_which(monkeypatch):
-    from tinygrad_edu.lessons import lesson01
+    from tinygrad_course.lessons import lesson01
 
     def grade(answer):
         raise NotImplementedError("A1.8: write your solution here")
@@ -622,7 +622,7 @@ def test_a_check_that_needs_an_assignment_says_which(monkeypatch):
 
 
 _CELLS = [
-    "import tinygrad_edu as tg\nimport tinygrad_edu.lessons\n"
+    "import tinygrad_edu as tg\nimport tinygrad_course.lessons\n"
     "x = tg.tensor([1.0, 2.0], requires_grad=True)",
     "(x * x).sum().backward()\ng = x.grad * 2\nprint('live', g)",
     "print('after', g.numpy())",
@@ -634,7 +634,7 @@ _CELLS = [
 @pytest.fixture(scope="module")
 def plain_edition(tmp_path_factory):
     """The student edition of this repository, its lessons not recorded (fast)."""
-    from tinygrad_edu.grading.student import make_student_edition
+    from tinygrad_course.grading.student import make_student_edition
 
     out = tmp_path_factory.mktemp("edition") / "course-student"
     make_student_edition(NOTEBOOKS.parent, out)
@@ -648,8 +648,8 @@ def test_the_edition_kernel_shows_recorded_outputs_and_runs_on(plain_edition):
     import nbclient  # noqa: F401  (installed by make test)
     from nbclient.exceptions import CellExecutionError
 
-    from tinygrad_edu.lessons.notebooks import execute_notebook
-    from tinygrad_edu.lessons.recorded import RECORDED_DIR, cell_key
+    from tinygrad_course.lessons.notebooks import execute_notebook
+    from tinygrad_course.lessons.recorded import RECORDED_DIR, cell_key
 
     folder = plain_edition / "notebooks"
     recordings = {cell_key(_CELLS[1]): [{"output_type": "stream", "name": "stdout",
@@ -686,9 +686,9 @@ def test_student_edition_runs_every_lesson_to_its_end(tmp_path):
     and show their recorded output."""
     import nbclient  # noqa: F401  (installed by make test)
 
-    from tinygrad_edu.grading.student import make_student_edition
-    from tinygrad_edu.lessons.notebooks import execute_notebook
-    from tinygrad_edu.lessons.recorded import record_lessons
+    from tinygrad_course.grading.student import make_student_edition
+    from tinygrad_course.lessons.notebooks import execute_notebook
+    from tinygrad_course.lessons.recorded import record_lessons
 
     edition = tmp_path / "course-student"
     report = make_student_edition(NOTEBOOKS.parent, edition, record=record_lessons)
@@ -703,7 +703,7 @@ def test_student_edition_runs_every_lesson_to_its_end(tmp_path):
         outputs = _outputs(done)
         assert not any(o["output_type"] == "error" for o in outputs), name
         text = "\n".join(_output_text(o) for o in outputs)
-        module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+        module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
         for ex in module.EXERCISES:
             assert f"⏳ NOT SOLVED YET  {ex.name}:" in text, f"{ex.name} in the student edition"
         assert "❌" not in text, f"a teaching check failed in the edition's {name}"
@@ -732,7 +732,7 @@ def test_pytorch_lessons_run_without_pytorch(name, tmp_path, monkeypatch):
     ``import torch`` fails), say how to install it, and their checks pass on our results."""
     import nbclient  # noqa: F401  (installed by make test)
 
-    from tinygrad_edu.lessons.notebooks import execute_notebook
+    from tinygrad_course.lessons.notebooks import execute_notebook
 
     (tmp_path / "sitecustomize.py").write_text(_NO_TORCH, encoding="utf-8")
     path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])
@@ -743,7 +743,7 @@ def test_pytorch_lessons_run_without_pytorch(name, tmp_path, monkeypatch):
     assert not any(o["output_type"] == "error" for o in outputs)
     text = "\n".join(_output_text(o) for o in outputs)
     assert "PyTorch is not installed" in text and "pip install" in text
-    module = importlib.import_module(f"tinygrad_edu.lessons.lesson{name[:2]}")
+    module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
     for ex in module.EXERCISES:
         assert f"✅ PASS  {ex.name}:" in text, f"{ex.name} without PyTorch"
     assert "❌" not in text
@@ -795,8 +795,8 @@ def test_block_order_is_no_copy_of_the_graded_topological_sort(monkeypatch):
 
 
 def test_lesson_3_counts_come_from_the_engine_not_a_copy(monkeypatch):
+    from tinygrad_course.lessons import lesson03
     from tinygrad_edu.eager import engine
-    from tinygrad_edu.lessons import lesson03
 
     def stub(root, want_parents):
         raise NotImplementedError("A2.1: write your solution here")

@@ -22,8 +22,10 @@ unit that needs something from above is handed it (a registration, an argument).
 7. ``autograd`` (``tg.autograd``), ``nn``, ``optim``, ``data`` (the lessons' datasets);
 8. ``compiler`` (``tg.compile``: eager code traced into the symbolic engine);
 9. this ``__init__``: the public names, ``import tinygrad_edu as tg``;
-10. ``viz`` (drawings, the stepper), ``grading`` (the autograder);
-11. ``lessons``, ``demo``, ``__main__``.
+10. ``viz`` (drawings, the stepper), ``__main__``.
+
+The course (the lessons' checks, the autograder kit, the demo) is a sibling package built
+from the same repository: it imports the library, never the reverse.
 
 >>> import tinygrad_edu as tg
 >>> x = tg.tensor([1.0, 2.0], requires_grad=True)
@@ -218,7 +220,7 @@ __all__ = [
 
 def __getattr__(name):
     # subpackages load on first use: `import tinygrad_edu as tg; tg.nn.Linear(...)`
-    if name in ("nn", "symbolic", "optim", "viz", "data", "grading", "compiler", "linalg",
+    if name in ("nn", "symbolic", "optim", "viz", "data", "compiler", "linalg",
                 "cuda", "backends", "accelerator", "testing", "utils", "amp", "special",
                 "fft", "jit", "distributions"):
         import importlib

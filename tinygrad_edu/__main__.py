@@ -1,4 +1,5 @@
-"""``python -m tinygrad_edu``: the ``tinygrad-edu`` command (see :mod:`tinygrad_edu.cli`)."""
+"""``python -m tinygrad_edu``: the library's own commands (see :mod:`tinygrad_edu.cli`); the
+``tinygrad-edu`` console script adds the course's."""
 
 from .cli import main
 

@@ -22,7 +22,7 @@ import zlib
 import numpy as np
 import pytest
 
-from tinygrad_edu.grading import (
+from tinygrad_course.grading import (
     compare_gradients,
     complex_step_gradient,
     numeric_gradient,

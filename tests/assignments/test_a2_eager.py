@@ -23,7 +23,7 @@ structure of a graph (its nodes and edges) comes from building the same graph he
 import numpy as np
 import pytest
 
-from tinygrad_edu.grading import compare_gradients, numeric_gradient, random_projection
+from tinygrad_course.grading import compare_gradients, numeric_gradient, random_projection
 
 from . import probes_a2 as probes
 

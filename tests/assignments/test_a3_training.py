@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 import tinygrad_edu as tg
+from tinygrad_course.grading import compare_gradients, numeric_gradient, random_projection
 from tinygrad_edu import nn
 from tinygrad_edu.data import load_digits
-from tinygrad_edu.grading import compare_gradients, numeric_gradient, random_projection
 
 from . import probes_a3 as probes
 

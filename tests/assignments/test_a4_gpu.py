@@ -15,8 +15,8 @@ machine with a GPU).
 import numpy as np
 import pytest
 
+from tinygrad_course.grading import compare_gradients, numeric_gradient
 from tinygrad_edu.backend import cuda_available
-from tinygrad_edu.grading import compare_gradients, numeric_gradient
 
 from . import probes_a4 as probes
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tinygrad_edu.grading import tables
-from tinygrad_edu.grading.student import has_solution_markers, make_student_edition
+from tinygrad_course.grading import tables
+from tinygrad_course.grading.student import has_solution_markers
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = [
@@ -33,7 +33,7 @@ SUITES = [
     "tests/assignments/test_a3_training.py",
     "tests/assignments/test_a4_gpu.py",
 ]
-PLUGIN = ["-p", "no:tinygrad_edu_grading", "-p", "tinygrad_edu.grading.pytest_plugin"]
+PLUGIN = ["-p", "no:tinygrad_edu_grading", "-p", "tinygrad_course.grading.pytest_plugin"]
 FREE_TASKS = {"A1.0", "A2.0", "A3.0"}  # tests of given code: the only ones a student gets free
 STUDENT_SHARE = 0.15
 
@@ -50,8 +50,8 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def collected():
-    return tables.collect(ROOT)
+def collected(assignment_tests):
+    return assignment_tests
 
 
 def test_every_task_has_regions_and_every_region_has_tests(collected):
@@ -84,9 +84,8 @@ def _env(library: Path) -> dict:
     return env
 
 
-def test_the_student_edition_at_home_scores_at_most_15_percent(tmp_path):
-    student = tmp_path / "student"
-    report = make_student_edition(ROOT, student)
+def test_the_student_edition_at_home_scores_at_most_15_percent(tmp_path, student_edition):
+    student, report = student_edition  # read only: the run below writes nothing into it
     assert "tinygrad_edu/symbolic/graph.py" in report["stripped"]
     # The student's library must win over the editable install of the reference.
     probe = subprocess.run(
@@ -125,11 +124,11 @@ def test_the_student_edition_at_home_scores_at_most_15_percent(tmp_path):
     assert all(t["visibility"] == "visible" for t in data["tests"]), "hidden tests in the edition"
 
 
-def test_the_instructor_guide_tables_match_the_suites():
+def test_the_instructor_guide_tables_match_the_suites(assignment_tests):
     guide = (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")
     assert tables.BEGIN in guide and tables.END in guide, "the guide lost its generated block"
     current = guide[guide.index(tables.BEGIN) + len(tables.BEGIN) : guide.index(tables.END)]
-    assert current.strip() == tables.markdown(ROOT).strip(), (
+    assert current.strip() == tables.markdown(ROOT, tests=assignment_tests).strip(), (
         "docs/instructors.md disagrees with the graded suites; regenerate its tables with "
-        "`python -m tinygrad_edu.grading.tables --write docs/instructors.md`"
+        "`python -m tinygrad_course.grading.tables --write docs/instructors.md`"
     )

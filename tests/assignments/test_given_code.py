@@ -42,8 +42,8 @@ from tests.assignments.test_assignment_scores import (
     _env,
     _instructor_repository,
 )
-from tinygrad_edu.grading import tables
-from tinygrad_edu.grading.student import make_student_edition
+from tinygrad_course.grading import tables
+from tinygrad_course.grading.student import make_student_edition
 
 pytestmark = pytest.mark.skipif(
     not _instructor_repository(),
@@ -177,9 +177,9 @@ def write_submission(edition, submission: dict) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def test_the_submission_covers_every_stub_of_every_graded_task(tmp_path):
-    edition = tmp_path / "edition"
-    make_student_edition(ROOT, edition)
+def test_the_submission_covers_every_stub_of_every_graded_task(student_edition,
+                                                              assignment_tests):  # fmt: skip
+    edition, _ = student_edition
     stubs = {}
     for path in sorted((edition / "tinygrad_edu").rglob("*.py")):
         if "lessons" in path.parts or "grading" in path.parts:
@@ -189,7 +189,7 @@ def test_the_submission_covers_every_stub_of_every_graded_task(tmp_path):
                              path.read_text(encoding="utf-8")):  # fmt: skip
             stubs[(rel, m.group(1))] = stubs.get((rel, m.group(1)), 0) + 1
     assert stubs == {k: len(v) for k, v in GIVEN_CODE_SUBMISSION.items()}
-    graded = {t["task"] for t in tables.collect(ROOT) if t["points"] > 0}
+    graded = {t["task"] for t in assignment_tests if t["points"] > 0}
     regions = set(tables.regions(ROOT))
     assert regions <= {task for _, task in GIVEN_CODE_SUBMISSION} <= graded
 
@@ -223,8 +223,8 @@ def _stubbed(task):
 
 
 def test_lesson_8s_recursive_walk_takes_its_order_from_topo_sort(monkeypatch):
+    from tinygrad_course.lessons import lesson08
     from tinygrad_edu import symbolic as S
-    from tinygrad_edu.lessons import lesson08
     from tinygrad_edu.symbolic import graph
 
     y = (S.Variable("a") * S.Variable("b")).sum()
@@ -236,8 +236,8 @@ def test_lesson_8s_recursive_walk_takes_its_order_from_topo_sort(monkeypatch):
 
 def test_lesson_3s_recursive_count_takes_its_counts_from_the_engine(monkeypatch):
     import tinygrad_edu as tg
+    from tinygrad_course.lessons import lesson03
     from tinygrad_edu.eager import engine
-    from tinygrad_edu.lessons import lesson03
 
     x = tg.tensor([1.0, 2.0], requires_grad=True)
     root = (x * x + x).sum().grad_fn

@@ -223,6 +223,29 @@ def test_fullgraph_makes_a_break_an_error_naming_the_line():
         tg.compile(fn, fullgraph=True)(tg.tensor([1.0]))
 
 
+def test_a_package_built_on_the_library_is_user_code_named_from_its_package(tmp_path):
+    # the course's lessons live outside tinygrad_edu/: the tracer needs no list of them, and
+    # names a package's file from its top package folder on, the same on every machine
+    import sys
+
+    package = tmp_path / "course_pkg" / "lessons"
+    package.mkdir(parents=True)
+    (tmp_path / "course_pkg" / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "lesson.py").write_text("def fn(x):\n    y = x * 2\n    return y.numpy().sum()\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from course_pkg.lessons.lesson import fn
+    finally:
+        sys.path.remove(str(tmp_path))
+    try:
+        with pytest.raises(GraphBreak, match=r"at course_pkg/lessons/lesson\.py:3 \(return"):
+            tg.compile(fn, fullgraph=True)(tg.tensor([1.0]))
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "course_pkg"]:
+            del sys.modules[name]
+
+
 def test_random_numbers_break_the_graph_so_masks_stay_fresh():
     tg.manual_seed(0)
     drop = tg.nn.Dropout(0.5)

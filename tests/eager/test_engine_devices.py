@@ -269,7 +269,7 @@ def test_tg_grad_and_create_graph_across_devices():
 
 
 def test_gradient_check_through_devices():
-    from tinygrad_edu.grading import gradcheck
+    from tinygrad_edu.autograd import gradcheck
 
     rng = np.random.default_rng(3)
     a = tg.tensor(rng.standard_normal((2, 3)), requires_grad=True)

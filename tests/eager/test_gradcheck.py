@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import tinygrad_edu as tg
 import tinygrad_edu.eager.functional as M
 from tests.ops.cases import CASES, SECOND_ORDER, case_by_name
-from tinygrad_edu.grading.gradcheck import compare_gradients, numeric_gradient, random_projection
+from tinygrad_edu.finite_diff import compare_gradients, numeric_gradient, random_projection
 
 
 def _eager_value(build, arrays):

@@ -194,7 +194,7 @@ def _peek_body(indent: str) -> str:
 
 def solution_files(repo: Path) -> list[str]:
     """Library files with solution regions (the files students submit)."""
-    from tinygrad_edu.grading.student import has_solution_markers  # noqa: PLC0415
+    from tinygrad_course.grading.student import has_solution_markers  # noqa: PLC0415
 
     out = []
     for path in sorted((repo / "tinygrad_edu").rglob("*.py")):
@@ -284,7 +284,7 @@ def syntax_error(repo, edition, out):
 
 def whole_repository(repo, edition, out):
     """The whole repository (tests, docs, every __init__.py), two folders deep."""
-    from tinygrad_edu.grading.student import _walk  # noqa: PLC0415
+    from tinygrad_course.grading.student import _walk  # noqa: PLC0415
 
     dest = out / "upload" / "tinygrad_edu-main"
     for rel in _walk(repo, set()):

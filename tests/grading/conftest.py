@@ -11,8 +11,6 @@ check the privilege drop itself are skipped with that reason; every scoring chec
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import shutil
 import subprocess
@@ -109,7 +107,7 @@ def sandbox_setup():
     if os.geteuid() != 0:
         yield SandboxSetup(sys.executable, reason="not root, so no user to drop to")
         return
-    from tinygrad_edu.grading.sandbox import ensure_user  # noqa: PLC0415
+    from tinygrad_course.grading.sandbox import ensure_user  # noqa: PLC0415
 
     tag = f"tgt{os.getpid() % 100000}"
     users = [f"{tag}a", f"{tag}b"]
@@ -130,20 +128,3 @@ def sandbox_setup():
             userdel = shutil.which("userdel") or "/usr/sbin/userdel"
             subprocess.run([userdel, user], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
-
-
-def shared(tmp_path_factory, name: str, compute):
-    """``compute(folder)`` once per test run, shared by the pytest-xdist workers (JSON)."""
-    uid = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if uid is None:
-        return compute(tmp_path_factory.mktemp(name))
-    root = tmp_path_factory.getbasetemp().parent / f"shared-{uid}"
-    root.mkdir(exist_ok=True)
-    with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        cached = root / f"{name}.json"
-        if cached.is_file():
-            return json.loads(cached.read_text())
-        value = compute(root / name)
-        cached.write_text(json.dumps(value))
-        return value

@@ -4,7 +4,7 @@ In the autograder a probe runs in the sandbox, next to the submitted code, which
 the probe itself: whatever plain data it returns is the submission's choice. A check must
 therefore fail unless the answer is right in full, never pass on an answer with parts
 missing. This plugin stands in for the autograder's grader (it registers under
-:data:`~tinygrad_edu.grading.pytest_plugin.GRADER`): each probe call of a test that uses
+:data:`~tinygrad_course.grading.pytest_plugin.GRADER`): each probe call of a test that uses
 student code gets the reference's honest answer, then shrunk (``--forge empty``: every list
 and tuple emptied; ``--forge drop-last``: every list and tuple loses its last element; dicts
 keep their keys, so a ``count`` still says what it said). Tests of given code (tasks without
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from tinygrad_edu.grading import tables, wire
-from tinygrad_edu.grading.probe import call_in_process
-from tinygrad_edu.grading.pytest_plugin import GRADER
+from tinygrad_course.grading import tables, wire
+from tinygrad_course.grading.probe import call_in_process
+from tinygrad_course.grading.pytest_plugin import GRADER
 
 __all__ = ["Forger", "shrink", "shift", "main", "HOW"]
 

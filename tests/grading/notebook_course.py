@@ -13,7 +13,7 @@ LESSON = '''\
 import numpy as np
 
 try:
-    from tinygrad_edu.grading.notebook import check, configure
+    from tinygrad_course.grading.notebook import check, configure
 except ImportError:  # where the notebook is graded, its checks do nothing
     check = configure = lambda *args, **kwargs: None
 

@@ -38,8 +38,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import shared
+
 from . import attacks
-from .conftest import shared
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = "tests/assignments"
@@ -71,7 +72,7 @@ def _unzip(zip_path: Path, dest: Path) -> None:
 
 def _isolation_submissions(repo: Path, edition: Path, uses: dict) -> dict:
     """Two submissions, each solving every other task (by the tasks' order)."""
-    from tinygrad_edu.grading.splice import splice  # noqa: PLC0415
+    from tinygrad_course.grading.splice import splice  # noqa: PLC0415
 
     tasks = sorted({t for ts in attacks.file_tasks(repo).values() for t in ts})
     halves = {"isolation_odd": set(tasks[0::2]), "isolation_even": set(tasks[1::2])}
@@ -113,8 +114,8 @@ def _collect_uses(source: Path, folder: Path) -> dict:
     return json.loads((folder / "uses.json").read_text())
 
 
-def _grade_all(folder: Path, setup) -> dict:
-    from tinygrad_edu.grading.gradescope import build_autograder_zip  # noqa: PLC0415
+def _grade_all(folder: Path, setup, edition: Path) -> dict:
+    from tinygrad_course.grading.gradescope import build_autograder_zip  # noqa: PLC0415
 
     folder.mkdir(parents=True, exist_ok=True)
     build_autograder_zip(ROOT, folder / "autograder.zip")
@@ -123,21 +124,17 @@ def _grade_all(folder: Path, setup) -> dict:
     # source, the submissions and the results, and a world-readable submission_metadata.json
     ag = Path(tempfile.mkdtemp(prefix="tgedu-ag-"))
     try:
-        return _grade_in(folder, ag, setup)
+        return _grade_in(folder, ag, setup, edition)
     finally:
         shutil.rmtree(ag, ignore_errors=True)
 
 
-def _grade_in(folder: Path, ag: Path, setup) -> dict:
-    from tinygrad_edu.grading.student import make_student_edition  # noqa: PLC0415
-
+def _grade_in(folder: Path, ag: Path, setup, edition: Path) -> dict:
     os.chmod(ag, 0o711)
     source = ag / "source"
     _unzip(folder / "autograder.zip", source)
     (ag / "submission_metadata.json").write_text(json.dumps({"users": [METADATA]}))
     os.chmod(ag / "submission_metadata.json", 0o644)
-    edition = folder / "edition"
-    make_student_edition(ROOT, edition)
     uses = _collect_uses(source, folder)
     builders = {name: (fn, None) for name, fn in attacks.SUBMISSIONS.items()}
     builders.update(_isolation_submissions(ROOT, edition, uses))
@@ -193,8 +190,10 @@ def _grade_in(folder: Path, ag: Path, setup) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, sandbox_setup):
-    return shared(tmp_path_factory, "autograder-attacks", lambda d: _grade_all(d, sandbox_setup))
+def graded(tmp_path_factory, sandbox_setup, student_edition):
+    edition, _ = student_edition  # the session's (read only): submissions are built from it
+    return shared(tmp_path_factory, "autograder-attacks",
+                  lambda d: _grade_all(d, sandbox_setup, edition))  # fmt: skip
 
 
 def _results(graded, name) -> dict:

@@ -6,9 +6,9 @@ import zipfile
 
 import pytest
 
-from tinygrad_edu.grading import batch
-from tinygrad_edu.grading.batch import grade_batch, unpack_zip
-from tinygrad_edu.grading.gradescope import build_autograder_zip
+from tinygrad_course.grading import batch
+from tinygrad_course.grading.batch import grade_batch, unpack_zip
+from tinygrad_course.grading.gradescope import build_autograder_zip
 
 from . import toy
 
@@ -98,9 +98,9 @@ def test_grade_batch_needs_submissions(tmp_path):
 
 
 def test_the_command_line_is_registered():
-    from tinygrad_edu.cli import SUBCOMMANDS
+    from tinygrad_course.cli import COMMANDS
 
-    assert SUBCOMMANDS["grade-batch"][0] == "tinygrad_edu.grading.batch"
+    assert COMMANDS["grade-batch"][0] == "tinygrad_course.grading.batch"
 
 
 def test_a_batch_that_ran_to_the_end_exits_0_and_names_its_failures(monkeypatch, capsys):

@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from tinygrad_edu.grading import cli
+from tinygrad_course.grading import cli
 
 SUITE = '''\
 import pytest
@@ -47,7 +47,7 @@ def test_pytest_args():
 def test_grade_command(tmp_path):
     (tmp_path / "test_suite.py").write_text(SUITE)
     done = subprocess.run(
-        [sys.executable, "-m", "tinygrad_edu.cli", "grade", "test_suite.py",
+        [sys.executable, "-m", "tinygrad_course", "grade", "test_suite.py",
          "--gradescope", "out/results.json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
@@ -62,7 +62,7 @@ def test_grade_command(tmp_path):
 
 
 def test_a_full_disk_says_what_filled_it():
-    from tinygrad_edu.grading.probe import format_error  # noqa: PLC0415
+    from tinygrad_course.grading.probe import format_error  # noqa: PLC0415
 
     text = format_error({"type": "OSError", "message": "[Errno 28] No space left on device"}, [])
     assert "your code filled the space" in text

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tinygrad_edu.grading import compare_gradients
+from tinygrad_course.grading import compare_gradients
 
 from . import forged_answers
 

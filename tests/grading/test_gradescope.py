@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tinygrad_edu.grading.gradescope import GRADER_MODULES, build_autograder_zip
+from tinygrad_course.grading.gradescope import GRADER_MODULES, build_autograder_zip
 
 from . import toy
 
@@ -306,7 +306,7 @@ case "$*" in *python3-venv*) touch "$STATE/venv-installed" ;; esac
 
 @pytest.mark.parametrize("bare", [True, False], ids=["bare image", "ensurepip present"])
 def test_setup_sh_installs_venv_support_only_when_ensurepip_is_missing(tmp_path, bare):
-    from tinygrad_edu.grading.gradescope import SETUP_SH
+    from tinygrad_course.grading.gradescope import SETUP_SH
 
     bin_, state = tmp_path / "bin", tmp_path / "state"
     bin_.mkdir()
@@ -379,7 +379,7 @@ def test_square_returns_something(run):
 def _zip_command(repo, out, *extra):
     import argparse  # noqa: PLC0415
 
-    from tinygrad_edu.grading import gradescope  # noqa: PLC0415
+    from tinygrad_course.grading import gradescope  # noqa: PLC0415
 
     parser = argparse.ArgumentParser()
     gradescope.add_arguments(parser)
@@ -422,10 +422,10 @@ def test_a_zip_that_cannot_grade_is_refused_naming_the_cause(repo, tmp_path, cap
     assert "the starter code earns points of T1.1" in said, said
     assert not out.exists()
     # a module only this machine has: Gradescope's venv installs the pyproject's dependencies
-    (folder / "test_free.py").write_text("from tinygrad_edu.grading import numeric_gradient\n")
+    (folder / "test_free.py").write_text("from tinygrad_course.grading import numeric_gradient\n")
     assert _zip_command(repo, out) == 1
     said = capsys.readouterr().out
-    assert "the tests import tinygrad_edu (in tests/assignments/test_free.py)" in said, said
+    assert "the tests import tinygrad_course (in tests/assignments/test_free.py)" in said, said
     assert "does not install" in said and not out.exists()
 
 
@@ -444,11 +444,11 @@ def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
 
 
 def test_the_grader_modules_ship_every_module_they_import():
-    """The zip's grader package is GRADER_MODULES copied from tinygrad_edu/grading: a module
+    """The zip's grader package is GRADER_MODULES copied from tinygrad_course/grading: a module
     they import from their own package (``from .x import``) must be in the list too."""
     import ast
 
-    from tinygrad_edu.grading import gradescope
+    from tinygrad_course.grading import gradescope
 
     folder = Path(gradescope.__file__).parent
     missing = set()

@@ -2,7 +2,7 @@
 
 Every child of a submission runs as the same sandbox user, and so does every submission a
 ``grade-batch`` slot grades. For each kind of kernel object a user can leave behind
-(:data:`tinygrad_edu.grading.kernel_state.OBJECTS`), one child tries to leave one holding a
+(:data:`tinygrad_course.grading.kernel_state.OBJECTS`), one child tries to leave one holding a
 token, and later children look for it: one for another task of the same submission (same
 working copy) and one for the next submission in the same slot (another working copy). None
 may find it. Before the seccomp filter and the fresh keyrings, the keyring case found the
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tinygrad_edu.grading import kernel_state, seccomp
-from tinygrad_edu.grading.sandbox import Sandbox, runtime_files, sandbox_config
+from tinygrad_course.grading import kernel_state, seccomp
+from tinygrad_course.grading.sandbox import Sandbox, runtime_files, sandbox_config
 
 PROBES = r'''
 import ctypes, os, signal, socket, time

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tinygrad_edu.grading.notebook import check, notebook_source
-from tinygrad_edu.grading.submission import map_submission
+from tinygrad_course.grading.notebook import check, notebook_source
+from tinygrad_course.grading.submission import map_submission
 
 from . import notebook_course, toy
 

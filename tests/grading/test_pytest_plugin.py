@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tinygrad_edu.grading import pytest_plugin
+from tinygrad_course.grading import pytest_plugin
 
 EXAMPLE = '''
 import pytest

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tinygrad_edu.grading.sandbox import (
+from tinygrad_course.grading.sandbox import (
     Limits,
     ProbeFailed,
     ProbeTimeout,
@@ -253,7 +253,7 @@ def test_a_flood_of_output_ends_at_the_file_size_limit(box):
 def test_a_working_copy_is_for_its_own_sandbox_user_only(box, sandbox_setup):
     if len(sandbox_setup.users) < 2:
         pytest.skip(f"needs two sandbox users: {sandbox_setup.reason or 'not root'}")
-    from tinygrad_edu.grading.autograder import _tree_modes  # noqa: PLC0415
+    from tinygrad_course.grading.autograder import _tree_modes  # noqa: PLC0415
 
     make, root = box
     copy = root / "copy-of-a"  # a working copy of the submission graded as user a

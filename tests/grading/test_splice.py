@@ -5,15 +5,15 @@ import doctest
 
 import pytest
 
-from tinygrad_edu.grading import splice as splice_module
-from tinygrad_edu.grading.splice import (
+from tinygrad_course.grading import splice as splice_module
+from tinygrad_course.grading.splice import (
     MissingFunction,
     SpliceError,
     SubmittedSyntaxError,
     splice,
     task_functions,
 )
-from tinygrad_edu.grading.student import strip_solutions
+from tinygrad_course.grading.student import strip_solutions
 
 REFERENCE = '''\
 """A module with three tasks."""
@@ -129,9 +129,10 @@ def test_every_region_of_the_library_is_one_task_in_one_function():
     """The real library: each region sits in a function holding only its task."""
     from pathlib import Path
 
-    from tinygrad_edu.grading.student import has_solution_markers
+    import tinygrad_edu
+    from tinygrad_course.grading.student import has_solution_markers
 
-    root = Path(splice_module.__file__).resolve().parents[1]
+    root = Path(tinygrad_edu.__file__).resolve().parent  # the library: its solution regions
     found = {}
     for path in sorted(root.rglob("*.py")):
         text = path.read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
 """Student editions: markers in .py files and notebooks, errors, and an edition that imports."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -9,8 +10,8 @@ import textwrap
 import nbformat
 import pytest
 
-from tinygrad_edu.grading import student
-from tinygrad_edu.grading.student import MarkerError, make_student_edition, strip_solutions
+from tinygrad_course.grading import student
+from tinygrad_course.grading.student import MarkerError, make_student_edition, strip_solutions
 
 CORE = '''\
 """A toy module. The markers in this docstring are text, not regions:
@@ -146,7 +147,9 @@ def test_make_student_edition(tmp_path):
             print(e)
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # the shared edition stays as made
+    done = subprocess.run([sys.executable, "-c", code], cwd=out, env=env, capture_output=True,
+                          text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "T1: write your solution here"
     done = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
@@ -308,16 +311,19 @@ def _split(source: str, where: str) -> tuple[set, set]:
     return {ln for ln in inside if len(ln) >= 16 and not ln.startswith("#")}, outside
 
 
-def test_real_repository_edition_imports_and_holds_no_solution(tmp_path):
+def test_real_repository_edition_imports_and_holds_no_solution(student_edition):
     from pathlib import Path
 
     root = Path(student.__file__).resolve().parents[2]
-    out = tmp_path / "edition"
-    report = make_student_edition(root, out)
+    out, report = student_edition  # the session's: read only
     assert not (out / ".git").exists() and not (out / ".venv").exists()
-    assert "tinygrad_edu/grading/student.py" in report["copied"]  # its docstring markers are text
-    code = "import tinygrad_edu, tinygrad_edu.grading.pytest_plugin; print(tinygrad_edu.__file__)"
-    done = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True)
+    # its docstring markers are text
+    assert "tinygrad_course/grading/student.py" in report["copied"]
+    code = ("import tinygrad_edu, tinygrad_course.grading.pytest_plugin; "
+            "print(tinygrad_edu.__file__)")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}  # the shared edition stays as made
+    done = subprocess.run([sys.executable, "-c", code], cwd=out, env=env, capture_output=True,
+                          text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert str(out) in done.stdout
     assert not (out / "notebooks" / "_build").exists(), "build scripts hold solutions"

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from tinygrad_edu.grading import submission
-from tinygrad_edu.grading.submission import map_paths, map_submission, normalize_name
+from tinygrad_course.grading import submission
+from tinygrad_course.grading.submission import map_paths, map_submission, normalize_name
 
 MANIFEST = ["pkg/__init__.py", "pkg/eager/engine.py", "pkg/ops/nn.py", "pkg/nn/layers.py"]
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from tinygrad_edu.grading import wire
-from tinygrad_edu.grading.wire import WireError, decode, encode
+from tinygrad_course.grading import wire
+from tinygrad_course.grading.wire import WireError, decode, encode
 
 
 def test_doctests():

@@ -11,7 +11,7 @@ MODULES = [
     "tinygrad_edu.optim", "tinygrad_edu.optim.optimizer", "tinygrad_edu.optim.sgd",
     "tinygrad_edu.optim.adam", "tinygrad_edu.data", "tinygrad_edu.data.digits",
     "tinygrad_edu.data.synthetic", "tinygrad_edu.data.loader", "tinygrad_edu.symbolic.training",
-    "tinygrad_edu.demo", "tinygrad_edu.nn.functional_layers", "tinygrad_edu.nn.conv",
+    "tinygrad_course.demo", "tinygrad_edu.nn.functional_layers", "tinygrad_edu.nn.conv",
     "tinygrad_edu.nn.pooling", "tinygrad_edu.nn.normalization", "tinygrad_edu.nn.embedding",
     "tinygrad_edu.nn.init", "tinygrad_edu.ops.conv", "tinygrad_edu.ops.pool",
     "tinygrad_edu.ops.pad", "tinygrad_edu.ops.norm", "tinygrad_edu.ops.embedding",

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 import tinygrad_edu.symbolic as S
 from tests.ops.cases import CASES, SECOND_ORDER, case_by_name
-from tinygrad_edu.grading import check_symbolic_gradgrad, check_symbolic_gradients
 from tinygrad_edu.ops import REGISTRY
+from tinygrad_edu.symbolic import gradcheck as check_symbolic_gradients
+from tinygrad_edu.symbolic import gradgradcheck as check_symbolic_gradgrad
 
 
 def test_table_covers_every_differentiable_op():

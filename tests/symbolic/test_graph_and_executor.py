@@ -160,7 +160,10 @@ def test_docstring_examples_run(module):
 
 
 def test_gradcheck_docstring_examples_run():
-    result = doctest.testmod(importlib.import_module("tinygrad_edu.grading.gradcheck"))
+    for name in ("tinygrad_edu.symbolic.gradient_check", "tinygrad_edu.autograd.gradcheck"):
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.failed == 0 and result.attempted > 0, name
+    result = doctest.testmod(importlib.import_module("tinygrad_edu.finite_diff"))
     assert result.failed == 0 and result.attempted > 0
 
 

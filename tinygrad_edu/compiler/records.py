@@ -4,8 +4,10 @@ each graph input comes from (:class:`Source`), each recorded op (:class:`Rec`), 
 
 from __future__ import annotations
 
+import functools
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = ["GraphBreak", "Rec", "Source", "Trace", "user_line"]
 
@@ -18,19 +20,31 @@ class GraphBreak(Exception):
 
 def user_line() -> str:
     """``file:line (code)`` of the innermost frame outside the library's machinery (the
-    user's code; the lessons count as user code); a notebook cell is "cell line N"."""
+    user's code: any file outside the library's folder, a package built on it included); a
+    notebook cell is "cell line N"; a module of a package is named from its top package's
+    folder on (``pkg/sub/mod.py``), the same on every machine."""
     for frame in reversed(traceback.extract_stack()[:-1]):
         path = frame.filename.replace("\\", "/")
-        if f"/{_LIBRARY}/" in path and f"/{_LIBRARY}/lessons/" not in path:
+        if f"/{_LIBRARY}/" in path:
             continue
         if "ipykernel" in path:
             where = f"cell line {frame.lineno}"
-        elif f"/{_LIBRARY}/" in path:  # a lesson: from the package's folder on
-            where = f"{path[path.index(f'/{_LIBRARY}/') + 1:]}:{frame.lineno}"
         else:
-            where = f"{frame.filename}:{frame.lineno}"
+            where = f"{_package_relative(frame.filename)}:{frame.lineno}"
         return f"{where} ({frame.line})"
     return "<unknown line>"
+
+
+@functools.lru_cache(maxsize=256)  # tracing asks for the same few files again and again
+def _package_relative(filename: str) -> str:
+    """``filename`` from its top-level package's folder on, or as it is outside a package."""
+    path = Path(filename)
+    top = path.parent
+    if not (top / "__init__.py").is_file():
+        return filename
+    while (top.parent / "__init__.py").is_file():
+        top = top.parent
+    return path.relative_to(top.parent).as_posix()
 
 
 @dataclass

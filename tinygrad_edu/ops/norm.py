@@ -357,8 +357,8 @@ def batch_norm_layer(engine):
                 raise side_effect_error(
                     engine, "batch_norm", "training=True with running_mean and running_var",
                     "pass None for both, batch_norm(x, None, None, weight, bias, training=True), "
-                    "and build the update as nodes (see tinygrad_edu/demo.py). If these were "
-                    f"the weight and bias: the arguments are PyTorch's now, {_BATCH_NORM}",
+                    "and build the update as nodes (the CNN of `tinygrad-edu demo` does). If these "
+                    f"were the weight and bias: the arguments are PyTorch's now, {_BATCH_NORM}",
                 )  # fmt: skip
             engine.update_running_stats(x, *stats, momentum)
         nd = int(ndim) if ndim is not None else len(shape)  # the op checks that they agree

@@ -63,6 +63,7 @@ from .api import (
 from .codegen import compile
 from .control_flow import cond, while_loop
 from .executor import Executor
+from .gradient_check import gradcheck, gradgradcheck
 from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
 from .initializer import create_global_var, create_parameter, data
@@ -101,7 +102,8 @@ __all__ = [
     "layer_norm", "embedding", "dropout",
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
-    "while_loop", "compile", "optimize", "to_onnx", "stop_gradient",
+    "while_loop", "compile", "optimize", "to_onnx", "stop_gradient", "gradcheck",
+    "gradgradcheck",
 ]  # fmt: skip
 # the layers composed of ops (ops/more_layers.py: conv1d, conv_transpose2d, group_norm, ...)
 from . import layers as _layers  # noqa: E402

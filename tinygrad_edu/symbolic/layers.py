@@ -20,9 +20,9 @@ PyTorch's order, in both engines; here they build the ops instead of running the
 
 A graph has no side effects, so what PyTorch's functions change in place cannot be done
 here, and says so: ``batch_norm`` in training takes ``None`` for the running statistics (build
-their update as nodes, as ``tinygrad_edu/demo.py`` does), ``embedding`` takes no ``max_norm``,
-``dropout`` no ``inplace``. ``dropout``'s mask is a ``uniform_random`` node, drawn afresh at
-every run.
+their update as nodes, as the CNN of ``tinygrad-edu demo`` does), ``embedding`` takes no
+``max_norm``, ``dropout`` no ``inplace``. ``dropout``'s mask is a ``uniform_random`` node, drawn
+afresh at every run.
 
 Until this release the symbolic ``batch_norm`` took ``(x, weight, bias, running_mean,
 running_var, training=True)`` and the first arguments were named ``x``, ``w``, ``b``,

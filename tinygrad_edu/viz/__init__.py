@@ -2,8 +2,8 @@
 
 Layer 10 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it): it may
 import the package (``tinygrad_edu``), ``eager``, ``symbolic``, ``ops`` and ``backend``;
-nothing but ``lessons`` imports it. Its modules are layered too (``VIZ_LAYERS`` in the test,
-listed below).
+nothing in the library imports it but ``cli`` (by name); the course does. Its modules are
+layered too (``VIZ_LAYERS`` in the test, listed below).
 
 * :func:`draw` (dispatching to :func:`draw_symbolic` / :func:`draw_eager`) returns a
   ``graphviz.Digraph``; :func:`render` writes it to PNG/SVG/PDF after checking for ``dot``.

@@ -1,0 +1,313 @@
+"""Sandboxed children: where submitted code runs, apart from the process that grades it.
+
+A :class:`Sandbox` is one child process for one working copy (the library as the task under
+test should see it, plus the probe modules). The grader sends it requests ("call this probe
+with these arguments"), it answers with plain data (:mod:`tinygrad_course.grading.wire`). The
+child (:mod:`tinygrad_course.grading.child`) runs
+
+- as an **unprivileged user** when the grader is root (``setpriv`` or ``Popen(user=...)``;
+  a private network namespace when ``unshare --net`` works), so it cannot read the grader's
+  files (hidden tests, the reference solutions, results), write results, or signal the grader;
+- with **resource limits** it sets on itself before importing anything submitted: CPU time,
+  address space, processes (per user), file size, open files, no core dumps;
+- with a **clean environment** (``python -I``, a fixed ``PATH``, one thread per numeric
+  library, ``HOME`` and ``TMPDIR`` in a private scratch folder);
+- under a **timeout per call**: past it the child's process group is killed.
+
+Without root there is no other user to become: the child runs as the grader's own user, with
+the limits and timeouts only (:attr:`SandboxConfig.mode` is ``"rlimits"``). That keeps a
+submission from hanging or crashing the run but not from reading files the grader can read;
+grade for real as root (Gradescope runs the autograder as root).
+
+After each child, :func:`sweep` ends every process of the sandbox user and deletes what it
+left in the places it can write (temporary folders, shared memory, System V IPC), so nothing
+carries over from one task's child to the next.
+
+This module is the pipe to the child (:class:`Sandbox`: start it, send requests, read answers,
+end it); the rest lives beside it, and every name is importable from here too:
+:mod:`~tinygrad_course.grading.sandbox_users` (the sandbox user),
+:mod:`~tinygrad_course.grading.sandbox_config` (limits, :class:`SandboxConfig`, the child's
+files and environment) and :mod:`~tinygrad_course.grading.sandbox_sweep` (the cleanup).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from . import wire
+from .sandbox_config import (
+    Limits,
+    SandboxConfig,
+    _env,
+    runtime_files,
+    sandbox_config,
+    writable_folders,
+)
+from .sandbox_sweep import kill_descendants, sweep
+from .sandbox_users import DEFAULT_USER, SandboxError, ensure_user
+
+__all__ = [
+    "Limits",
+    "SandboxConfig",
+    "SandboxError",
+    "ProbeFailed",
+    "ProbeTimeout",
+    "SandboxDied",
+    "Sandbox",
+    "sandbox_config",
+    "ensure_user",
+    "sweep",
+    "kill_descendants",
+    "runtime_files",
+    "writable_folders",
+    "DEFAULT_USER",
+]
+
+class ProbeFailed(Exception):
+    """The probe raised inside the child: ``error`` holds its type, message and frames."""
+
+    def __init__(self, error: dict, output: str = ""):
+        super().__init__(f"{error.get('type')}: {error.get('message')}")
+        self.error, self.output = error, output
+
+
+class ProbeTimeout(Exception):
+    """The child did not answer in time (it was killed)."""
+
+
+class SandboxDied(Exception):
+    """The child ended, or answered with something that is not a valid answer."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
+
+
+class Sandbox:
+    """One child process serving probe calls for one working copy.
+
+    Args:
+        config: how to start it.
+        workdir: the working copy (readable by the sandbox user; the child cannot write it).
+        runtime: a folder holding :func:`runtime_files`.
+        scratch_root: where each child gets its private, writable scratch folder.
+        log: a file for the child's stray output (only the grader reads it).
+    """
+
+    def __init__(self, config: SandboxConfig, workdir, runtime, scratch_root, log=None):
+        self.config = config
+        self.workdir, self.runtime = Path(workdir), Path(runtime)
+        self.scratch_root = Path(scratch_root)
+        self.log = Path(log) if log else None
+        self.proc: subprocess.Popen | None = None
+        self._req = self._resp = None
+        self._scratch: Path | None = None
+        self._count = 0
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def _command(self, argv: list[str]):
+        c = self.config
+        if not c.user:
+            return argv, {}
+        setpriv = shutil.which("setpriv")
+        if setpriv:
+            prefix = [shutil.which("unshare"), *c.unshare, "--"] if c.unshare else []
+            prefix += [setpriv, f"--reuid={c.uid}", f"--regid={c.gid}", "--clear-groups",
+                       "--no-new-privs", "--inh-caps=-all", "--"]  # fmt: skip
+            return prefix + argv, {}
+        return argv, {"user": c.uid, "group": c.gid, "extra_groups": []}
+
+    def start(self) -> None:
+        """Start a fresh child (a no-op when one is running)."""
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        self._cleanup()
+        c = self.config
+        self.scratch_root.mkdir(parents=True, exist_ok=True)
+        self._scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.scratch_root))
+        if c.user:
+            os.chown(self._scratch, c.uid, c.gid)
+        os.chmod(self._scratch, 0o700)
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        limits = json.dumps(c.limits.as_dict())
+        argv = [c.python, "-I", "-B", str(self.runtime / "child.py"), str(self.workdir),
+                str(req_r), str(resp_w), limits]  # fmt: skip
+        cmd, kwargs = self._command(argv)
+        # the log is the grader's: children write to it, but none can open it (0600, root)
+        out = (
+            os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+            if self.log
+            else subprocess.DEVNULL
+        )
+        try:
+            self.proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self._scratch,
+                env=_env(self._scratch), pass_fds=(req_r, resp_w), start_new_session=True,
+                umask=0o077, close_fds=True, **kwargs,
+            )  # fmt: skip
+        finally:
+            if out is not subprocess.DEVNULL:
+                out.close()
+            os.close(req_r)
+            os.close(resp_w)
+        self._req, self._resp = req_w, resp_r
+        os.set_blocking(self._req, False)
+        os.set_blocking(self._resp, False)
+
+    def close(self) -> None:
+        """Kill the child and everything it started; remove its scratch folder."""
+        self._kill()
+        self._cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _kill(self) -> None:
+        proc = self.proc
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+        for fd in (self._req, self._resp):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._req = self._resp = None
+        self.proc = None
+        if self.config.user:
+            sweep(self.config)
+
+    def _cleanup(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def log_tail(self, n: int = 2000) -> str:
+        """The end of the child's stray output (for the instructor's log)."""
+        if not self.log or not self.log.is_file():
+            return ""
+        with open(self.log, "rb") as f:
+            f.seek(max(0, self.log.stat().st_size - n))
+            return f.read().decode("utf-8", "replace")
+
+    # -- calls ----------------------------------------------------------------------------
+    def call(self, module: str, function: str, kwargs: dict, timeout: float | None = None):
+        """Call ``module.function(**kwargs)`` in the child; return its (decoded) result.
+
+        Raises:
+            ProbeFailed: the call raised (the child stays up for the next call).
+            ProbeTimeout: no answer within ``timeout`` seconds (the child is killed).
+            SandboxDied: the child ended or answered nonsense (it is killed).
+        """
+        self.start()
+        self._count += 1
+        rid = f"{os.getpid()}-{self._count}-{os.urandom(6).hex()}"
+        request = wire.encode({"id": rid, "module": module, "function": function,
+                               "kwargs": kwargs})  # fmt: skip
+        deadline = time.monotonic() + (self.config.timeout if timeout is None else timeout)
+        try:
+            self._write(struct.pack("<Q", len(request)) + request, deadline)
+            size = struct.unpack("<Q", self._read(8, deadline))[0]
+            if size > wire.MAX_BYTES:
+                raise SandboxDied(f"the answer would take {size} bytes")
+            answer = wire.decode(self._read(size, deadline))
+        except _Timeout:
+            self._kill()
+            raise ProbeTimeout(
+                f"no answer within {self.config.timeout if timeout is None else timeout:g} s"
+            ) from None
+        except (_Ended, wire.WireError, SandboxDied) as e:
+            status = self.proc.poll() if self.proc is not None else None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                if self.proc is not None and status is None:
+                    status = self.proc.wait(timeout=2)
+            self._kill()
+            why = _exit_reason(status) if isinstance(e, _Ended) else f"a bad answer ({e})"
+            raise SandboxDied(why, self.log_tail()) from None
+        if not isinstance(answer, dict) or answer.get("id") != rid:
+            self._kill()
+            raise SandboxDied("an answer to another request")
+        if answer.get("ok") is True:
+            return answer.get("value")
+        error = answer.get("error")
+        if not isinstance(error, dict):
+            self._kill()
+            raise SandboxDied("a malformed error report")
+        raise ProbeFailed(error, str(answer.get("output", ""))[-2000:])
+
+    def _write(self, data: bytes, deadline: float) -> None:
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Timeout
+            _, ready, _ = select.select([], [self._req], [], left)
+            if ready:
+                try:
+                    view = view[os.write(self._req, view[: 1 << 16]) :]
+                except BlockingIOError:
+                    continue
+                except BrokenPipeError:
+                    raise _Ended from None
+
+    def _read(self, n: int, deadline: float) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Timeout
+            ready, _, _ = select.select([self._resp], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self._resp, min(n - got, 1 << 20))
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise _Ended
+                chunks.append(chunk)
+                got += len(chunk)
+        return b"".join(chunks)
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Ended(Exception):
+    pass
+
+
+def _exit_reason(status) -> str:
+    if status is None:
+        return "the sandbox stopped answering"
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        hint = {
+            "SIGXCPU": " (its CPU time limit)", "SIGKILL": " (killed: a limit, or the "
+            "out-of-memory killer)", "SIGXFSZ": " (its file size limit)",
+            "SIGSEGV": " (a crash)",
+        }.get(name, "")  # fmt: skip
+        return f"the process running your code was ended by {name}{hint}"
+    return f"the process running your code exited with status {status}"
+
+

@@ -1,0 +1,175 @@
+"""Lesson 2's exercises: a graph and its gradients, predicting the Σ nodes, a second derivative.
+
+>>> [ex.number for ex in EXERCISES]
+['2.1', '2.2', '2.3']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import gradient_mismatch
+from .exercise import Exercise, Verdict, Wrong, diagnose
+
+__all__ = ["EXERCISES", "build_loss", "predicted_adjoint_sums", "second_derivative"]
+
+
+def _sym():
+    from tinygrad_edu import symbolic  # noqa: PLC0415
+
+    return symbolic
+
+
+def _not_a_node(value) -> Verdict | None:
+    if not isinstance(value, _sym().Node):
+        return Verdict(False, f"returned a {type(value).__name__}, not a graph node",
+                       "build the result from the Variables with the library's ops (+, *, "
+                       ".exp(), .log(), reduce_sum) and return that node")  # fmt: skip
+    return None
+
+
+# -- 2.1 a graph and its gradients ------------------------------------------------------------
+def _grade_build_loss(fn) -> Verdict:
+    sym = _sym()
+    a, b = sym.Variable("a"), sym.Variable("b")
+    q = fn(a, b)
+    bad = _not_a_node(q)
+    if bad:
+        return bad
+    av, bv = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    (value,) = sym.Executor([q]).run({a: av, b: bv})
+    ab = av * bv
+    mistakes = [
+        (np.sum(np.log1p(np.exp(ab))), "the a_i² term is missing"),
+        (np.sum(ab + av**2), "log(1 + e^(ab)), not log(e^(ab)): add the 1 inside the log"),
+        (np.log1p(np.exp(ab)) + av**2, "q is a number: sum the terms with reduce_sum"),
+        (np.sum(np.log(np.exp(ab)) + 1 + av**2), "the 1 goes inside the log: log(1 + e^(ab))"),
+    ]  # fmt: skip
+    verdict = diagnose(
+        value,
+        np.sum(np.log1p(np.exp(ab)) + av**2),
+        mistakes,
+        "q = sum(log(1 + exp(a * b)) + a * a)",
+        atol=1e-9,
+        what="q = ",
+    )
+    if not verdict.ok:
+        return verdict
+    qa, qb = sym.gradients(q, [a, b])
+    grads = sym.Executor([qa, qb]).run({a: av, b: bv})
+
+    def forward(x, y):
+        return sym.Executor([q]).run({a: x, b: y})[0]
+
+    problem = gradient_mismatch(forward, [av, bv], grads=grads)
+    if problem:
+        return Verdict(False, f"the gradient graph: {problem}", "build q from the library's ops "
+                       "only, so gradients() can differentiate every step")  # fmt: skip
+    return Verdict(True, f"q = {value:.6g}; its gradient graph matches central differences")
+
+
+def _loss(log_one=True, square=True, total=True):
+    def build(a, b):
+        inner = (a * b).exp()
+        term = ((1 + inner) if log_one else inner).log()
+        if square:
+            term = term + a * a
+        return _sym().reduce_sum(term) if total else term
+
+    return build
+
+
+build_loss = Exercise(
+    "2.1", "a graph and its gradients", _grade_build_loss,
+    wrong=[
+        Wrong("the a² term left out", _loss(square=False), "a_i² term"),
+        Wrong("log(e^(ab)) without the 1", _loss(log_one=False), "add the 1"),
+        Wrong("numpy's log on a node", lambda a, b: np.log(1 + (a * b).exp()),
+              "numpy functions"),
+        Wrong("not summed", _loss(total=False), "sum the terms"),
+    ],
+)  # fmt: skip
+
+
+# -- 2.2 predict the Σ nodes ------------------------------------------------------------------
+def _counted_sums() -> int:
+    sym = _sym()
+    a, b, c = sym.Variable("a"), sym.Variable("b"), sym.Variable("c")
+    u = a * b
+    r = sym.reduce_sum(u * c + u + a * a)
+    return sum(n.is_adjoint_sum for n in sym.topo_sort(sym.gradients(r, [a, b, c])))
+
+
+def _grade_sums(fn) -> Verdict:
+    guess = fn()
+    if not isinstance(guess, (int, np.integer)) or isinstance(guess, bool):
+        return Verdict(False, f"returned {guess!r}", "return a whole number (an int)")
+    mistakes = [
+        (2, "a is used three times: once by a * b and twice by a * a"),
+        (7, "count additions, not uses: a value used k times needs k - 1 additions"),
+        (1, "intermediate values count too, and a * a uses a twice"),
+    ]
+    return diagnose(
+        int(guess),
+        _counted_sums(),
+        mistakes,
+        "count the uses of a, b, c and u; a value used k times needs k - 1 additions",
+        what="adjoint-sum nodes: ",
+    )
+
+
+predicted_adjoint_sums = Exercise(
+    "2.2", "predict the Σ nodes", _grade_sums,
+    wrong=[
+        Wrong("a * a counted as one use", lambda: 2, "used three times"),
+        Wrong("every use counted", lambda: 7, "k - 1 additions"),
+        Wrong("a float", lambda: 3.0, "whole number"),
+    ],
+)  # fmt: skip
+
+
+# -- 2.3 a second derivative ------------------------------------------------------------------
+def _grade_second(fn) -> Verdict:
+    sym = _sym()
+    s = sym.Variable("s")
+    y = s**3 * sym.exp(s)
+    node = fn(y, s)
+    if isinstance(node, (list, tuple)):
+        return Verdict(False, f"returned a {type(node).__name__}",
+                       "gradients() returns a list, one node per variable you asked "
+                       "for: unpack the one node from it and return that node")  # fmt: skip
+    bad = _not_a_node(node)
+    if bad:
+        return bad
+    xs = np.array([-2.0, -0.5, 0.0, 1.0, 1.5])
+    (got,) = sym.Executor([node]).run({s: xs})
+    mistakes = [
+        ((xs**3 + 3 * xs**2) * np.exp(xs), "that is the first derivative: call gradients "
+         "again, on the gradient node"),
+        ((xs**3 + 3 * xs**2) * np.exp(xs) * 2, "differentiate the first derivative, not y twice"),
+    ]  # fmt: skip
+    return diagnose(got, (xs**3 + 6 * xs**2 + 6 * xs) * np.exp(xs), mistakes,
+                    "check the derivative at one point by hand: d/dx (x³eˣ) = (x³ + 3x²)eˣ, "
+                    "and the second differentiates that", atol=1e-9,
+                    what="d²/dx² x³eˣ at 5 points: ")  # fmt: skip
+
+
+def _first_only(y, x):
+    (dy,) = _sym().gradients(y, [x])
+    return dy
+
+
+def _as_list(y, x):
+    (dy,) = _sym().gradients(y, [x])
+    return _sym().gradients(dy, [x])
+
+
+second_derivative = Exercise(
+    "2.3", "a second derivative", _grade_second,
+    wrong=[
+        Wrong("only one gradients() call", _first_only, "first derivative"),
+        Wrong("the list gradients() returns", _as_list, "unpack the one node"),
+    ],
+)  # fmt: skip
+
+EXERCISES = (build_loss, predicted_adjoint_sums, second_derivative)

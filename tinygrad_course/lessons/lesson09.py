@@ -1,0 +1,354 @@
+"""Lesson 9's exercises: a data-dependent loop as a static graph, a rewrite rule, the peak
+memory of an execution order.
+
+>>> [ex.number for ex in EXERCISES]
+['9.1', '9.2', '9.3']
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .exercise import Exercise, Verdict, Wrong, diagnose
+
+__all__ = ["EXERCISES", "grow_static", "mul_by_one", "peak_bytes", "grow_reference"]
+
+
+def _sym():
+    from tinygrad_edu import symbolic  # noqa: PLC0415
+
+    return symbolic
+
+
+# -- 9.1 a data-dependent loop, and its gradient ----------------------------------------------
+def grow_reference(start) -> tuple:
+    """Lesson 8's ``grow`` in numpy: double ``v`` while ``sum(v*v) < 100``; returns the number
+    of doublings, the result and the gradient of its sum with respect to ``v``."""
+    v, steps = np.asarray(start, dtype=np.float64), 0
+    while (v * v).sum() < 100:
+        v, steps = v * 2, steps + 1
+    return steps, v, np.full_like(v, 2.0**steps)
+
+
+def _loop(v, le=False, first=0):
+    S = _sym()
+    if le:
+        cond = lambda k, u: (u * u).sum() <= 100.0  # noqa: E731
+    else:
+        cond = lambda k, u: (u * u).sum() < 100.0  # noqa: E731
+    steps, y = S.while_loop(cond, lambda k, u: (k + 1, u * 2), (first, v))
+    (grad,) = S.gradients(y.sum(), [v])
+    return steps, y, grad
+
+
+def _python_while(v):
+    steps = 0
+    while (v * v).sum() < 100.0:  # a Node has no value yet: TypeError
+        v, steps = v * 2, steps + 1
+    return steps, v, v
+
+
+# [1.5, 2.0] doubles to [6, 8], whose sum of squares is exactly 100: `<` stops there, `<=` not
+_STARTS = ([0.5, 0.5], [3.0, -3.0], [1.5, 2.0])
+
+
+def _grade_grow(fn) -> Verdict:
+    S = _sym()
+    v = S.Variable("v", shape=(2,), dtype="float64")
+    got = fn(v)
+    if not (isinstance(got, (tuple, list)) and len(got) == 3):
+        return Verdict(False, f"returned {type(got).__name__}",
+                       "return three nodes: steps, y and the gradient of sum(y)")  # fmt: skip
+    if not all(isinstance(n, S.Node) for n in got):
+        kinds = ", ".join(type(n).__name__ for n in got)
+        return Verdict(False, f"returned ({kinds})", "return three nodes, not values: "
+                       "gradients() returns a list; unpack it: (g,) = gradients(...)")  # fmt: skip
+    executor = S.Executor(list(got))
+    for start in _STARTS:
+        steps, y, grad = executor.run({v: np.array(start)})
+        k, want_y, want_g = grow_reference(start)
+        k_le, y_le, g_le = grow_reference_le(start)
+        mistakes = [
+            (np.concatenate([[k_le], y_le, g_le]), "stop as soon as sum(u * u) reaches 100: "
+             "the condition is strictly less than (<), as in lesson 8's grow"),
+            (np.concatenate([[k + 1], want_y, want_g]), "count the doublings from 0: the "
+             "counter's start value is 0"),
+        ]  # fmt: skip
+        flat = np.concatenate([np.ravel(np.asarray(x, dtype=np.float64)) for x in
+                               (steps, y, grad)])  # fmt: skip
+        verdict = diagnose(flat, np.concatenate([[k], want_y, want_g]), mistakes,
+                           "count by hand how often the body "
+                           "runs from this v before sum(u * u) reaches 100, and compare y and "
+                           "the gradient of y.sum() with 2 to that power", atol=1e-9,
+                           what=f"steps, y, d sum(y)/dv from v = {start}: ")  # fmt: skip
+        if not verdict.ok:
+            return verdict
+    return Verdict(True, "the number of doublings, y and its gradient match lesson 8's eager "
+                   "loop from three starting points (one stopping at exactly 100)")  # fmt: skip
+
+
+def grow_reference_le(start) -> tuple:
+    """Like :func:`grow_reference` with ``<=`` (the off-by-one mistake)."""
+    v, steps = np.asarray(start, dtype=np.float64), 0
+    while (v * v).sum() <= 100:
+        v, steps = v * 2, steps + 1
+    return steps, v, np.full_like(v, 2.0**steps)
+
+
+grow_static = Exercise(
+    "9.1", "a data-dependent loop, and its gradient", _grade_grow,
+    wrong=[
+        Wrong("a Python while on a node", _python_while, "while_loop"),
+        Wrong("<= instead of <", lambda v: _loop(v, le=True), "strictly less than"),
+        Wrong("the counter starts at 1", lambda v: _loop(v, first=1), "from 0"),
+    ],
+    hints=[("TypeError", "holds no value yet",
+            "Python's while looks at a value, and a node has none yet: use "
+            "while_loop(cond_fn, body_fn, (0, v)), whose condition and body are traced "
+            "into sub-blocks")],
+)  # fmt: skip
+
+
+# -- 9.2 a rewrite rule -----------------------------------------------------------------------
+def _is_one(node) -> bool:
+    S = _sym()
+    if node.op is not S.CONSTANT:
+        return False
+    value = np.asarray(node.attrs["value"])
+    return value.size == 1 and value.ndim == 0 and float(value) == 1.0
+
+
+def _reference_mul_by_one(node):
+    """``x * 1`` and ``1 * x`` -> ``x``; any other node: None (keep it)."""
+    if node.op.name != "mul":
+        return None
+    a, b = node.inputs
+    if _is_one(b):
+        return a
+    if _is_one(a):
+        return b
+    return None
+
+
+_reference_mul_by_one.__name__ = "mul_by_one"
+
+
+def _right_only(node):
+    if node.op.name == "mul" and _is_one(node.inputs[1]):
+        return node.inputs[0]
+    return None
+
+
+def _returns_the_one(node):
+    if node.op.name == "mul" and _is_one(node.inputs[1]):
+        return node.inputs[1]
+    if node.op.name == "mul" and _is_one(node.inputs[0]):
+        return node.inputs[0]
+    return None
+
+
+def _any_constant(node):
+    S = _sym()
+    if node.op.name == "mul" and node.inputs[1].op is S.CONSTANT:
+        return node.inputs[0]
+    if node.op.name == "mul" and node.inputs[0].op is S.CONSTANT:
+        return node.inputs[1]
+    return None
+
+
+def _ones_array(node):
+    """An array of ones taken for the number 1 (x * ones((2, 3)) is not x: its shape grows)."""
+    S = _sym()
+    if node.op.name != "mul":
+        return None
+    a, b = node.inputs
+    for one, other in ((b, a), (a, b)):
+        if one.op is S.CONSTANT and np.all(np.asarray(one.attrs["value"]) == 1):
+            return other
+    return None
+
+
+def _self_for_no_change(node):
+    """Returns the node itself (not None) when there is nothing to rewrite."""
+    out = _reference_mul_by_one(node)
+    return node if out is None else out
+
+
+def _rule_graph():
+    S = _sym()
+    x = S.Variable("x", shape=(3,), dtype="float64")
+    ones = S.constant(np.ones((2, 3)), name="ones")
+    outputs = [((x * 1) + (1 * x.exp())) * 2, (x * 1.0).tanh() * x + 3 * (1.0 * x),
+               x * ones]  # fmt: skip
+    return x, outputs
+
+
+def _rewritten(rule):
+    """(node count, values) of the test graph after ``rewrite`` with ``rule``."""
+    S = _sym()
+    from tinygrad_edu.symbolic.passes import node_count, rewrite  # noqa: PLC0415
+
+    x, outputs = _rule_graph()
+    new = rewrite(outputs, rule)
+    values = S.Executor(new).run({x: np.array([0.5, -1.0, 2.0])})
+    # a constant left behind is a scalar: broadcast it as the graph would; a value whose shape
+    # changed (x * ones((2, 3)) rewritten to x) has fewer elements
+    values = [np.ravel(np.broadcast_to(v, np.broadcast_shapes(np.shape(v), (3,))))
+              for v in values]  # fmt: skip
+    return np.concatenate([[node_count(new)], *values])
+
+
+def _grade_rule(rule) -> Verdict:
+    S = _sym()
+    bad = []
+
+    itself = []
+
+    def guarded(node):
+        out = rule(node)
+        if out is node:
+            itself.append(node)
+        if out is not None and not isinstance(out, S.Node):
+            bad.append(out)
+            return None
+        return out
+
+    x, outputs = _rule_graph()
+    before = [(n, n.inputs) for n in S.topo_sort(outputs)]
+    got = _rewritten(guarded)
+    if bad:
+        return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
+                       "return a node (the replacement) or None (keep the node)")  # fmt: skip
+    if itself:
+        return Verdict(False, f"the rule returned the node it was given ({itself[0].name})",
+                       "to keep a node, return None: a node returned is a replacement, and "
+                       "a pass that replaces a node by itself never knows it is done")  # fmt: skip
+    if [(n, n.inputs) for n in S.topo_sort(outputs)] != before:
+        return Verdict(False, "the original graph changed", "build or return nodes; never "
+                       "change a node's inputs (a pass is a pure function)")  # fmt: skip
+    mistakes = [
+        (_rewritten(_right_only), "1 * x as well: the constant may be either input"),
+        (_rewritten(_returns_the_one), "return the other input (x), not the constant 1"),
+        (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
+         "the constant's value, not only at its op)"),
+        (_rewritten(_ones_array), "a constant array of ones is not the number 1: x * ones((2, "
+         "3)) has shape (2, 3), so replacing it by x changes the result's shape; only a "
+         "0-d constant is the number"),
+    ]  # fmt: skip
+    return diagnose(got, _rewritten(_reference_mul_by_one), mistakes,
+                    "compare the node count and the values with the original graph's: which "
+                    "mul did your rule keep or remove that it should not?",
+                    what="node count, then the values: ")  # fmt: skip
+
+
+mul_by_one = Exercise(
+    "9.2", "a rewrite rule", _grade_rule,
+    wrong=[
+        Wrong("only x * 1", _right_only, "1 * x as well"),
+        Wrong("returns the constant", _returns_the_one, "the other input"),
+        Wrong("any constant goes", _any_constant, "only the constant 1"),
+        Wrong("an array of ones taken for 1", _ones_array, "array of ones"),
+        Wrong("the node itself for no change", _self_for_no_change, "return None"),
+    ],
+    hints=[("KeyError", "value", "only constants have node.attrs['value']: check "
+            "node.op is CONSTANT (or node.op.name == 'constant') first")],
+    fallback=_reference_mul_by_one,
+)  # fmt: skip
+
+
+# -- 9.3 the peak memory of an execution order ------------------------------------------------
+def _reference_peak(order, outputs, nbytes) -> int:
+    """The largest number of bytes alive during one step of ``order`` when each value is freed
+    right after the last step that reads it (outputs are kept)."""
+    from tinygrad_edu.symbolic.memory import liveness  # noqa: PLC0415
+
+    last_use, _ = liveness(order, outputs)
+    peak = 0
+    for k in range(len(order)):
+        peak = max(peak, sum(nbytes[n] for n in order[: k + 1] if last_use[n] >= k))
+    return peak
+
+
+_reference_peak.__name__ = "peak_bytes"
+
+
+def _peak_variant(order, outputs, nbytes, keep_outputs=True, strict=False):
+    last = {n: k for k, n in enumerate(order)}
+    for k, n in enumerate(order):
+        for i in n.inputs:
+            last[i] = max(last[i], k)
+    if keep_outputs:
+        for o in outputs:
+            last[o] = len(order)
+    peak = 0
+    for k in range(len(order)):
+        alive = [n for n in order[: k + 1] if (last[n] > k if strict else last[n] >= k)]
+        peak = max(peak, sum(nbytes[n] for n in alive))
+    return peak
+
+
+def _peak_graphs():
+    """(title, order, outputs, nbytes): a small graph whose sizes tell the mistakes apart,
+    and an MLP's loss and gradients with the sizes of a real run."""
+    S = _sym()
+    x = S.Variable("x")
+    a = x.exp()
+    a2 = a * 2
+    b = a2.tanh()
+    bb = b * b
+    c = bb.sum()
+    small = S.Executor([a, c])
+    sizes = {x: 800, a: 800, a2: 800, b: 800, bb: 800, c: 8}
+    for n in small.order:
+        sizes.setdefault(n, 8)  # the constants
+    X, W1, W2 = (S.Variable(k, dtype="float64") for k in ("X", "W1", "W2"))
+    loss = S.reduce_mean(S.relu(X @ W1) @ W2)
+    grads = S.gradients(loss, [W1, W2])
+    mlp = S.Executor([loss, *grads])
+    rng = np.random.default_rng(0)
+    feed = {X: rng.normal(size=(32, 20)), W1: rng.normal(size=(20, 16)),
+            W2: rng.normal(size=(16, 4))}  # fmt: skip
+    values = mlp.run(feed, return_all=True)
+    nbytes = {n: int(np.asarray(v).nbytes) for n, v in values.items()}
+    return [("a small graph", small.order, small.nodes, sizes),
+            ("an MLP's loss and gradients", mlp.order, mlp.nodes, nbytes)]  # fmt: skip
+
+
+def _grade_peak(fn) -> Verdict:
+    for title, order, outputs, nbytes in _peak_graphs():
+        got = fn(list(order), list(outputs), dict(nbytes))
+        if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
+            return Verdict(False, f"{title}: returned {got!r}", "return a whole number of "
+                           "bytes (an int)")  # fmt: skip
+        mistakes = [
+            (sum(nbytes[n] for n in order), "that is every value kept to the end: free a value "
+             "after the last step that reads it"),
+            (_peak_variant(order, outputs, nbytes, strict=True), "a value is still alive "
+             "during the step that reads it last (last use >= k), not only before it"),
+            (_peak_variant(order, outputs, nbytes, keep_outputs=False), "outputs are handed "
+             "back to the caller: they stay alive to the end"),
+        ]  # fmt: skip
+        verdict = diagnose(int(got), _reference_peak(order, outputs, nbytes), mistakes,
+                           "during step k, the values alive are those computed at a step <= k "
+                           "that are outputs or are read at a step >= k",
+                           what=f"{title}: ")  # fmt: skip
+        if not verdict.ok:
+            return verdict
+    return Verdict(True, "the peak for a small graph and for an MLP's gradient graph")
+
+
+peak_bytes = Exercise(
+    "9.3", "the peak memory of an execution order", _grade_peak,
+    wrong=[
+        Wrong("nothing freed", lambda order, outputs, nbytes: sum(nbytes[n] for n in order),
+              "free a value"),
+        Wrong("freed before its last reader runs",
+              lambda o, outs, nb: _peak_variant(o, outs, nb, strict=True), "still alive"),
+        Wrong("outputs freed too",
+              lambda o, outs, nb: _peak_variant(o, outs, nb, keep_outputs=False),
+              "stay alive to the end"),
+    ],
+    fallback=_reference_peak,
+)  # fmt: skip
+
+EXERCISES = (grow_static, mul_by_one, peak_bytes)

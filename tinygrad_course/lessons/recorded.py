@@ -1,0 +1,342 @@
+"""Recorded outputs: the student edition's lessons run to their end before any assignment is
+written.
+
+In the student edition the library's graded functions are stubs (``raise
+NotImplementedError("A2.1: write your solution here")``), and most lessons call them: the
+backward engine (A2.1), ``gradients()`` (A1.8) ... So that a student can read every lesson
+from the first day, ``tinygrad-edu make-student`` runs each lesson once against the full
+library (its own exercises left unsolved, as the student gets them) and stores what every
+cell showed in ``notebooks/.recorded/NN_name.json`` (:func:`record_lessons`).
+
+In the student's kernel (the lessons import ``tinygrad_course.lessons``, which calls
+:func:`activate`), a cell that stops on an unwritten assignment does not show a traceback and
+does not stop *Run All*: a notice says which assignment unlocks it (task, function and file),
+then the cell's recorded output follows. A later cell that fails only because an earlier one
+could not run (a name it would have defined) is shown the same way. Once the student writes
+the assignment and runs the cell again, it runs live. Any other error is shown as usual.
+
+Nothing here holds a solution: recordings are outputs (numbers, pictures), keyed by a digest
+of the cell's source.
+
+>>> stub_task(NotImplementedError("A2.1: write your solution here"))
+'A2.1'
+>>> stub_task(ValueError("A2.1: write your solution here")) is None
+True
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import sys
+import traceback
+from pathlib import Path
+
+from . import checks
+from .checks import notice
+
+__all__ = [
+    "RECORDED_DIR",
+    "stub_task",
+    "unlock_message",
+    "cell_key",
+    "load_recordings",
+    "record_lessons",
+    "recorded_notebook",
+    "activate",
+    "blocked",
+    "Unlocker",
+]
+
+RECORDED_DIR = ".recorded"  # under the edition's notebooks/ folder
+_STUB = re.compile(r"^(\S+): write your solution here$")
+
+
+def stub_task(error: BaseException | None) -> str | None:
+    """The task (``"A2.1"``) whose stub raised ``error`` (or an error it led to), else None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, NotImplementedError):
+            match = _STUB.match(str(error))
+            if match:
+                return match.group(1)
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def _is_assignment(task: str) -> bool:
+    """A graded assignment's task (``A2.1``), not a lesson exercise's unnamed region."""
+    return task != "solution"
+
+
+def unlock_message(error: BaseException) -> str | None:
+    """``assignment A2.1 (`_count_dependencies` in tinygrad_edu/eager/engine.py)`` when
+    ``error`` comes from an unwritten assignment's stub, else None."""
+    task = stub_task(error)
+    if task is None or not _is_assignment(task):
+        return None
+    return f"assignment {task} ({_where(error)})"
+
+
+def _where(error: BaseException) -> str:
+    """```gradients`` in tinygrad_edu/symbolic/gradients.py``: the function whose stub raised
+    (the innermost frame: the stub's ``raise`` is the function's whole body)."""
+    while error.__cause__ or error.__context__:  # the stub's own error, where it is chained
+        if stub_task(error.__cause__ or error.__context__) is None:
+            break
+        error = error.__cause__ or error.__context__
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return "a library function"
+    parts = Path(frames[-1].filename).parts
+    top = len(parts) - 1 - parts[::-1].index("tinygrad_edu") if "tinygrad_edu" in parts else -1
+    return f"`{frames[-1].name}` in {'/'.join(parts[top:])}"
+
+
+def _stub_frame(error: BaseException) -> tuple[str, str]:
+    frames = traceback.extract_tb(error.__traceback__)
+    return (frames[-1].filename, frames[-1].name) if frames else ("", "")
+
+
+def _still_stub(path: str, name: str) -> bool:
+    """Whether the function ``name`` in the file ``path`` is still an unwritten stub."""
+    import ast  # noqa: PLC0415
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            if "write your solution here" in (ast.get_source_segment(text, node) or ""):
+                return True
+    return False
+
+
+def cell_key(source: str | list) -> str:
+    """The digest a cell's recording is stored under (its source, trailing space ignored)."""
+    text = "".join(source) if isinstance(source, list) else source
+    return hashlib.sha256(text.rstrip().encode("utf-8")).hexdigest()[:20]
+
+
+def record_lessons(notebooks_src, notebooks_dst, timeout: int = 300) -> list[Path]:
+    """Run each lesson's student edition against this (full) library and store its outputs.
+
+    Args:
+        notebooks_src: the instructor's ``notebooks/`` folder (``NN_name.ipynb`` lessons).
+        notebooks_dst: the edition's ``notebooks/`` folder; recordings go to its
+            ``.recorded/`` subfolder, one JSON file per lesson.
+        timeout: seconds a cell may run.
+
+    Returns:
+        The recording files written.
+    """
+    from .notebooks import executed_student_edition  # noqa: PLC0415
+
+    src, dst = Path(notebooks_src), Path(notebooks_dst) / RECORDED_DIR
+    cache = src.parent / ".cache" / "lessons"
+    written = []
+    for notebook in sorted(src.glob("[0-9][0-9]_*.ipynb")):
+        done = json.loads(executed_student_edition(notebook, cache, timeout).read_text("utf-8"))
+        cells = {
+            cell_key(c["source"]): c.get("outputs", [])
+            for c in done["cells"]
+            if c["cell_type"] == "code" and c.get("outputs")
+        }
+        dst.mkdir(parents=True, exist_ok=True)
+        out = dst / f"{notebook.stem}.json"
+        out.write_text(json.dumps({"lesson": notebook.stem, "cells": cells}) + "\n", "utf-8")
+        written.append(out)
+    return written
+
+
+def load_recordings(folder) -> dict[str, list]:
+    """Every recording under ``folder`` (a ``.recorded`` folder), merged: key -> outputs."""
+    merged: dict[str, list] = {}
+    for path in sorted(Path(folder).glob("*.json")):
+        merged.update(json.loads(path.read_text(encoding="utf-8"))["cells"])
+    return merged
+
+
+def recorded_notebook(notebook, recordings: dict) -> dict:
+    """The student edition of ``notebook`` with each cell's recorded outputs filled in (what
+    the edition's own site publishes, where the library cannot run the lessons)."""
+    from .notebooks import student_edition  # noqa: PLC0415
+
+    nb = student_edition(notebook)
+    count = 0
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            count += 1
+            cell["outputs"] = recordings.get(cell_key(cell["source"]), [])
+            cell["execution_count"] = count
+            for output in cell["outputs"]:
+                if "execution_count" in output:
+                    output["execution_count"] = count
+    return nb
+
+
+def _show_outputs(outputs: list) -> None:
+    from IPython.display import publish_display_data  # noqa: PLC0415
+
+    for output in outputs:
+        kind = output.get("output_type")
+        if kind == "stream":
+            text = output.get("text", "")
+            stream = sys.stderr if output.get("name") == "stderr" else sys.stdout
+            stream.write("".join(text) if isinstance(text, list) else text)
+            stream.flush()
+        elif kind in ("display_data", "execute_result"):
+            data = {k: "".join(v) if isinstance(v, list) else v
+                    for k, v in output.get("data", {}).items()}  # fmt: skip
+            data.pop("application/vnd.jupyter.widget-view+json", None)
+            publish_display_data(data, output.get("metadata", {}))
+
+
+class Unlocker:
+    """The kernel side: turns a cell stopped by an unwritten assignment into a notice and the
+    cell's recorded output (see the module's docstring). One per kernel (:func:`activate`)."""
+
+    def __init__(self, shell, recordings: dict):
+        self.shell, self.recordings = shell, recordings
+        self.pending: dict[str, str] = {}  # task -> where, for cells that could not run
+        self.stubs: dict[str, tuple[str, str]] = {}  # task -> (file, function) of its stub
+        self.caught: dict[str, BaseException] = {}  # stubs' errors the cell caught itself
+        self.locked = False  # the current cell was shown from its recording
+
+    def explain(self, error: BaseException, source: str) -> str | None:
+        """The notice for a failed cell, or None when the error is the student's own."""
+        task = stub_task(error)
+        outputs = self.recordings.get(cell_key(source))
+        if task is not None and not _is_assignment(task):
+            return None  # the lesson's own exercise: its check cell says NOT SOLVED YET
+        if task is not None:
+            self.pending[task] = _where(error)
+            self.stubs[task] = _stub_frame(error)
+            head = (f"This cell needs assignment {task} ({self.pending[task]}), which is not "
+                    "written yet.")  # fmt: skip
+        elif self.pending and outputs is not None:
+            tasks = ", ".join(sorted(self.pending))
+            head = (f"This cell uses something a cell above could not make (it needs "
+                    f"{tasks}).")  # fmt: skip
+        else:
+            return None
+        if outputs is None:
+            return head + " Write it, then run the lesson again from the top."
+        return (head + " Below is what this cell showed when your edition was made; once "
+                "you have written it, run the cell again to see it live.")
+
+    def _replace(self, notice_text: str, source: str) -> None:
+        """Show the notice and the cell's recording in place of what it printed live."""
+        from IPython.display import clear_output  # noqa: PLC0415
+
+        self.locked = True
+        if cell_key(source) in self.recordings:
+            clear_output()  # what the cell printed before it stopped: the recording replaces it
+        notice(notice_text)
+        _show_outputs(self.recordings.get(cell_key(source), []))
+
+    def handle(self, shell, etype, value, tb, tb_offset=None):
+        """IPython's custom exception handler (``set_custom_exc``)."""
+        source = getattr(self, "_source", "")
+        notice_text = self.explain(value, source)
+        if notice_text is None:
+            return shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        self._replace(notice_text, source)
+        return None
+
+    def pre_run_cell(self, info=None) -> None:
+        self._source = getattr(info, "raw_cell", "") or ""
+        self.locked = False
+        for task in [t for t, (path, name) in self.stubs.items() if not _still_stub(path, name)]:
+            self.pending.pop(task, None)  # written since: cells that need it run live
+            self.stubs.pop(task)
+
+    def post_run_cell(self, result=None) -> None:
+        source = getattr(self, "_source", "")
+        caught, self.caught = self.caught, {}
+        if caught and not self.locked and cell_key(source) in self.recordings:
+            # the cell's own `except` (NotImplementedError is a RuntimeError) caught a stub's
+            # error in place of the one it demonstrates: show what it showed when recorded
+            for task, error in caught.items():
+                self.pending[task], self.stubs[task] = _where(error), _stub_frame(error)
+            task, error = next(iter(caught.items()))
+            self._replace(f"This cell needs assignment {task} ({_where(error)}), which is not "
+                          "written yet (the cell caught its error in place of the one it "
+                          "shows). Below is what this cell showed when your edition was made; "
+                          "once you have written it, run the cell again to see it live.",
+                          source)  # fmt: skip
+        if self.locked and result is not None:
+            result.error_in_exec = None  # the cell is explained: Run All goes on
+        self.locked = False
+
+
+_active: Unlocker | None = None
+
+
+def _caught() -> None:
+    """Called first in every ``except`` block of a lesson cell (see :class:`_WatchExcept`):
+    notes an unwritten assignment's error that the cell's own handler caught."""
+    error = sys.exc_info()[1]
+    task = stub_task(error)
+    if _active is not None and task is not None and _is_assignment(task):
+        _active.caught.setdefault(task, error)
+
+
+class _WatchExcept(ast.NodeTransformer):
+    """An IPython AST transformer: each ``except`` body of a cell first calls :func:`_caught`
+    (on the same line, so tracebacks keep their line numbers)."""
+
+    def visit_ExceptHandler(self, node):
+        self.generic_visit(node)
+        call = ast.parse(f"__import__({__name__!r}, fromlist=['_caught'])._caught()").body[0]
+        first = node.body[0]
+        for part in ast.walk(call):
+            if "lineno" in part._attributes:
+                part.lineno = part.end_lineno = first.lineno
+                part.col_offset = part.end_col_offset = first.col_offset
+        node.body.insert(0, call)
+        return node
+
+
+def blocked() -> bool:
+    """Whether a failing check in the running cell is explained by an unwritten assignment:
+    a cell above was stopped by one, and this cell has a recording (its check then shows as
+    recorded instead of a FAIL the student did not cause)."""
+    unlocker = _active
+    if unlocker is None or not unlocker.pending:
+        return False
+    return cell_key(getattr(unlocker, "_source", "")) in unlocker.recordings
+
+
+def activate(folder=None) -> Unlocker | None:
+    """Install the :class:`Unlocker` in this Jupyter kernel when recordings exist (only in a
+    student edition: ``notebooks/.recorded`` next to the package); otherwise do nothing.
+
+    Args:
+        folder: the recordings' folder (default: the edition's ``notebooks/.recorded``, or
+            ``.recorded`` in the current folder, where the kernel of a lesson starts).
+    """
+    global _active
+    if _active is not None:
+        return _active
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or not hasattr(shell, "set_custom_exc"):
+        return None
+    if folder is None:
+        here = Path(__file__).resolve().parents[2] / "notebooks" / RECORDED_DIR
+        folder = here if here.is_dir() else Path.cwd() / RECORDED_DIR
+    if not Path(folder).is_dir():
+        return None
+    _active = Unlocker(shell, load_recordings(folder))
+    shell.set_custom_exc((Exception,), _active.handle)
+    shell.ast_transformers.append(_WatchExcept())
+    shell.events.register("pre_run_cell", _active.pre_run_cell)
+    shell.events.register("post_run_cell", _active.post_run_cell)
+    checks.blocked_hook = blocked  # a FAIL a locked cell above explains shows as recorded
+    return _active
