@@ -2,7 +2,7 @@
 
 Each op declares its ONNX form, or the reason it has none (``Op.onnx``); the page lists the
 ops that export and groups the others by their reason
-(:func:`tinygrad_edu.symbolic.onnx_export.ops_markdown`)::
+(:func:`tinygrad_edu.symbolic.static.onnx_export.ops_markdown`)::
 
     python docs/onnx_ops.py           # rewrite the generated part of the page
     python docs/onnx_ops.py --check   # exit 1 when the page is out of date
@@ -23,7 +23,7 @@ END = "<!-- /onnx-ops -->"
 
 def render(page: str) -> str:
     """``page`` with the text between the markers replaced by the current list."""
-    from tinygrad_edu.symbolic.onnx_export import ops_markdown  # noqa: PLC0415
+    from tinygrad_edu.symbolic.static.onnx_export import ops_markdown  # noqa: PLC0415
 
     start = page.index("<!-- onnx-ops:")
     end = page.index(END)

@@ -98,14 +98,15 @@ ROWS = [
      f"{E}_threads:current_queue_device", L10, None),
     ("003", "Engine::execute", "`execute(task)`", f"{E}:execute", L10, None),
     # -- 002: Fluid -----------------------------------------------------------------------------
-    ("002", "ProgramDesc", "Program", "tinygrad_edu.symbolic.program:Program", L08, SYMBOLIC),
-    ("002", "BlockDesc", "Block", "tinygrad_edu.symbolic.program:Block", L08, SYMBOLIC),
-    ("002", "OpDesc", "a symbolic Node's `op` and `attrs`", "tinygrad_edu.symbolic.node:Node",
-     L08, SYMBOLIC),
+    ("002", "ProgramDesc", "Program", "tinygrad_edu.symbolic.static.program:Program", L08,
+     SYMBOLIC),
+    ("002", "BlockDesc", "Block", "tinygrad_edu.symbolic.static.program:Block", L08, SYMBOLIC),
+    ("002", "OpDesc", "a symbolic Node's `op` and `attrs`",
+     "tinygrad_edu.symbolic.tensor_node:Node", L08, SYMBOLIC),
     ("002", "VarDesc", "`S.Variable(name, shape, dtype)`",
-     "tinygrad_edu.symbolic.node:Variable", L08, SYMBOLIC),
+     "tinygrad_edu.symbolic.tensor_node:Variable", L08, SYMBOLIC),
     ("002", "Place (CPUPlace, CUDAPlace)", "a device, `fluid.CPUPlace`/`CUDAPlace`",
-     "tinygrad_edu.symbolic.fluid:CPUPlace", L07, None),
+     "tinygrad_edu.symbolic.static.fluid:CPUPlace", L07, None),
     ("002", "DeviceContext", "the array namespace per device",
      "tinygrad_edu.backend:get_namespace", L07, None),
     ("002", "OpKernel, OpRegistry", "the op registry; each op's `forward(xp, ...)` on the "
@@ -114,7 +115,7 @@ ROWS = [
      "tinygrad_edu.ops.base:Op.vjp", L03, SYMBOLIC),
     ("002", "InferShape", "each op's shape rule `Op.shape`", "tinygrad_edu.ops.base:Op.shape",
      L03, None),
-    ("002", "Scope", "Scope", "tinygrad_edu.symbolic.scope:Scope", L08, None),
+    ("002", "Scope", "Scope", "tinygrad_edu.symbolic.static.scope:Scope", L08, None),
     ("002", "Executor", "Executor", "tinygrad_edu.symbolic.executor:Executor", L08, None),
 ]  # fmt: skip
 

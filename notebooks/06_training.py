@@ -23,7 +23,7 @@
 #    that updates the parameters in Python after each backward;
 # 2. **symbolic**: the *whole training step* — forward, gradients and parameter updates — is
 #    one graph; a `TrainingExecutor` runs it once per mini-batch
-#    (`tinygrad_edu.symbolic.training`, modelled on Paddle Fluid's Program/Scope/Executor).
+#    (`tinygrad_edu.symbolic.static.training`, modelled on Paddle Fluid's Program/Scope/Executor).
 #
 # Both start from the same weights and see the same batches, so they learn the same network.
 # Each trains in well under a second here.
@@ -128,7 +128,7 @@ assert eager["acc"][-1] >= 0.95, "the eager MLP should reach 95% test accuracy"
 # ## 4. Training, symbolic: the step is a graph
 #
 # In a static graph there is no Python code between `backward` and `step` to update the
-# weights: the update must be part of the graph. `tinygrad_edu.symbolic.training` provides the
+# weights: the update must be part of the graph. `tinygrad_edu.symbolic.static.training` provides the
 # three pieces a static-graph framework needs:
 #
 # * a **`Scope`** holds the values that live across runs — the parameters and the optimizer's

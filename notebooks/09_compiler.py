@@ -54,7 +54,7 @@ from tinygrad_edu.symbolic import (
     program_guard,
     while_loop,
 )
-from tinygrad_edu.symbolic.passes import node_count, rewrite
+from tinygrad_edu.symbolic.static.passes import node_count, rewrite
 
 
 # %% [markdown]

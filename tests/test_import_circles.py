@@ -235,6 +235,47 @@ def test_eager_modules_import_only_from_the_layers_below():
     _check_sublayers("tinygrad_edu.eager", EAGER_LAYERS, "eager")
 
 
+#: the symbolic package's modules in layers, bottom first (symbolic/__init__.py's docstring):
+#: the engine (tensor nodes, topo_sort, gradients, executor) below, the static-graph compiler
+#: (symbolic/static/: Program, scope, control flow, passes, codegen, ONNX) above it. No engine
+#: module imports the compiler; the package re-exports both.
+SYMBOLIC_ENGINE = [
+    ["dtype_rules"],
+    ["tensor_node"],
+    ["graph", "api", "layer_functions"],
+    ["gradients", "memory"],
+    ["executor"],
+    ["gradient_check", "cse599w"],
+]
+SYMBOLIC_STATIC = [
+    ["static.passes.rewrite"],  # program copies sub-blocks with it
+    ["static.program"],
+    ["static.scope", "static.passes.simplify", "static.passes.cse", "static.passes.fuse",
+     "static.passes.fold"],
+    ["static.initializer", "static.control_flow", "static.passes.dce", "static.codegen"],
+    ["static.passes", "static.training", "static.serialize", "static.onnx_ops"],
+    ["static.onnx_export", "static.fluid"],
+    ["(static)"],
+]  # fmt: skip
+
+
+def test_the_symbolic_engine_never_imports_its_compiler():
+    layers = [*SYMBOLIC_ENGINE, *SYMBOLIC_STATIC, ["(symbolic)"]]
+    level = {f"tinygrad_edu.symbolic.{m}": k for k, layer in enumerate(layers) for m in layer}
+    level["tinygrad_edu.symbolic.static"] = level.pop("tinygrad_edu.symbolic.(static)")
+    level["tinygrad_edu.symbolic"] = level.pop("tinygrad_edu.symbolic.(symbolic)")
+    graph = {m: t for m, t in import_graph().items()
+             if m == "tinygrad_edu.symbolic" or m.startswith("tinygrad_edu.symbolic.")}  # fmt: skip
+    assert set(graph) == set(level), f"place {sorted(set(graph) ^ set(level))} in its layers"
+    upward = sorted((a, b) for a, targets in graph.items() for b in targets
+                    if b in level and level[b] >= level[a])  # fmt: skip
+    assert not upward, f"symbolic imports that point up or sideways: {upward}"
+    engine = {f"tinygrad_edu.symbolic.{m}" for layer in SYMBOLIC_ENGINE for m in layer}
+    into_static = sorted((a, b) for a in engine for b in graph[a]
+                         if b.startswith("tinygrad_edu.symbolic.static"))  # fmt: skip
+    assert not into_static, f"the engine imports the compiler: {into_static}"
+
+
 def test_the_viz_circle_is_gone():
     found = circles(import_graph())
     assert not [c for c in found if any(m.startswith("tinygrad_edu.viz") for m in c)]

@@ -769,10 +769,11 @@ def test_a_student_reaches_lesson_0_with_one_command(plain_edition):
 
 
 def test_block_order_is_no_copy_of_the_graded_topological_sort(monkeypatch):
-    """symbolic.control_flow.block_order once held A1.1's solution line for line, callable
+    """symbolic.static.control_flow.block_order once held A1.1's solution line for line, callable
     in the student edition; it now asks topo_sort (the student's own A1.1 there)."""
     from tinygrad_edu import symbolic as S
-    from tinygrad_edu.symbolic import control_flow, graph
+    from tinygrad_edu.symbolic import graph
+    from tinygrad_edu.symbolic.static import control_flow
 
     v = S.Variable("v", shape=(2,), dtype="float64")
     steps, y = S.while_loop(lambda k, u: (u * u).sum() < 100.0, lambda k, u: (k + 1, u * 2),

@@ -11,7 +11,7 @@ import pytest
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
 from tinygrad_edu.compiler import GraphBreak, OptimizedModule
-from tinygrad_edu.compiler import api as compile_api
+from tinygrad_edu.compiler import compiled_callable as compile_api
 
 RNG = np.random.default_rng(0)
 

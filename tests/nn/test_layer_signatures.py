@@ -15,7 +15,7 @@ import tinygrad_edu.nn.functional as F
 from tinygrad_edu import symbolic as S
 from tinygrad_edu.nn import functional_layers
 from tinygrad_edu.ops.layer_surface import LAYERS
-from tinygrad_edu.symbolic import layers as symbolic_layers
+from tinygrad_edu.symbolic import layer_functions as symbolic_layers
 
 #: parameters of ours that PyTorch lacks (keyword-only, after PyTorch's): why each exists
 EXTRAS = {"batch_norm": {"ndim": "the rank of a symbolic input whose shape is not declared"}}

@@ -17,7 +17,7 @@ from tinygrad_edu.symbolic import (
     softmax_cross_entropy,
     while_loop,
 )
-from tinygrad_edu.symbolic.codegen import TEMPLATES
+from tinygrad_edu.symbolic.static.codegen import TEMPLATES
 
 needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(not cuda_available(), reason="needs a GPU")]
 

@@ -6,15 +6,15 @@ import importlib
 import pytest
 
 MODULES = [
-    "tinygrad_edu.symbolic.program", "tinygrad_edu.symbolic.scope",
-    "tinygrad_edu.symbolic.initializer", "tinygrad_edu.symbolic.serialize",
-    "tinygrad_edu.symbolic.fluid", "tinygrad_edu.symbolic.control_flow",
-    "tinygrad_edu.symbolic.memory", "tinygrad_edu.symbolic.codegen",
-    "tinygrad_edu.symbolic.training", "tinygrad_edu.symbolic.passes",
-    "tinygrad_edu.symbolic.passes.rewrite", "tinygrad_edu.symbolic.passes.cse",
-    "tinygrad_edu.symbolic.passes.simplify", "tinygrad_edu.symbolic.passes.fold",
-    "tinygrad_edu.symbolic.passes.dce", "tinygrad_edu.viz.blocks",
-    "tinygrad_edu.viz.memory_plan", "tinygrad_edu.compiler.api",
+    "tinygrad_edu.symbolic.static.program", "tinygrad_edu.symbolic.static.scope",
+    "tinygrad_edu.symbolic.static.initializer", "tinygrad_edu.symbolic.static.serialize",
+    "tinygrad_edu.symbolic.static.fluid", "tinygrad_edu.symbolic.static.control_flow",
+    "tinygrad_edu.symbolic.memory", "tinygrad_edu.symbolic.static.codegen",
+    "tinygrad_edu.symbolic.static.training", "tinygrad_edu.symbolic.static.passes",
+    "tinygrad_edu.symbolic.static.passes.rewrite", "tinygrad_edu.symbolic.static.passes.cse",
+    "tinygrad_edu.symbolic.static.passes.simplify", "tinygrad_edu.symbolic.static.passes.fold",
+    "tinygrad_edu.symbolic.static.passes.dce", "tinygrad_edu.viz.blocks",
+    "tinygrad_edu.viz.memory_plan", "tinygrad_edu.compiler.compiled_callable",
 ]  # fmt: skip
 
 

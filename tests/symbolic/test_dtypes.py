@@ -6,7 +6,7 @@ import pytest
 
 import tinygrad_edu as tg
 import tinygrad_edu.symbolic as S
-from tinygrad_edu.symbolic.passes import optimize
+from tinygrad_edu.symbolic.static.passes import optimize
 
 
 def _dtypes(values):

@@ -15,7 +15,7 @@ from tinygrad_edu.symbolic import (  # noqa: A004 (compile: the graph compiler)
     optimize,
     topo_sort,
 )
-from tinygrad_edu.symbolic.training import Scope, TrainingExecutor
+from tinygrad_edu.symbolic.static.training import Scope, TrainingExecutor
 
 
 def _runners(nodes):

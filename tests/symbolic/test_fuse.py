@@ -1,11 +1,11 @@
-"""The fusion pass (symbolic.passes.fuse): ``nll_loss(log_softmax(z))``'s gradient as one op,
+"""The fusion pass (symbolic.static.passes.fuse): ``nll_loss(log_softmax(z))``'s gradient as one op,
 with the very numbers the unfused rules compute."""
 
 import numpy as np
 import pytest
 
 import tinygrad_edu.symbolic as S
-from tinygrad_edu.symbolic.passes import fuse, optimize
+from tinygrad_edu.symbolic.static.passes import fuse, optimize
 
 
 def _loss_and_grad(shape, dtype, target, axis=-1, **nll):

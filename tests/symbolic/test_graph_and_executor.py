@@ -151,7 +151,7 @@ def test_runs_on_strict_array_api_namespace():
 
 @pytest.mark.parametrize(
     "module",
-    ["node", "graph", "api", "gradients", "executor", "cse599w", "__init__"],
+    ["tensor_node", "graph", "api", "gradients", "executor", "cse599w", "__init__"],
 )
 def test_docstring_examples_run(module):
     name = "tinygrad_edu.symbolic" + ("" if module == "__init__" else f".{module}")

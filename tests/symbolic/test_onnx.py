@@ -15,12 +15,12 @@ from tinygrad_edu.symbolic import (
     cond,
     constant,
     gradients,
-    layers,
     softmax_cross_entropy,
     while_loop,
 )
-from tinygrad_edu.symbolic.node import apply_op, stop_gradient
-from tinygrad_edu.symbolic.onnx_export import ONNX_OPS, to_onnx
+from tinygrad_edu.symbolic import layer_functions as layers
+from tinygrad_edu.symbolic.static.onnx_export import ONNX_OPS, to_onnx
+from tinygrad_edu.symbolic.tensor_node import apply_op, stop_gradient
 
 
 def _roundtrip(outs, feed, tmp_path, rtol=1e-5, atol=1e-6):

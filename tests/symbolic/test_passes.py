@@ -22,8 +22,8 @@ from tinygrad_edu.symbolic import (  # noqa: A004 (compile: the graph compiler)
     while_loop,
     zeros_like,
 )
-from tinygrad_edu.symbolic.passes import cse, dce, fold, node_count, simplify
-from tinygrad_edu.symbolic.passes.dce import SHAPE_ONLY
+from tinygrad_edu.symbolic.static.passes import cse, dce, fold, node_count, simplify
+from tinygrad_edu.symbolic.static.passes.dce import SHAPE_ONLY
 from tinygrad_edu.viz.traverse import symbolic_graph
 
 

@@ -21,7 +21,7 @@ from tinygrad_edu.symbolic import (
     program_guard,
     while_loop,
 )
-from tinygrad_edu.symbolic.initializer import Constant, NumpyArrayInitializer, Uniform
+from tinygrad_edu.symbolic.static.initializer import Constant, NumpyArrayInitializer, Uniform
 
 
 def test_guard_records_nodes_and_restores_the_defaults():

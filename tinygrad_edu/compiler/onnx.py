@@ -2,9 +2,9 @@
 
 The model is called once on ``args`` under the compiler's tracer (as ``tg.compile`` traces
 it, :mod:`~tinygrad_edu.compiler.trace`), which records its ops as a symbolic graph; the
-symbolic engine's ONNX exporter (:func:`tinygrad_edu.symbolic.onnx_export.to_onnx`) writes that
-graph. The tensor arguments become the model's inputs; the parameters and buffers it read
-become initializers (the weights travel in the file, PyTorch's ``export_params=True``).
+symbolic engine's ONNX exporter (:func:`tinygrad_edu.symbolic.static.onnx_export.to_onnx`)
+writes that graph. The tensor arguments become the model's inputs; the parameters and buffers
+it read become initializers (the weights travel in the file, PyTorch's ``export_params=True``).
 
 Reached as ``tinygrad_edu.onnx`` (``import tinygrad_edu.onnx``; the package's ``__init__``
 registers that name), PyTorch's path. Needs the ``onnx`` package, imported only when
@@ -20,11 +20,11 @@ import tempfile
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
-from ..symbolic.node import CONSTANT
-from ..symbolic.onnx_export import to_onnx
+from ..symbolic.static.onnx_export import to_onnx
+from ..symbolic.tensor_node import CONSTANT
 from . import tensor_reads as _reads
 from . import trace as _trace
-from .training import patch_effects, patch_training
+from .training_capture import patch_effects, patch_training
 
 __all__ = ["export", "is_in_onnx_export"]
 
@@ -51,7 +51,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         input_names, output_names: the graph's input and output names (PyTorch's defaults
             otherwise: the exporter's ``arg0``... and ``output_0``...).
         opset_version: accepted; the exporter writes its own opset
-            (:data:`tinygrad_edu.symbolic.onnx_ops.OPSET`).
+            (:data:`tinygrad_edu.symbolic.static.onnx_ops.OPSET`).
         export_params: must be True (the weights are always in the file).
         dynamic_axes, dynamic_shapes: must be None (the shapes are the examples').
 

@@ -259,7 +259,7 @@ def python_reads(fn, modules) -> list:
         if isinstance(v, Module | types.ModuleType):
             continue  # (modules: below, each with its submodules)
         if isinstance(v, Optimizer | LRScheduler):
-            continue  # (their state is the program's input: fed, or guarded by training.py)
+            continue  # (their state is the program's input: fed, or guarded by training_capture.py)
         reads.append((_cell_read(fn, what, v), what))
     for i, m in enumerate(modules):
         reads.append((_module_read(m), f"module {i}: {type(m).__name__}"))

@@ -32,9 +32,9 @@ from ..eager.dispatch import apply_op
 from ..eager.tensor import _CHECKED as _REFCOUNTS_CHECKED
 from ..eager.tensor import Tensor
 from . import tensor_reads as _reads
-from .program import attach, fetch, joined, spend, write_back
+from .compiled_program import attach, fetch, joined, spend, write_back
 from .trace import Tracer
-from .training import install_effect_hooks, install_training_hooks, patch_training
+from .training_capture import install_effect_hooks, install_training_hooks, patch_training
 
 __all__ = ["Replay"]
 

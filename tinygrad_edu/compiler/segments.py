@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from .. import symbolic as S
 from ..symbolic.graph import topo_sort
-from ..symbolic.node import CONSTANT, PLACEHOLDER
-from .program import build_program
+from ..symbolic.tensor_node import CONSTANT, PLACEHOLDER
+from .compiled_program import build_program
 from .trace import Source, Trace
 
 __all__ = ["Variant", "Segment", "plan"]

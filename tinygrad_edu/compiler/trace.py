@@ -38,7 +38,7 @@ import numpy as _np
 from .. import symbolic as S
 from ..eager import factories, grad_mode
 from ..eager.tensor import Tensor
-from .records import GraphBreak, Rec, Source, Trace, user_line
+from .trace_records import GraphBreak, Rec, Source, Trace, user_line
 from .traced_scalar import TracedScalar
 
 # the records and TracedScalar live in records.py and traced_scalar.py; importable from here
@@ -427,7 +427,7 @@ class Tracer:
         elif id(t) in self._sources:  # an argument or captured tensor: written back every call
             self.set_write(t, node)
 
-    # -- training calls and the state they write (compiler/training.py) ----------------------
+    # -- training calls and the state they write (compiler/training_capture.py) ------------
     def event(self, kind: str, target, tensor=None, **attrs) -> None:
         """A training call here (``backward`` of ``tensor``, ``step``, ``zero_grad`` of
         ``target``): logged like an op, so a replay checks it in order; what it writes is

@@ -77,7 +77,7 @@ class Node:
 
     "Node" means a *backward op* in the eager engine (PyTorch's ``torch.autograd.graph.Node``:
     ``MulBackward0``, ``AccumulateGrad``); in the symbolic engine a
-    :class:`tinygrad_edu.symbolic.node.Node` is a *tensor* (a value that will exist).
+    :class:`tinygrad_edu.symbolic.tensor_node.Node` is a *tensor* (a value that will exist).
 
     Attributes:
         next_functions: one ``(node or None, input_nr)`` per forward input.

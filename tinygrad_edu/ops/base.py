@@ -120,7 +120,7 @@ class Op:
     #: operator whose inputs are the op's (``"Exp"``); or a method ``onnx(self, ex, node,
     #: args) -> (onnx nodes, output name)`` that writes the op, or its decomposition into
     #: several operators, with the exporter ``ex`` (``ex.one``, ``ex.chain``, ``ex.const``
-    #: ... of :mod:`tinygrad_edu.symbolic.onnx_ops`) from the node and its inputs' tensor
+    #: ... of :mod:`tinygrad_edu.symbolic.static.onnx_ops`) from the node and its inputs' tensor
     #: names ``args``; or :class:`NoOnnx` with the reason there is none. Every op declares one
     #: (``tests/symbolic/test_onnx.py`` checks).
     onnx: ClassVar[Any] = None

@@ -1,7 +1,7 @@
 r"""Creation ops: arrays made from attributes alone, with no inputs.
 
 They are the initialisers of Fluid's startup program (``fill_constant``, ``uniform_random``,
-``gaussian_random``; see :mod:`tinygrad_edu.symbolic.initializer`): a parameter's first value
+``gaussian_random``; see :mod:`tinygrad_edu.symbolic.static.initializer`): a parameter's first value
 is one of these ops, run once into a scope.
 """
 

@@ -364,7 +364,7 @@ class NllLogSoftmaxGrad(Op):
 
     The two derivative rules build it in four more steps: ``G = nll_loss_grad(g, target)``,
     then ``G - exp(logp) * sum(G, axis, keepdims=True)``; the symbolic engine's fusion pass
-    (``symbolic.passes.fuse``) puts this op in their place. It computes the same numbers:
+    (``symbolic.static.passes.fuse``) puts this op in their place. It computes the same numbers:
     in the plain case (see NOTE [The plain case of nll_loss]) ``G`` has one entry per row,
     ``v``, so the row sum is ``0.0 + v``; the op multiplies ``exp(logp)`` by it once, negates
     it in place (``0.0 - x``, as ``G - ...`` computes it where ``G`` is zero) and writes

@@ -14,7 +14,7 @@ argument names (``dim``, ``keepdim``; numpy's ``axis``/``keepdims`` accepted as 
 the input first, so the same function object serves as a method (``x.sum(1)``) and as a
 function (``tg.sum(x, 1)``). ``apply(op, *inputs, **attrs)`` is the engine's: the eager engine
 computes and records (``eager.tensor.apply_op``), the symbolic engine builds a node
-(``symbolic.node.apply_op``), and the eager in-place methods (``add_``) write into the first
+(``symbolic.tensor_node.apply_op``), and the eager in-place methods (``add_``) write into the first
 input. One template, three meanings, as with derivative rules and ``F``.
 
 The generated functions are closures over ``op`` and ``apply``: a call costs what a

@@ -211,7 +211,7 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
-    def step(self, closure):  # noqa: C901  (PyTorch's algorithm, kept in one piece)
+    def step(self, closure):
         """One optimisation step: up to ``max_iter`` L-BFGS iterations; returns the loss that
         ``closure`` gave first."""
         if closure is None:
@@ -221,7 +221,7 @@ class LBFGS(Optimizer):
         with no_grad():
             return self._step(closure)
 
-    def _step(self, closure):  # noqa: C901, PLR0912, PLR0915
+    def _step(self, closure):
         xp = self._xp()
 
         def evaluate():
@@ -231,7 +231,6 @@ class LBFGS(Optimizer):
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
@@ -241,91 +240,106 @@ class LBFGS(Optimizer):
         current_evals = 1
         state["func_evals"] += 1
         flat_grad = self._gather_flat_grad()
-        if float(xp.max(xp.abs(flat_grad))) <= tolerance_grad:  # already optimal
+        if _max_abs(xp, flat_grad) <= tolerance_grad:  # already optimal
             return orig_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-
+        # what the search remembers between steps; written back to the state when it ends
+        mem = {key: state.get(key) for key in _MEMORY}
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
             state["n_iter"] += 1
-            if state["n_iter"] == 1:  # the first direction: steepest descent
-                d = -flat_grad
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
-            else:
-                y = flat_grad - prev_flat_grad
-                s = d * t
-                ys = _dot(xp, y, s)
-                if ys > 1e-10:  # remember the pair (skipped when curvature is not positive)
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / _dot(xp, y, y)
-                # NOTE [Two-loop recursion]: d = -H g without forming H: the first loop
-                # walks the pairs newest to oldest, the second back again
-                num_old = len(old_dirs)
-                al = state.setdefault("al", [None] * history_size)
-                q = -flat_grad
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = _dot(xp, old_stps[i], q) * ro[i]
-                    q = q - al[i] * old_dirs[i]
-                d = r = q * H_diag
-                for i in range(num_old):
-                    be_i = _dot(xp, old_dirs[i], r) * ro[i]
-                    r += (al[i] - be_i) * old_stps[i]
-            prev_flat_grad = xp.asarray(flat_grad, copy=True)
-            prev_loss = loss
+            self._new_direction(xp, state, mem, flat_grad, group["history_size"])
+            mem["prev_flat_grad"] = xp.asarray(flat_grad, copy=True)
+            mem["prev_loss"] = loss
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / float(xp.sum(xp.abs(flat_grad)))) * lr
+                mem["t"] = min(1.0, 1.0 / float(xp.sum(xp.abs(flat_grad)))) * lr
             else:
-                t = lr
-            gtd = _dot(xp, flat_grad, d)
+                mem["t"] = lr
+            gtd = _dot(xp, flat_grad, mem["d"])
             if gtd > -tolerance_change:  # not a descent direction
                 break
 
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                x_init = self._clone_param()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(evaluate, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    xp, obj_func, x_init, t, d, loss, flat_grad, gtd,
-                    max_ls=max_eval - current_evals,
-                )
-                self._add_grad(t, d)
-                opt_cond = float(xp.max(xp.abs(flat_grad))) <= tolerance_grad
-            else:
-                self._add_grad(t, d)
-                opt_cond = False
-                if n_iter != max_iter:  # the last iteration's loss is computed by the caller
-                    loss = _float(evaluate())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = float(xp.max(xp.abs(flat_grad))) <= tolerance_grad
-                    ls_func_evals = 1
+            loss, flat_grad, ls_func_evals, opt_cond = self._take_step(
+                xp, evaluate, group, mem, loss, flat_grad, gtd,
+                max_ls=max_eval - current_evals, last=n_iter == max_iter,
+            )  # fmt: skip
             current_evals += ls_func_evals
             state["func_evals"] += ls_func_evals
 
             if n_iter == max_iter or current_evals >= max_eval or opt_cond:
                 break
-            if float(xp.max(xp.abs(d * t))) <= tolerance_change:
+            if _max_abs(xp, mem["d"] * mem["t"]) <= tolerance_change:
                 break
-            if abs(loss - prev_loss) < tolerance_change:
+            if abs(loss - mem["prev_loss"]) < tolerance_change:
                 break
 
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)  # fmt: skip
+        state.update(mem)
         return orig_loss
+
+    def _new_direction(self, xp, state: dict, mem: dict, flat_grad, history_size: int) -> None:
+        """Set ``mem["d"]``: steepest descent at the first iteration, else ``-H g`` from the
+        remembered ``(s, y)`` pairs, after remembering the last step's pair."""
+        if state["n_iter"] == 1:  # the first direction: steepest descent
+            mem.update(d=-flat_grad, old_dirs=[], old_stps=[], ro=[], H_diag=1)
+            return
+        old_dirs, old_stps, ro = mem["old_dirs"], mem["old_stps"], mem["ro"]
+        y = flat_grad - mem["prev_flat_grad"]
+        s = mem["d"] * mem["t"]
+        ys = _dot(xp, y, s)
+        if ys > 1e-10:  # remember the pair (skipped when curvature is not positive)
+            if len(old_dirs) == history_size:
+                old_dirs.pop(0)
+                old_stps.pop(0)
+                ro.pop(0)
+            old_dirs.append(y)
+            old_stps.append(s)
+            ro.append(1.0 / ys)
+            mem["H_diag"] = ys / _dot(xp, y, y)
+        # NOTE [Two-loop recursion]: d = -H g without forming H: the first loop
+        # walks the pairs newest to oldest, the second back again
+        num_old = len(old_dirs)
+        al = state.setdefault("al", [None] * history_size)
+        q = -flat_grad
+        for i in range(num_old - 1, -1, -1):
+            al[i] = _dot(xp, old_stps[i], q) * ro[i]
+            q = q - al[i] * old_dirs[i]
+        mem["d"] = r = q * mem["H_diag"]
+        for i in range(num_old):
+            be_i = _dot(xp, old_dirs[i], r) * ro[i]
+            r += (al[i] - be_i) * old_stps[i]
+
+    def _take_step(self, xp, evaluate, group: dict, mem: dict, loss, flat_grad, gtd, max_ls,
+                   last: bool):  # fmt: skip
+        """Move the parameters along ``mem["d"]``: by a strong-Wolfe line search (which sets
+        ``mem["t"]``), else by the fixed step ``mem["t"]``. Returns the new loss and gradient,
+        the evaluations spent and whether the gradient is now below ``tolerance_grad``."""
+        d, tolerance_grad = mem["d"], group["tolerance_grad"]
+        if group["line_search_fn"] is not None:
+            x_init = self._clone_param()
+
+            def obj_func(x, t, d):
+                return self._directional_evaluate(evaluate, x, t, d)
+
+            loss, flat_grad, mem["t"], ls_func_evals = _strong_wolfe(
+                xp, obj_func, x_init, mem["t"], d, loss, flat_grad, gtd, max_ls=max_ls
+            )
+            self._add_grad(mem["t"], d)
+            return loss, flat_grad, ls_func_evals, _max_abs(xp, flat_grad) <= tolerance_grad
+        self._add_grad(mem["t"], d)
+        if last:  # the last iteration's loss is computed by the caller
+            return loss, flat_grad, 0, False
+        loss = _float(evaluate())
+        flat_grad = self._gather_flat_grad()
+        return loss, flat_grad, 1, _max_abs(xp, flat_grad) <= tolerance_grad
+
+
+#: the state L-BFGS keeps from one ``step`` to the next (PyTorch's keys)
+_MEMORY = ("d", "t", "old_dirs", "old_stps", "ro", "H_diag", "prev_flat_grad", "prev_loss")
+
+
+def _max_abs(xp, a) -> float:
+    return float(xp.max(xp.abs(a)))
 
 
 def _float(loss) -> float:

@@ -2,21 +2,23 @@
 
 Layer 3 (``docs/concepts/layers.md``; ``tests/test_import_circles.py`` checks it), beside the
 eager engine: it may import ``ops`` and ``backend``, never ``eager`` (an eager tensor and a
-symbolic node do not mix) nor anything above (``nn``, ``compiler``, ``viz`` ...). Its bottom
-module is ``node`` (a ``Node`` here is a *tensor* of the graph; in ``eager/`` a node is a
-backward op); ``serialize`` hands ``Program`` its ``to_json``/``from_json``, so ``program``
-never imports it.
+symbolic node do not mix) nor anything above (``nn``, ``compiler``, ``viz`` ...).
 
-Build a graph from :func:`Variable` nodes with operators, methods and the functions of
-:mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with an
-:class:`Executor`. :mod:`~tinygrad_edu.symbolic.cse599w` offers CSE599W's assignment names.
+The package has two halves, and the import check keeps them apart:
 
-The engine is also a small static-graph compiler (``docs/concepts/compiler.md``):
-:class:`Program` / :class:`Block` / :class:`Scope` and ``program_guard`` in Paddle Fluid's
-terms (:mod:`~tinygrad_edu.symbolic.fluid` has Fluid's own names), :func:`cond` and
-:func:`while_loop` as differentiable sub-blocks, graph passes and :func:`optimize`, memory
-plans (``Executor(..., plan_memory=True)``), :func:`compile` to Python source, and
-:func:`to_onnx`.
+- **the engine** (these modules): ``tensor_node`` (a ``Node`` here is a *tensor* of the
+  graph; in ``eager/`` a node is a backward op), ``graph`` (``topo_sort``), ``gradients``,
+  ``executor`` and its ``memory`` plans, ``api`` and ``layer_functions`` (the ops as
+  functions on nodes), ``gradient_check``, ``dtype_rules``, and ``cse599w`` (CSE599W's
+  assignment names). Build a graph from :func:`Variable` nodes with operators, methods and
+  the functions of :mod:`~tinygrad_edu.symbolic.api`; take :func:`gradients`; evaluate with
+  an :class:`Executor` (``Executor(..., plan_memory=True)`` frees and reuses buffers).
+- **the static-graph compiler** (:mod:`~tinygrad_edu.symbolic.static`, Paddle's name for
+  it; ``docs/concepts/compiler.md``): :class:`Program` / :class:`Block` / :class:`Scope` and
+  ``program_guard`` in Paddle Fluid's terms (``static.fluid`` has Fluid's own names),
+  :func:`cond` and :func:`while_loop` as differentiable sub-blocks, graph passes and
+  :func:`optimize`, :func:`compile` to Python source, and :func:`to_onnx`. It imports the
+  engine; no engine module imports it. Its public names are re-exported here.
 
 >>> import numpy as np
 >>> from tinygrad_edu.symbolic import Executor, Variable, gradients
@@ -31,7 +33,9 @@ array([[36.,  0.],
        [ 0., 36.]])
 """
 
-from . import api, serialize  # noqa: F401  (serialize hands Program its to_json/from_json)
+import sys as _sys
+
+from . import api, static
 from .api import (
     broadcast_to,
     constant,
@@ -60,14 +64,11 @@ from .api import (
     where,
     zeros_like,
 )
-from .codegen import compile
-from .control_flow import cond, while_loop
 from .executor import Executor
 from .gradient_check import gradcheck, gradgradcheck
 from .gradients import SYMBOLIC, SymbolicFunctional, gradients
 from .graph import topo_sort
-from .initializer import create_global_var, create_parameter, data
-from .layers import (
+from .layer_functions import (
     adaptive_avg_pool2d,
     avg_pool2d,
     batch_norm,
@@ -78,18 +79,34 @@ from .layers import (
     max_pool2d,
     pad,
 )
-from .node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder, stop_gradient
-from .onnx_export import to_onnx
-from .passes import optimize
-from .program import (
+
+# the static-graph compiler (symbolic/static/), re-exported: the engine's modules never import it
+from .static import (
     Block,
     Program,
+    Scope,
     Update,
+    compile,
+    cond,
+    create_global_var,
+    create_parameter,
+    data,
     default_main_program,
     default_startup_program,
+    fluid,
+    optimize,
+    passes,
     program_guard,
+    to_onnx,
+    training,
+    while_loop,
 )
-from .scope import Scope
+from .tensor_node import CONSTANT, PLACEHOLDER, Node, Variable, apply_op, placeholder, stop_gradient
+
+# The submodules users import by their old path (``import tinygrad_edu.symbolic.training``)
+# before the compiler moved to symbolic/static/: the same module objects, not copies.
+for _old in (fluid, passes, training):
+    _sys.modules.setdefault(f"{__name__}.{_old.__name__.rpartition('.')[2]}", _old)
 
 __all__ = [
     "Node", "Variable", "placeholder", "constant", "apply_op", "PLACEHOLDER", "CONSTANT",
@@ -103,10 +120,10 @@ __all__ = [
     "Program", "Block", "Update", "Scope", "program_guard", "default_main_program",
     "default_startup_program", "create_parameter", "create_global_var", "data", "cond",
     "while_loop", "compile", "optimize", "to_onnx", "stop_gradient", "gradcheck",
-    "gradgradcheck",
+    "gradgradcheck", "static",
 ]  # fmt: skip
 # the layers composed of ops (ops/more_layers.py: conv1d, conv_transpose2d, group_norm, ...)
-from . import layers as _layers  # noqa: E402
+from . import layer_functions as _layers  # noqa: E402
 
 globals().update({_n: getattr(_layers, _n) for _n in _layers._MORE})
 __all__ += _layers._MORE

@@ -5,7 +5,7 @@ are generated from the op library's surface table, the same declarations that gi
 ``tg.`` functions and both engines' methods (:data:`FUNCTIONS`). The functions written out
 below are the engine's own older names (``reduce_sum``; ``broadcast_to``/``reshape``/
 ``sum_to`` taking a node whose run-time shape to use; ``matmul`` with positional transposes):
-each is one line over :func:`~tinygrad_edu.symbolic.node.apply_op`. The math (forward, shape
+each is one line over :func:`~tinygrad_edu.symbolic.tensor_node.apply_op`. The math (forward, shape
 rule, derivative) lives in the op library.
 
 >>> from tinygrad_edu.symbolic import Variable, matmul, reduce_sum
@@ -18,7 +18,7 @@ rule, derivative) lives in the op library.
 from __future__ import annotations
 
 from ..ops.surface import generate
-from .node import Node, apply_op, constant
+from .tensor_node import Node, apply_op, constant
 
 _, FUNCTIONS, _ = generate(apply_op, symbolic=True)
 globals().update(FUNCTIONS)  # exp, sum, mean, cat, transpose, where, ... (PyTorch's names)

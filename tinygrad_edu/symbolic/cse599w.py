@@ -31,8 +31,8 @@ from . import api
 from .executor import Executor as _Executor
 from .gradients import gradients as _gradients
 from .graph import topo_sort
-from .node import Node, apply_op
-from .node import Variable as _Variable
+from .tensor_node import Node, apply_op
+from .tensor_node import Variable as _Variable
 
 __all__ = [
     "Node", "Op", "Variable", "Executor", "gradients", "find_topo_sort", "sum_node_list",

@@ -35,7 +35,7 @@ from ..ops import REGISTRY, ShapeError
 from ..ops.base import fmt_shapes
 from .graph import topo_sort
 from .memory import VIEW_OPS, MemoryPlan, liveness, out_kernel, supports_out, write_out
-from .node import PLACEHOLDER, Node
+from .tensor_node import PLACEHOLDER, Node
 
 __all__ = ["Executor", "compute_node", "run_kernel", "strong", "feed_value", "feed_hints",
            "check_feed_keys", "to_numpy"]  # fmt: skip

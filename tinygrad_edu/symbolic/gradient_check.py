@@ -23,7 +23,7 @@ import numpy as np
 from ..finite_diff import GradcheckError, compare_gradients, numeric_gradient, random_projection
 from .executor import Executor
 from .gradients import gradients
-from .node import Variable, constant
+from .tensor_node import Variable, constant
 
 __all__ = ["gradcheck", "gradgradcheck"]
 

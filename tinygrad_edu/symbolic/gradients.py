@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ..ops import Functional
 from .graph import topo_sort
-from .node import Node, apply_op, next_seq
+from .tensor_node import Node, apply_op, next_seq
 
 __all__ = ["gradients", "SymbolicFunctional", "SYMBOLIC"]
 

@@ -67,7 +67,7 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
 
 
 def _inner_order(block) -> list:
-    from ..symbolic.control_flow import block_order  # noqa: PLC0415
+    from ..symbolic.static.control_flow import block_order  # noqa: PLC0415
 
     return block_order(block)
 

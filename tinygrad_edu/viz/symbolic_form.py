@@ -57,10 +57,29 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
     """
     values = values or {}
     clusters = _block_clusters(data, prefix)
+    partial_of = _partial_adjoint_owners(data, labels)
+    for rec in data.nodes:
+        deco = decorate(rec) if decorate else {}
+        over = deco.get("attrs", {})
+        nid = prefix + rec.id
+        place = clusters.get(rec.info.get("block"), g)  # its control-flow block's cluster
+        if rec.kind == "op":
+            place.node(nid, rec.label, **{**_op_attrs(rec), **over})
+        elif rec.kind == "elision":
+            fill, border = COLORS["elision"]
+            attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
+            g.node(nid, rec.label, **{**attrs, **over})
+        else:
+            label, attrs = _tensor_box(rec, values, deco, partial_of, labels)
+            place.node(nid, label, **{**attrs, **over})
+    _attach_clusters(g, data, clusters)
+    same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "tensor" and r.info["variable"]])
+    _add_edges(g, data, prefix, decorate)
 
-    def place(rec):  # the cluster of the control-flow block holding the record, else g
-        return clusters.get(rec.info.get("block"), g)
 
+def _partial_adjoint_owners(data: GraphData, labels) -> dict:
+    """node -> what it is a partial adjoint of: the summands of an adjoint sum that are
+    plain gradient nodes (not themselves sums, not a named ``grad_of``)."""
     partial_of = {}
     for rec in data.nodes:
         node = rec.ref
@@ -71,82 +90,76 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
                     if what.startswith("∂/") and labels and node in labels:
                         what = labels[node]  # no seed drawn (an optimised graph): its label
                     partial_of.setdefault(inp, what)
-    for rec in data.nodes:
-        deco = decorate(rec) if decorate else {}
-        extra, over = deco.get("rows", ()), deco.get("attrs", {})
-        nid = prefix + rec.id
-        if rec.kind == "op":
-            style = "dashed" if rec.info["gradient"] else "solid"
-            color = EDGE_COLORS["gradient" if rec.info["gradient"] else "forward"]
-            big = len(rec.label) <= 2
-            attrs = dict(
-                shape="circle" if big else "ellipse",
-                width="0.32",
-                height="0.32",
-                fixedsize="true" if big else "false",
-                style=style,
-                color=color,
-                fontsize="13" if big else "10",
-                margin="0.02",
-            )
-            attrs.update(over)
-            place(rec).node(nid, rec.label, **attrs)
-            continue
-        if rec.kind == "elision":
-            fill, border = COLORS["elision"]
-            attrs = dict(shape="box", style="dashed,filled", fillcolor=fill, color=border)
-            g.node(nid, rec.label, **{**attrs, **over})
-            continue
-        info, node = rec.info, rec.ref
-        kind = (
-            "adjoint_sum"
-            if info["adjoint_sum"]
-            else "gradient"
-            if info["gradient"]
-            else "variable"
-            if info["variable"]
-            else "constant"
-            if info["constant"]
-            else "tensor"
-        )
-        fill, border = COLORS[kind]
-        title, sub = rec.label, shape_text(info["shape"], info["dtype"])
-        if info.get("grad_of"):
-            title = info["grad_of"]
-            sub = join_parts("Σ partial adjoints" if info["adjoint_sum"] else None, sub)
-        elif info["adjoint_sum"]:
-            title = "Σ partial adjoints"
-        elif node in partial_of:
-            title = f"partial adjoint of {partial_of[node]}"  # the legend's words
-        if labels and node in labels and labels[node] != title:
-            # a title naming what it differentiates (not ∂/∂x: no seed drawn)
-            known = info.get("grad_of", "").startswith("∂") and not info["grad_of"].startswith("∂/")
-            title = f"{title} = {labels[node]}" if known else labels[node]
-        title = deco.get("title", title)
-        if info.get("collapsed"):
-            sub = join_parts(f"chain of {info['collapsed']} {info['op']} ops", sub)
-        if info.get("param"):
-            sub = join_parts("block argument", sub)
-        rows = []
-        if node in values:
-            rows.append(
-                (
-                    "value" if not info["gradient"] else "gradient value",
-                    format_array(values[node]),
-                    "#0f172a",
-                )
-            )
-        rows.extend(extra)
-        style = "filled,dashed" if info["gradient"] else "filled"
-        if info["variable"] or info["output"]:
-            style += ",bold"
-        attrs = dict(shape="box", style=style + ",rounded", fillcolor=fill, color=border)
-        attrs.update(over)
-        place(rec).node(
-            nid, box_label(title, sub, rows, title_size=12 if info["constant"] else 14), **attrs
-        )
-    _attach_clusters(g, data, clusters)
-    same_rank(g, [prefix + r.id for r in data.nodes if r.kind == "tensor" and r.info["variable"]])
+    return partial_of
+
+
+def _op_attrs(rec) -> dict:
+    """An op's circle (short labels) or ellipse; dashed when it computes a gradient."""
+    gradient = rec.info["gradient"]
+    big = len(rec.label) <= 2
+    return dict(
+        shape="circle" if big else "ellipse",
+        width="0.32",
+        height="0.32",
+        fixedsize="true" if big else "false",
+        style="dashed" if gradient else "solid",
+        color=EDGE_COLORS["gradient" if gradient else "forward"],
+        fontsize="13" if big else "10",
+        margin="0.02",
+    )
+
+
+def _tensor_kind(info: dict) -> str:
+    """The colour class of a tensor record (the first that applies)."""
+    for kind in ("adjoint_sum", "gradient", "variable", "constant"):
+        if info[kind]:
+            return kind
+    return "tensor"
+
+
+def _tensor_title(rec, partial_of: dict, labels) -> tuple:
+    """A tensor box's (title, subtitle): what it differentiates, else its own label."""
+    info, node = rec.info, rec.ref
+    title, sub = rec.label, shape_text(info["shape"], info["dtype"])
+    if info.get("grad_of"):
+        title = info["grad_of"]
+        sub = join_parts("Σ partial adjoints" if info["adjoint_sum"] else None, sub)
+    elif info["adjoint_sum"]:
+        title = "Σ partial adjoints"
+    elif node in partial_of:
+        title = f"partial adjoint of {partial_of[node]}"  # the legend's words
+    if labels and node in labels and labels[node] != title:
+        # a title naming what it differentiates (not ∂/∂x: no seed drawn)
+        known = info.get("grad_of", "").startswith("∂") and not info["grad_of"].startswith("∂/")
+        title = f"{title} = {labels[node]}" if known else labels[node]
+    return title, sub
+
+
+def _tensor_box(rec, values: dict, deco: dict, partial_of: dict, labels) -> tuple:
+    """A tensor record's (HTML label, DOT attributes): title, shape, value rows, style."""
+    info, node = rec.info, rec.ref
+    title, sub = _tensor_title(rec, partial_of, labels)
+    title = deco.get("title", title)
+    if info.get("collapsed"):
+        sub = join_parts(f"chain of {info['collapsed']} {info['op']} ops", sub)
+    if info.get("param"):
+        sub = join_parts("block argument", sub)
+    rows = []
+    if node in values:
+        caption = "value" if not info["gradient"] else "gradient value"
+        rows.append((caption, format_array(values[node]), "#0f172a"))
+    rows.extend(deco.get("rows", ()))
+    style = "filled,dashed" if info["gradient"] else "filled"
+    if info["variable"] or info["output"]:
+        style += ",bold"
+    fill, border = COLORS[_tensor_kind(info)]
+    attrs = dict(shape="box", style=style + ",rounded", fillcolor=fill, color=border)
+    label = box_label(title, sub, rows, title_size=12 if info["constant"] else 14)
+    return label, attrs
+
+
+def _add_edges(g, data: GraphData, prefix: str, decorate) -> None:
+    """The data, gradient (dashed) and block (dotted) edges; none has an arrow into an op."""
     for e in data.edges:
         attrs = {"color": EDGE_COLORS[e.kind], "fontcolor": EDGE_COLORS[e.kind]}
         if e.kind == "gradient":

@@ -85,7 +85,7 @@ def _display_names(order, labels=None, seed_of=None) -> dict:
     when that is too long, a word for the op numbered in creation order (``"product #2"``).
     Generated ``op#seq`` names, which depend on how many nodes were made before, never show.
     """
-    from ..symbolic.node import _name  # noqa: PLC0415  (the library's own naming rule)
+    from ..symbolic.tensor_node import _name  # noqa: PLC0415  (the library's own naming rule)
 
     labels = labels or {}
     display, counts = {}, {}
@@ -265,12 +265,28 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
     Raises:
         ValueError: when a tensor has no ``grad_fn`` (a leaf, or computed under ``no_grad``).
     """
+    outs, names = _as_eager_outputs(tensors, names)
+    by_id = {id(t): k for k, t in (names or {}).items()}
+    _check_eager_outputs(outs, by_id)
+    order = _backward_order(outs)
+    if highlight_after is None and len(outs) > 1:
+        highlight_after = _first_output_end(outs, order)
+    records = _output_records(outs, by_id)
+    ids = {node: f"n{i}" for i, node in enumerate(order)}
+    records += [_backward_record(node, ids[node], highlight_after) for node in order]
+    edges = [EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output") for k, t in enumerate(outs)]
+    _add_backward_edges(order, ids, by_id, records, edges)
+    produced = {t.grad_fn: k for k, t in (names or {}).items() if getattr(t, "grad_fn", None)}
+    _name_eager_nodes(records, produced)
+    return GraphData("eager", records, edges, [f"o{k}" for k in range(len(outs))])
+
+
+def _check_eager_outputs(outs: list, by_id: dict) -> None:
+    """Each output is an eager (or PyTorch) tensor with a ``grad_fn``; else a clear error."""
     from ..eager import Tensor  # noqa: PLC0415
 
-    outs, names = _as_eager_outputs(tensors, names)
     if not outs:
         raise ValueError("draw_eager: no tensors were passed; pass the output tensor(s) to draw")
-    by_id = {id(t): k for k, t in (names or {}).items()}
     for t in outs:
         if not isinstance(t, Tensor | TorchTensorView):
             raise TypeError(
@@ -284,6 +300,10 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
                 f"{no_grad.removesuffix('()')}, so there is no backward graph to draw; set "
                 f"requires_grad=True on its inputs (and compute it outside {no_grad})"
             )
+
+
+def _backward_order(outs: list) -> list:
+    """The backward nodes behind ``outs``, breadth first from their ``grad_fn`` s."""
     order, seen, queue = [], set(), deque(t.grad_fn for t in outs)
     while queue:
         node = queue.popleft()
@@ -292,44 +312,52 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
         seen.add(node)
         order.append(node)
         queue.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
-    if highlight_after is None and len(outs) > 1:
-        first, stack, seen1 = -1, [outs[0].grad_fn], set()
-        while stack:
-            node = stack.pop()
-            if node not in seen1:
-                seen1.add(node)
-                if not _is_accumulate(node):
-                    first = max(first, node.sequence_nr)
-                stack.extend(n for n, _ in node.next_functions if n is not None)
-        if any(n.sequence_nr > first for n in order if not _is_accumulate(n)):
-            highlight_after = first
-    records, edges = [], []
-    ids = {}
+    return order
+
+
+def _first_output_end(outs: list, order: list):
+    """The highest ``sequence_nr`` behind the first output, when some node of ``order`` was
+    made after it (the nodes a later output added), else None."""
+    first, stack, seen = -1, [outs[0].grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            if not _is_accumulate(node):
+                first = max(first, node.sequence_nr)
+            stack.extend(n for n, _ in node.next_functions if n is not None)
+    if any(n.sequence_nr > first for n in order if not _is_accumulate(n)):
+        return first
+    return None
+
+
+def _output_records(outs: list, by_id: dict) -> list:
+    """One ``output`` record per output tensor, named by ``names``, its own name or its place."""
+    records = []
     for k, t in enumerate(outs):
         label = by_id.get(id(t)) or t.name or ("output" if len(outs) == 1 else f"output {k}")
-        records.append(
-            NodeRecord(
-                f"o{k}",
-                "output",
-                label,
-                t,
-                {"shape": tuple(t.shape), "dtype": str(t.dtype), "grad_fn": t.grad_fn},
-            )
-        )
-    for i, node in enumerate(order):
-        ids[node] = f"n{i}"
-        accumulate = _is_accumulate(node)
-        after = highlight_after is not None and node.sequence_nr > highlight_after
-        info = {"seq": node.sequence_nr, "after": after and not accumulate}
-        if accumulate:
-            records.append(NodeRecord(ids[node], "accumulate", node.name(), node, info))
-        else:
-            info["saved"] = _saved_info(node)
-            info["inputs"] = len(node.next_functions)
-            info["out_shape"] = _output_shape(node)
-            records.append(NodeRecord(ids[node], "backward", node.name(), node, info))
-    for k, t in enumerate(outs):
-        edges.append(EdgeRecord(f"o{k}", ids[t.grad_fn], None, "output"))
+        info = {"shape": tuple(t.shape), "dtype": str(t.dtype), "grad_fn": t.grad_fn}
+        records.append(NodeRecord(f"o{k}", "output", label, t, info))
+    return records
+
+
+def _backward_record(node, node_id: str, highlight_after) -> NodeRecord:
+    """An ``accumulate`` record for an AccumulateGrad, else a ``backward`` one with its saved
+    tensors, number of inputs and output shape."""
+    accumulate = _is_accumulate(node)
+    after = highlight_after is not None and node.sequence_nr > highlight_after
+    info = {"seq": node.sequence_nr, "after": after and not accumulate}
+    if accumulate:
+        return NodeRecord(node_id, "accumulate", node.name(), node, info)
+    info["saved"] = _saved_info(node)
+    info["inputs"] = len(node.next_functions)
+    info["out_shape"] = _output_shape(node)
+    return NodeRecord(node_id, "backward", node.name(), node, info)
+
+
+def _add_backward_edges(order: list, ids: dict, by_id: dict, records: list, edges: list) -> None:
+    """Append each node's edges to its ``next_functions`` and, after each AccumulateGrad, the
+    leaf it accumulates into (a ``leaf`` record and its ``.grad +=`` edge)."""
     n_leaves = 0
     for node in order:
         nf = node.next_functions
@@ -345,19 +373,9 @@ def eager_graph(tensors, names=None, highlight_after=None) -> GraphData:
             leaf_id = f"l{n_leaves}"
             n_leaves += 1
             label = by_id.get(id(v)) or v.name or "leaf"
-            records.append(
-                NodeRecord(
-                    leaf_id,
-                    "leaf",
-                    label,
-                    v,
-                    {"shape": tuple(v.shape), "dtype": str(v.dtype), "accumulate": ids[node]},
-                )
-            )
+            info = {"shape": tuple(v.shape), "dtype": str(v.dtype), "accumulate": ids[node]}
+            records.append(NodeRecord(leaf_id, "leaf", label, v, info))
             edges.append(EdgeRecord(ids[node], leaf_id, ".grad +=", "accumulate"))
-    produced = {t.grad_fn: k for k, t in (names or {}).items() if getattr(t, "grad_fn", None)}
-    _name_eager_nodes(records, produced)
-    return GraphData("eager", records, edges, [f"o{k}" for k in range(len(outs))])
 
 
 def _name_eager_nodes(records, produced) -> None:

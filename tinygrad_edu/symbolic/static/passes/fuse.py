@@ -22,7 +22,7 @@ place: what a hand-written step does). Where ``G`` is read elsewhere too, it sta
 
 from __future__ import annotations
 
-from ..node import Node, apply_op
+from ...tensor_node import Node, apply_op
 from .rewrite import rewrite
 
 __all__ = ["fuse"]

@@ -16,8 +16,8 @@ and after can be drawn side by side.
 
 from __future__ import annotations
 
-from ..graph import topo_sort
-from ..node import Node, _name
+from ...graph import topo_sort
+from ...tensor_node import Node, _name
 
 __all__ = ["rewrite", "copy_with_inputs", "node_count"]
 

@@ -36,7 +36,7 @@ XLA's and Grappler's simplifiers take it: ``x + 0`` is ``x`` also where ``x`` is
 
 from __future__ import annotations
 
-from ..node import CONSTANT, Node, apply_op
+from ...tensor_node import CONSTANT, Node, apply_op
 from .rewrite import rewrite
 
 __all__ = ["simplify", "same_shape", "shape_class", "same_dtype", "dtype_class"]

@@ -25,7 +25,7 @@ import math
 
 import numpy as _np  # NumpyArrayInitializer keeps its value as a host array
 
-from .node import Node, Variable, apply_op, constant
+from ..tensor_node import Node, Variable, apply_op, constant
 from .program import Update, building_in, default_main_program, default_startup_program
 
 __all__ = [

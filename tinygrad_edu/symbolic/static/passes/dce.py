@@ -8,7 +8,7 @@ gradient is such an edge (``ones_like(y)``): run ``gradients(y, [x])`` alone, an
 ``y`` is computed only to be measured.
 
 This pass reroutes each shape-only edge to the *earliest* node known to have the same shape
-(the shape classes of :mod:`~tinygrad_edu.symbolic.passes.simplify`), or, for a static
+(the shape classes of :mod:`~tinygrad_edu.symbolic.static.passes.simplify`), or, for a static
 shape, to no node at all (the target becomes an attribute). ``ones_like`` and
 ``zeros_like`` read their input's dtype too, so theirs goes only to a node known to have the
 same dtype as well (a bool flag or a float64 constant of the same shape would change the
@@ -25,8 +25,8 @@ be measured is then unreachable from the outputs, that is, dead, and gone.
 
 from __future__ import annotations
 
-from ..graph import topo_sort
-from ..node import Node, apply_op
+from ...graph import topo_sort
+from ...tensor_node import Node, apply_op
 from .rewrite import copy_with_inputs, rewrite
 from .simplify import dtype_class, shape_class
 

@@ -10,7 +10,7 @@ by name, and ``ops`` are the ones an op computes (not Variables, not constants).
 Training involves two programs:
 
 - the **startup program** holds the parameters' initialisers (``uniform_random``,
-  ``fill_constant``); it runs once, into a :class:`~tinygrad_edu.symbolic.scope.Scope`;
+  ``fill_constant``); it runs once, into a :class:`~tinygrad_edu.symbolic.static.scope.Scope`;
 - the **main program** holds the network, its gradients and the parameter updates; it runs
   every step, reading and writing the same scope.
 
@@ -36,7 +36,7 @@ import contextlib
 import weakref
 from dataclasses import dataclass
 
-from .node import CONSTANT, PLACEHOLDER, RECORDER, Node
+from ..tensor_node import CONSTANT, PLACEHOLDER, RECORDER, Node
 
 __all__ = [
     "Program", "Block", "Update", "program_guard", "default_main_program",
@@ -283,7 +283,7 @@ def _eval_twins(program: Program) -> dict:
 def _rebuild(program: Program, twins: dict) -> dict:
     """Every node of ``program`` that reads, at any depth, a node with an evaluation twin,
     rebuilt on the twins: old node -> new node."""
-    from .graph import topo_sort  # noqa: PLC0415
+    from ..graph import topo_sort  # noqa: PLC0415
     from .passes.rewrite import copy_with_inputs  # noqa: PLC0415
 
     new: dict = {}

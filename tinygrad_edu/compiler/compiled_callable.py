@@ -3,7 +3,7 @@ r"""``tg.compile``: PyTorch's ``torch.compile``, built from this library's two e
 ``compiled = tg.compile(fn)`` (or a module, or ``@tg.compile``) returns a callable. Its first
 call **traces** ``fn``: runs it eagerly while every op is also recorded into a symbolic graph
 (:mod:`~tinygrad_edu.compiler.trace`). The graph and its gradient graph are optimised and
-turned into code (:mod:`~tinygrad_edu.compiler.program`), and later calls run that code
+turned into code (:mod:`~tinygrad_edu.compiler.compiled_program`), and later calls run that code
 instead of the Python function, as long as the **guards** hold:
 
 * the arguments look the same: the same structure, and each tensor the same shape, dtype,
@@ -52,13 +52,13 @@ from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
 from . import tensor_reads as _reads
-from .module import OptimizedModule
-from .program import attach, build_program, fetch, joined, spend, write_back
+from .compiled_program import attach, build_program, fetch, joined, spend, write_back
+from .optimized_module import OptimizedModule
 from .reach import Unguarded, modules_of, optimizers_of, python_reads, watched_tensors
 from .replay import Replay
 from .segments import Variant, plan
 from .trace import GraphBreak, TracedScalar, Tracer
-from .training import patch_effects, patch_training
+from .training_capture import patch_effects, patch_training
 
 __all__ = ["compile", "CompiledCallable", "ExplainOutput", "GraphBreak", "cache_size_limit"]
 

@@ -35,13 +35,13 @@ import math
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-from . import api
+from .. import api
+from .. import layer_functions as _layers
+from ..gradients import gradients as _gradients
+from ..tensor_node import PLACEHOLDER, Node, apply_op, stop_gradient
 from . import initializer as _init
-from . import layers as _layers
 from .control_flow import cond, while_loop
-from .gradients import gradients as _gradients
 from .initializer import create_global_var, create_parameter
-from .node import PLACEHOLDER, Node, apply_op, stop_gradient
 from .program import (
     Program,
     Update,

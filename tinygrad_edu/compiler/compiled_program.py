@@ -28,7 +28,7 @@ from ..eager.function import Function
 from ..eager.node import RETAIN_GRAPH_HINT
 from ..eager.tensor import Tensor
 from ..symbolic.graph import topo_sort
-from ..symbolic.node import CONSTANT, PLACEHOLDER
+from ..symbolic.tensor_node import CONSTANT, PLACEHOLDER
 
 __all__ = ["Program", "build_program", "CompiledFunction", "fetch", "write_back", "spend", "joined"]
 

@@ -1,9 +1,10 @@
 r"""Graph passes: small pure functions, each taking a graph (its outputs) and returning a new
 one that computes the same values. One concept a file, each tested alone:
 
-Part of the symbolic engine (layer 3 (``docs/concepts/layers.md``;
-``tests/test_import_circles.py`` checks it)): passes import the symbolic engine's ``node`` and
-``graph`` and the op library, never an executor, a front end or anything above.
+Part of the static-graph compiler (``symbolic/static/``; ``tests/test_import_circles.py``
+checks its layers): passes import the engine's ``tensor_node`` and ``graph`` (and, to fold
+constants, the executor's ``run_kernel``) and the op library, never a front end or anything
+above.
 
 - :func:`~.cse.cse`: common-subexpression elimination (one node per distinct computation);
 - :func:`~.simplify.simplify`: algebraic identities (``x * 1``, ``x + 0``, ``ones_like * g``,
@@ -26,7 +27,7 @@ never modify the nodes they are given: draw the graph before and after.
 
 from __future__ import annotations
 
-from ..node import Node
+from ...tensor_node import Node
 from .cse import cse
 from .dce import dce
 from .fold import fold

@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import inspect
 
-from ..ops import Op, ShapeError
-from .executor import compute_node
-from .gradients import gradients
-from .node import PLACEHOLDER, Node, apply_op, constant
+from ...ops import Op, ShapeError
+from ..executor import compute_node
+from ..gradients import gradients
+from ..tensor_node import PLACEHOLDER, Node, apply_op, constant
 from .program import Block, sub_block
 
 __all__ = [
@@ -425,7 +425,7 @@ def block_order(block: Block, roots=None) -> list:
 
     The order is :func:`~tinygrad_edu.symbolic.graph.topo_sort`'s (one walk for the whole
     library), over a view of the block in which its arguments and captures have no inputs."""
-    from .graph import topo_sort  # noqa: PLC0415
+    from ..graph import topo_sort  # noqa: PLC0415
 
     roots = tuple(block.outputs if roots is None else roots)
     order = block.orders.get(roots)

@@ -24,12 +24,12 @@ import json
 
 import numpy as _np  # arrays in attributes are written as nested lists of numbers
 
-from ..backend import to_numpy
-from ..ops import REGISTRY
-from . import node as _node_module
+from ...backend import to_numpy
+from ...ops import REGISTRY
+from .. import tensor_node as _node_module
+from ..graph import topo_sort
+from ..tensor_node import CONSTANT, Node
 from .control_flow import CONTROL_FLOW_OPS
-from .graph import topo_sort
-from .node import CONSTANT, Node
 from .program import JSON_CODEC, Block, Program, Update, building_in, unique_names
 
 __all__ = ["program_to_json", "program_from_json", "FORMAT"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as _np  # folding computes on the CPU
 
-from ..executor import run_kernel
-from ..node import CONSTANT, Node, apply_op, constant
+from ...executor import run_kernel
+from ...tensor_node import CONSTANT, Node, apply_op, constant
 from .rewrite import rewrite
 
 __all__ = ["fold"]

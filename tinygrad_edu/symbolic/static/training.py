@@ -14,7 +14,7 @@ parameter's new value. One ``run`` is one step. Three pieces make that work:
 
 >>> import numpy as np
 >>> from tinygrad_edu.symbolic import Variable, reduce_mean
->>> from tinygrad_edu.symbolic.training import SGD, Scope, TrainingExecutor
+>>> from tinygrad_edu.symbolic.static.training import SGD, Scope, TrainingExecutor
 >>> scope = Scope()
 >>> w = scope.parameter("w", np.array([3.0], dtype=np.float32))
 >>> x = Variable("x")
@@ -34,17 +34,17 @@ drawing of ``updates[0].value`` shows forward, gradient and update together.
 The same optimizers work on parameters made the Fluid way, with ``create_parameter`` inside a
 ``program_guard``: then ``minimize(loss)`` (parameters default to the program's) puts the
 optimizer state's initialisers into the startup program and records the updates in the main
-program, and a :class:`~tinygrad_edu.symbolic.fluid.Executor` runs both against a scope
-(see :mod:`~tinygrad_edu.symbolic.fluid`).
+program, and a :class:`~tinygrad_edu.symbolic.static.fluid.Executor` runs both against a scope
+(see :mod:`~tinygrad_edu.symbolic.static.fluid`).
 """
 
 from __future__ import annotations
 
-from .. import backend
-from .executor import Executor, to_numpy
-from .gradients import gradients
+from ... import backend
+from ..executor import Executor, to_numpy
+from ..gradients import gradients
+from ..tensor_node import Node, apply_op
 from .initializer import create_global_var
-from .node import Node, apply_op
 from .program import Update, default_main_program
 from .scope import _SCOPE_OF, Scope, scope_of
 

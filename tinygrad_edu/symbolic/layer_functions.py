@@ -39,7 +39,7 @@ import numpy as _np  # Python lists of indices -> integer arrays (no math)
 
 from ..ops.layer_surface import Engine, generate_layers
 from ..ops.surface import shape_of
-from .node import Node, apply_op, constant
+from .tensor_node import Node, apply_op, constant
 
 __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",

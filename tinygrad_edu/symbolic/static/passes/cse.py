@@ -19,7 +19,7 @@ random results (``uniform_random``).
 
 from __future__ import annotations
 
-from ..node import CONSTANT, PLACEHOLDER, Node
+from ...tensor_node import CONSTANT, PLACEHOLDER, Node
 from .rewrite import rewrite
 
 __all__ = ["cse", "node_key"]

@@ -7,16 +7,16 @@ ONNX nodes with the exporter ``ex``. :class:`OnnxWriter` is what such a method m
 ``ex.const``/``ex.like`` (initializers), ``ex.need_shape``/``ex.dtype`` (what the example run
 told), and the shared shapes of reductions, moments and windows. ``cond`` and
 ``while_loop``, the symbolic engine's own ops, become ``If`` and ``Loop`` here.
-:class:`~tinygrad_edu.symbolic.onnx_export._Export` supplies ``node``, ``const``, ``ref``,
+:class:`~tinygrad_edu.symbolic.static.onnx_export._Export` supplies ``node``, ``const``, ``ref``,
 ``fresh``, ``shape``, ``dtype`` and the graph walk."""
 
 from __future__ import annotations
 
 import numpy as _np  # initializers are numpy arrays
 
-from ..ops.conv import pair
+from ...ops.conv import pair
+from ..tensor_node import CONSTANT, Node
 from .control_flow import block_order
-from .node import CONSTANT, Node
 
 OPSET = 17
 _UNIFY = {"add", "sub", "mul", "div", "maximum", "minimum", "greater", "greater_equal", "less",

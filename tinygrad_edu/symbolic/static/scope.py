@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import weakref
 
-from .. import backend
-from .node import Node, Variable
+from ... import backend
+from ..tensor_node import Node, Variable
 
 __all__ = ["Scope", "scope_of"]
 

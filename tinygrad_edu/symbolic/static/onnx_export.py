@@ -25,10 +25,10 @@ import itertools
 
 import numpy as _np  # initializers are numpy arrays
 
-from ..ops.base import NoOnnx
-from .executor import Executor
-from .graph import topo_sort
-from .node import CONSTANT, PLACEHOLDER, Node
+from ...ops.base import NoOnnx
+from ..executor import Executor
+from ..graph import topo_sort
+from ..tensor_node import CONSTANT, PLACEHOLDER, Node
 from .onnx_ops import _COMPARE, _UNIFY, OPSET, OnnxWriter, _is_weak
 
 __all__ = ["to_onnx", "ONNX_OPS", "OPSET", "ONNX_INSTALL_HINT", "ops_markdown", "onnx_form"]
@@ -49,7 +49,7 @@ def _exports(op) -> bool:
 
 
 def _library():
-    from ..ops import REGISTRY  # noqa: PLC0415  (every op module, registered)
+    from ...ops import REGISTRY  # noqa: PLC0415  (every op module, registered)
 
     return REGISTRY
 

@@ -44,13 +44,13 @@ import linecache
 import math
 import re
 
-from ..backend import get_namespace, namespace_of
-from ..ops.linalg import matrix_transpose
-from ..ops.nn import log_softmax_rows, nll_log_softmax_plain, nll_pick, plain_index
-from .executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
-from .graph import topo_sort
-from .memory import UFUNCS, MemoryPlan, supports_out
-from .node import CONSTANT, PLACEHOLDER, Node
+from ...backend import get_namespace, namespace_of
+from ...ops.linalg import matrix_transpose
+from ...ops.nn import log_softmax_rows, nll_log_softmax_plain, nll_pick, plain_index
+from ..executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
+from ..graph import topo_sort
+from ..memory import UFUNCS, MemoryPlan, supports_out
+from ..tensor_node import CONSTANT, PLACEHOLDER, Node
 
 __all__ = ["compile", "CompiledGraph", "TEMPLATES"]
 

@@ -80,7 +80,7 @@ STOP_GRADIENT = _StopGradient()
 
 class _Recorder:
     """Where new nodes are recorded: ``block`` is the current
-    :class:`~tinygrad_edu.symbolic.program.Block` (set by ``program_guard`` and while control
+    :class:`~tinygrad_edu.symbolic.static.program.Block` (set by ``program_guard`` and while control
     flow traces a branch or a loop body), or None to record nowhere."""
 
     block = None
