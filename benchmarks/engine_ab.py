@@ -75,7 +75,7 @@ def _graphs(size: str):
         return nn.functional.cross_entropy((xt @ W1).relu() @ W2, yt)
 
     def seed(y):
-        y.backward(tg.ones(*y.shape))
+        y.backward(tg.ones(y.shape))
 
     return {"small_ops": (small, seed), "deep_chain": (deep, seed), "mlp_step": (mlp, seed)}
 

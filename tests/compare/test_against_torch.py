@@ -1,6 +1,7 @@
 """Every public op against PyTorch (float64): values and dtypes, first derivatives, second
-derivatives, and agreement on what is an error. The table is ``cases.py``; the coverage test
-(``test_coverage.py``) fails when a public name has no row there."""
+derivatives, and agreement on what is an error. The rows are the per-op table's
+(``tests/opinfo``, written in ``torch_*.py``); the coverage test (``test_coverage.py``) fails
+when a public name has no row there."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 import torch
 
 import tinygrad_edu as tg
-from tests.compare.cases import CASES, rng_for
+from tests.opinfo import ROWS as CASES
+from tests.opinfo import call_row, rng_for
 
 PARAMS = [(i, name) for i, case in enumerate(CASES) for name in case.names]
 
@@ -80,7 +82,7 @@ def run(lib: Lib, case, name, example, arrays, seeds):
     inputs = [_layout(leaf, spec) for leaf, spec in zip(leaves, specs)]
     extra = {k: lib.convert(v) for k, v in example.extra.items() if k != "args"}
     args = lib.convert(tuple(example.extra.get("args", ())))
-    out = case.call(lib.module, name, *inputs, *args, **extra)
+    out = call_row(case, lib.module, name, inputs, args, extra)
     result = {"out": _plain(out)}
     floats = [o for o in _tensors(out) if o.requires_grad]
     wanted = [leaf for leaf in leaves if leaf.requires_grad]
@@ -139,9 +141,11 @@ def _grads_same(ours, theirs, arrays, where, rtol, atol):
                                    equal_nan=True, err_msg=f"{where} {i}")  # fmt: skip
 
 
-@pytest.mark.parametrize(("index", "name"), PARAMS, ids=[f"{n}-{i}" for i, n in PARAMS])
-def test_matches_pytorch(index, name):
-    case = CASES[index]
+def check_row(case, index: int, name: str) -> int:
+    """Run ``name`` of a row on each of its examples in both libraries and compare; returns how
+    many examples were compared. An example PyTorch refuses passes only where the row declares
+    that error (``raises=``) and this library refuses it too."""
+    compared = 0
     for j, example in enumerate(case.examples):
         rng = rng_for(index, j)
         arrays = [spec.array(rng) for spec in example.specs]
@@ -154,10 +158,13 @@ def test_matches_pytorch(index, name):
             try:
                 theirs = run(TORCH, case, name, example, arrays, seeds=(index, j))
             except Exception as e:  # PyTorch refuses this input: so must we
+                assert case.raises and isinstance(e, case.raises), (
+                    f"{where}: PyTorch raises {type(e).__name__}: {str(e)[:200]}; a row that "
+                    f"expects an error declares it (raises={type(e).__name__}), and a row that "
+                    "does not has a wrong call or input")
                 with pytest.raises(Exception) as ours_error:
                     run(TG, case, name, example, arrays, seeds=(index, j))
                 assert not isinstance(ours_error.value, AssertionError), ours_error.value
-                del e
                 continue
             ours = run(TG, case, name, example, arrays, seeds=(index, j))
         _same(ours["out"], theirs["out"], where, case.rtol, case.atol)
@@ -170,3 +177,47 @@ def test_matches_pytorch(index, name):
             mine = ours.get("grad2", [None] * len(theirs["grad2"]))
             _grads_same(mine, theirs["grad2"], arrays, f"{where}: 2nd derivative", case.rtol,
                         case.atol)  # fmt: skip
+        compared += 1
+    return compared
+
+
+@pytest.mark.parametrize(("index", "name"), PARAMS, ids=[f"{n}-{i}" for i, n in PARAMS])
+def test_matches_pytorch(index, name):
+    case = CASES[index]
+    compared = check_row(case, index, name)
+    if not case.raises:  # a row that expects no error compares every example
+        assert compared == len(case.examples), (
+            f"{name}: row {index} compared {compared} of {len(case.examples)} examples")
+
+
+def _row(call, *examples, **options):
+    from tests.opinfo.torch_core import Case
+
+    return Case(("tg.zeros",), call, tuple(examples), **options)
+
+
+def test_a_wrong_call_fails_the_row():
+    """A call that is wrong in both libraries (a TypeError in each) is no agreement."""
+    from tests.opinfo.torch_core import E
+
+    wrong = _row(lambda L, name, size: L.zeros(size), E(args=((2,), 1.0)))  # one too many
+    with pytest.raises(AssertionError, match="PyTorch raises TypeError"):
+        check_row(wrong, 0, "tg.zeros")
+
+
+def test_args_reach_a_call_that_takes_them_as_one():
+    from tests.opinfo.torch_core import E
+
+    row = _row(lambda L, name, args: L.zeros(*args), E(args=(2, 3)), E(args=((4,),)))
+    assert check_row(row, 0, "tg.zeros") == 2
+
+
+def test_a_declared_error_passes_only_when_both_refuse():
+    from tests.opinfo.torch_core import E
+
+    row = _row(lambda L, name, args: L.zeros(*args), E(args=(2,)), E(args=(-1,)),
+               raises=RuntimeError)  # fmt: skip
+    assert check_row(row, 0, "tg.zeros") == 1
+    other = _row(lambda L, name, args: L.zeros(*args), E(args=(-1,)), raises=TypeError)
+    with pytest.raises(AssertionError, match="declares it"):
+        check_row(other, 0, "tg.zeros")

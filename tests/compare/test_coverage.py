@@ -1,13 +1,14 @@
 """The differential suite covers the whole public API: every Tensor method, ``tg.`` function
-and ``tg.nn.functional`` function has a PyTorch comparison in ``cases.py``, or a reason here
-why not (autograd machinery and modes, tested item by item in ``tests/eager/test_spec.py``)."""
+and ``tg.nn.functional`` function has a PyTorch comparison in the per-op table
+(``tests/opinfo``), or a reason here why not (autograd machinery and modes, tested item by
+item in ``tests/eager/test_spec.py``)."""
 
 from __future__ import annotations
 
 import inspect
 
 import tinygrad_edu as tg
-from tests.compare.cases import CASES
+from tests.opinfo import OPS
 from tinygrad_edu.eager import dispatch
 
 _SPEC = "autograd machinery: tests/eager/test_spec.py checks it against SPEC-eager.md"
@@ -79,18 +80,18 @@ def public_names() -> set:
 
 
 def test_every_public_name_has_a_pytorch_comparison():
-    covered = {n for case in CASES for n in case.names}
+    covered = {n for info in OPS.values() for n in info.names}
     missing = sorted(public_names() - covered - set(EXEMPT))
     assert not missing, (
-        f"public names with no PyTorch comparison: {missing}; add a row to tests/compare/"
-        "cases.py (one line: C(op, examples) or F/T/G(name, examples, ...))"
+        f"public names with no PyTorch comparison: {missing}; add a row to tests/opinfo/"
+        "torch_core.py (one line: C(op, examples) or F/T/G(name, examples, ...))"
     )
 
 
 def test_exemptions_are_current():
-    covered = {n for case in CASES for n in case.names}
+    covered = {n for info in OPS.values() for n in info.names}
     public = public_names()
     stale = sorted(n for n in EXEMPT if n not in public or n in covered)
     assert not stale, f"remove these from EXEMPT (gone, or now compared): {stale}"
-    unknown = sorted(n for case in CASES for n in case.names if n not in public)
+    unknown = sorted(n for info in OPS.values() for n in info.names if n not in public)
     assert not unknown, f"cases name things that are not public: {unknown}"

@@ -150,6 +150,41 @@ def test_the_size_keyword(L, factory):
         fn(2, size=(2,))
 
 
+@pytest.mark.parametrize("factory", ["empty", "zeros", "ones", "randn", "rand"])
+def test_a_size_is_required(L, factory):
+    """No size is an error (PyTorch's TypeError); ``()`` is the 0-d tensor."""
+    fn = getattr(L, factory)
+    with pytest.raises(TypeError):
+        fn()
+    with pytest.raises(TypeError):
+        fn(dtype=L.float64)
+    assert tuple(fn(()).shape) == () and tuple(fn(0).shape) == (0,)
+
+
+@pytest.mark.parametrize("factory", ["empty", "zeros", "ones", "randn", "rand"])
+def test_a_missing_size_names_the_op_and_the_fix(factory):
+    with pytest.raises(TypeError, match=rf"^{factory}\(\) missing .*\"size\".*{factory}\(\(\)\)"):
+        getattr(tg, factory)()
+
+
+def test_randint_requires_a_size(L):
+    for args in [(5,), (0, 5)]:
+        with pytest.raises(TypeError):
+            L.randint(*args)
+    assert tuple(L.randint(5, ()).shape) == () and tuple(L.randint(0, 5, (2,)).shape) == (2,)
+    assert tuple(L.randint(0, 5, size=(3,)).shape) == (3,)
+    with pytest.raises(TypeError, match=r"randint\(\) missing the size"):
+        tg.randint(5)
+
+
+def test_a_negative_size_is_a_runtime_error(L):
+    for factory in ("zeros", "ones", "empty", "rand", "randn"):
+        with pytest.raises(RuntimeError):
+            getattr(L, factory)(2, -1)
+    with pytest.raises(RuntimeError, match=r"non-negative.*\(2, -1\)"):
+        tg.zeros(2, -1)
+
+
 def test_the_size_keyword_with_a_generator():
     a = tg.randn(size=(3,), generator=tg.Generator().manual_seed(5))
     b = tg.randn(3, generator=tg.Generator().manual_seed(5))

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 import tinygrad_edu as tg
 import tinygrad_edu.eager.functional as M
-from tests.ops.cases import CASES, SECOND_ORDER, case_by_name
+from tests.opinfo import OPS, SECOND_ORDER, case_by_name
 from tinygrad_edu.finite_diff import compare_gradients, numeric_gradient, random_projection
+
+CASES = [case for info in OPS.values() for case in info.gradients]  # the per-op table's
 
 
 def _eager_value(build, arrays):

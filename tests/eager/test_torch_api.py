@@ -7,7 +7,7 @@ fixture: ``tinygrad_edu``, then ``torch``), so PyTorch itself confirms the expec
 Defects of #10 tested elsewhere (one test each, not repeated here):
 
 - ``transpose(0, 1)`` of a matrix, ``transpose(1, 1)``, ``(-2.0) ** x`` and the cross-entropy
-  of an empty batch: rows of the differential suite, ``tests/compare/cases.py``.
+  of an empty batch: rows of the per-op table, ``tests/opinfo``.
 - backward from several threads into one shared leaf:
   ``tests/eager/test_engine_devices.py::test_backward_from_several_threads_into_one_leaf_loses_nothing``.
 - the symbolic Executor's stray node or string key in ``feed_dict``, and ``gradients()`` of an

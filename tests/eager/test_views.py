@@ -17,8 +17,9 @@ import pytest
 import torch  # noqa: E402  (installed by make test)
 
 import tinygrad_edu as tg
-from tests.compare.cases import CASES, names_of
 from tests.compare.test_against_torch import TG, TORCH, _layout
+from tests.opinfo import ROWS as CASES
+from tests.opinfo import names_of
 from tinygrad_edu.eager import dispatch
 from tinygrad_edu.ops import REGISTRY
 
@@ -388,9 +389,9 @@ NO_TORCH = {
     "index_select_grad": "an adjoint of index_select, used only by its derivative rule",
     "masked_select_grad": "an adjoint of masked_select, used only by its derivative rule",
     "unfold_grad": "an adjoint of unfold, used only by its derivative rule",
-    "inv": "its rows make the matrix inside the call (cases_torchops.py): always a new result",
-    "det": "its rows make the matrix inside the call (cases_torchops.py): always a new result",
-    "isclose": "its rows pass arrays, not tensors (cases_torchops.py): a new bool tensor",
+    "inv": "its rows make the matrix inside the call (torch_torchops.py): always a new result",
+    "det": "its rows make the matrix inside the call (torch_torchops.py): always a new result",
+    "isclose": "its rows pass arrays, not tensors (torch_torchops.py): a new bool tensor",
     "multinomial": "random: draws new indices (tests/ops/test_random.py)",
     "random_fill": "random, in place only (normal_, uniform_ ...): it writes into its input",
     "sample": "random: draws new values from its input's parameters (tests/ops/test_random.py)",
@@ -487,7 +488,7 @@ def check_view_declaration(op) -> list:
     problems, any_view = [], False
     found = _sharing(op.name)
     if not found:
-        return [f"{op.name}: no example in tests/compare/cases.py to run"]
+        return [f"{op.name}: no row in the per-op table (tests/opinfo) to run"]
     for name, theirs, ours, counter in found:
         any_view |= ours
         if ours != theirs:

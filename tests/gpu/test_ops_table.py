@@ -1,6 +1,6 @@
 """Every public op's forward and first derivative on the GPU (CuPy) against the CPU (numpy),
-in float64, float32 and float16: the table of the differential suite
-(``tests/compare/cases.py``), run on both devices with the same inputs.
+in float64, float32 and float16: the rows of the per-op table (``tests/opinfo``), run on both
+devices with the same inputs.
 
 Each test is one row of the table in one dtype. In float64 it runs every public name of the
 row on its first example and the first name on every example; in float32 and float16 the
@@ -17,7 +17,6 @@ CPU refuses is not compared.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import re
 import warnings
 
@@ -25,12 +24,12 @@ import numpy as np
 import pytest
 
 import tinygrad_edu as tg
-from tests.compare.cases import CASES, rng_for
 from tests.gpu.device import DEVICE, needs_device
+from tests.opinfo import ROWS as CASES
+from tests.opinfo import call_row, rng_for
 
 pytestmark = needs_device
 
-DTYPES = ("float64", "float32", "float16")
 # rtol, atol per dtype
 TOLERANCE = {"float64": (1e-9, 1e-10), "float32": (2e-4, 2e-5), "float16": (2e-2, 2e-2)}
 # rows whose answer is about the device itself, and PyTorch's legacy CPU tensor types (which
@@ -38,7 +37,7 @@ TOLERANCE = {"float64": (1e-9, 1e-10), "float32": (2e-4, 2e-5), "float16": (2e-2
 DEVICE_DEPENDENT = {"Tensor.is_cuda", "Tensor.is_cpu", "Tensor.get_device", "Tensor.device",
                     *(f"tg.{k}Tensor" for k in ("Float", "Double", "Long", "Int", "Byte",
                                                 "Bool"))}  # fmt: skip
-PARAMS = [(i, dtype) for i, case in enumerate(CASES) for dtype in DTYPES
+PARAMS = [(i, dtype) for i, case in enumerate(CASES) for dtype in case.dtypes
           if not set(case.names) <= DEVICE_DEPENDENT]  # fmt: skip
 
 
@@ -70,16 +69,6 @@ def _plain(out):
     return out
 
 
-def _takes_args(call) -> bool:
-    """Whether a row's call takes ``args`` as one parameter (``lambda L, name, args: ...``)
-    rather than spread after the inputs (``F.softmax(x, *args)``)."""
-    try:
-        param = inspect.signature(call).parameters.get("args")
-    except (TypeError, ValueError):
-        return False
-    return param is not None and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD)
-
-
 @contextlib.contextmanager
 def _default_device(device):
     """Factories inside a row (``L.tensor``, ``L.ones`` ...) make tensors on ``device``."""
@@ -108,10 +97,7 @@ def run_row(case, name, example, arrays, device, seeds):
 
         extra = {k: convert(v) for k, v in example.extra.items() if k != "args"}
         args = convert(tuple(example.extra.get("args", ())))
-        if _takes_args(case.call):  # the row's call names ``args``: hand them over as one
-            out = case.call(tg, name, *inputs, args=args, **extra)
-        else:
-            out = case.call(tg, name, *inputs, *args, **extra)
+        out = call_row(case, tg, name, inputs, args, extra)
         result = {"out": _plain(out)}
         floats = [o for o in _tensors(out) if o.requires_grad]
         wanted = [leaf for leaf in leaves if leaf.requires_grad]

@@ -1,5 +1,5 @@
 """Parameter combinations of the layer ops, shared by the central-difference cases
-(``cases_layers.py``) and the comparisons with PyTorch (``test_conv_torch.py``)."""
+(``tests/opinfo/grad_layers.py``) and the comparisons with PyTorch (``test_conv_torch.py``)."""
 
 # (N, C, H, W, O, kernel, stride, padding, dilation, groups): odd sizes, every parameter
 CONV_CONFIGS = [

@@ -2,7 +2,7 @@
 (eager engine, ``create_graph=True``), and the symbolic engine against the eager one, for every
 parameter combination in the tables (stride, padding, dilation, groups, odd sizes, ceil mode,
 count_include_pad, padding modes, affine or not, training or evaluation); plus the errors.
-Central differences for the same ops run in the shared table (``cases_layers.py``)."""
+Central differences for the same ops run in the shared table (``tests/opinfo/grad_layers.py``)."""
 
 from __future__ import annotations
 

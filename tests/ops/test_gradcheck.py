@@ -1,5 +1,5 @@
 """Every differentiable op's derivative rule against central differences (float64), in the
-symbolic engine, over the shared table of cases in ``cases.py``."""
+symbolic engine, over the derivative cases of the per-op table (``tests/opinfo``)."""
 
 from functools import partial
 
@@ -8,17 +8,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tinygrad_edu.symbolic as S
-from tests.ops.cases import CASES, SECOND_ORDER, case_by_name
+from tests.opinfo import OPS, SECOND_ORDER, case_by_name
 from tinygrad_edu.ops import REGISTRY
 from tinygrad_edu.symbolic import gradcheck as check_symbolic_gradients
 from tinygrad_edu.symbolic import gradgradcheck as check_symbolic_gradgrad
+
+CASES = [case for info in OPS.values() for case in info.gradients]
 
 
 def test_table_covers_every_differentiable_op():
     covered = {op for case in CASES for op in case.ops}
     missing = sorted(n for n, op in REGISTRY.items() if op.differentiable and n not in covered
                      and type(op).__module__.startswith("tinygrad_edu.ops"))
-    assert not missing, f"add cases for {missing} to tests/ops/cases.py"
+    assert not missing, f"add derivative cases for {missing} to tests/opinfo/grad_core.py"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

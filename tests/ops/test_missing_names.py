@@ -182,7 +182,7 @@ def test_hvdsplit_errors(name, shape, arg):
     with pytest.raises(RuntimeError):
         getattr(torch, name)(torch.zeros(shape), arg)
     with pytest.raises(RuntimeError, match=name):
-        getattr(tg, name)(tg.zeros(*shape), arg)
+        getattr(tg, name)(tg.zeros(shape), arg)
 
 
 @pytest.mark.parametrize("shape, sizes, dim", [((5, 2), [2, 3], 0), ((2, 5), [1, 0, 4], 1),

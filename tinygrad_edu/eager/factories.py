@@ -121,8 +121,11 @@ def from_numpy(array) -> Tensor:
 
 def _shape(shape):
     shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
-    if not all(isinstance(d, int) and d >= 0 for d in shape):
+    if not all(isinstance(d, int) for d in shape):
         raise TypeError(f"a size must be non-negative ints, got {shape!r}")
+    if any(d < 0 for d in shape):  # an int of the wrong value: PyTorch's RuntimeError
+        raise RuntimeError(f"a size must be non-negative ints, got {shape!r}; every dimension "
+                           "is a count of elements (0 for an empty tensor)")
     return shape
 
 
@@ -130,6 +133,9 @@ def _sizes(op, sizes, size):
     """The shape of ``op(*sizes)`` or ``op(size=...)`` (PyTorch's keyword form,
     ``zeros(size=(2, 3))``): one of the two, as in PyTorch."""
     if size is None:
+        if not sizes:  # PyTorch requires the size; zeros(()) is the way to a 0-d tensor
+            raise TypeError(f'{op}() missing 1 required positional argument: "size"; give the '
+                            f"shape: {op}(2, 3), {op}((2, 3)), or {op}(()) for a 0-d tensor")
         return _shape(sizes)
     if sizes:
         raise TypeError(f"{op}(): got the size twice, as {sizes!r} and size={size!r}; give "
@@ -217,11 +223,14 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None,
     return _sampled(rng.random(_sizes("rand", sizes, size)), dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None, requires_grad=False, *,
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad=False, *,
             generator=None) -> Tensor:  # fmt: skip
     """Integers uniform in [low, high) (``randint(high, size)`` starts at 0), int64."""
     if isinstance(high, tuple | list):  # randint(high, size), PyTorch's short form
         low, high, size = 0, low, high
+    if size is None:  # as PyTorch: the size is required (randint(5) would be ambiguous)
+        raise TypeError("randint() missing the size: give randint(high, size) or randint(low, "
+                        "high, size), e.g. randint(10, (3,)); () for a 0-d tensor")
     if high is None:
         low, high = 0, low
     rng = numpy_generator(generator, "randint")

@@ -508,7 +508,7 @@ def _additive_mask(mask, dtype, what: str):
         raise TypeError(f"multi_head_attention_forward: {what} must be a Tensor, not "
                         f"{type(mask).__name__}")  # fmt: skip
     if _is_bool(mask):
-        return zeros(*mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
+        return zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
     if not str(mask.dtype).startswith("float"):
         raise AssertionError(f"only bool and floating types of {what} are supported, got "
                              f"{mask.dtype} (True/bool = may not attend: {what}.bool(); or an "

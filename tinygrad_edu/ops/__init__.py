@@ -25,12 +25,13 @@ and ``Node`` are not edited:
    its ONNX form is part of the class too (``onnx = "Exp"``, a method ``onnx(self, ex, node,
    args)`` writing a decomposition, or ``NoOnnx("why not")``), then ``python
    docs/onnx_ops.py`` regenerates the list in ``docs/concepts/compiler.md``;
-2. a ``Case`` in ``tests/ops/cases.py`` (the rule against central differences in both
-   engines; ``tests/ops/test_gradcheck.py`` fails for a differentiable op without one);
-3. an example in ``EXAMPLES`` of ``tests/ops/test_strict_namespace.py`` (the forward on
-   ``array_api_strict``; the test fails for an op without one);
-4. a row in ``tests/compare/cases.py`` (PyTorch's answer; ``tests/compare/test_coverage.py``
-   fails for a public name without one);
+2-4. its entries in the per-op test table, ``tests/opinfo``: a derivative ``Case``
+   (``grad_*.py``: the rule against central differences in both engines;
+   ``tests/ops/test_gradcheck.py`` fails for a differentiable op without one), a forward
+   example (``kernel_core.py``: the kernel on ``array_api_strict``;
+   ``tests/ops/test_strict_namespace.py`` fails for an op without one) and a row against
+   PyTorch (``torch_*.py``: ``tests/compare/test_coverage.py`` fails for a public name
+   without one);
 5. ``python docs/pytorch_names.py`` to regenerate the name tables of
    ``docs/coming-from-pytorch.md`` (``tests/test_coming_from_pytorch.py`` checks them).
 

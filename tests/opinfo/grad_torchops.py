@@ -1,6 +1,6 @@
 """Cases for the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra,
-activations) in the shared table of ``cases.py``: every engine's central-difference tests run
-them (float64). Import it through ``tests.ops.cases`` (which imports this module at its end).
+activations) in the per-op table (``grad_core.py``): every engine's central-difference tests run
+them (float64). Import it through ``tests.opinfo.grad_core`` (which imports this module at its end).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from tests.ops.cases import (  # isort: skip
+from tests.opinfo.grad_core import (  # isort: skip
     Case, Example, _away_from_zero, _broadcasting, _distinct, _normal, _positive, _quarter,
     _seeds, _single, _wide,
 )  # fmt: skip
@@ -92,13 +92,13 @@ def _mask_extra(draw, rng, shape):
 
 
 def _op(M, name, *args, **attrs):
-    from tests.ops.cases_layers import _op as op
+    from tests.opinfo.grad_layers import _op as op
 
     return op(M, name, *args, **attrs)
 
 
 def _index(M, a):
-    from tests.ops.cases_layers import _const
+    from tests.opinfo.grad_layers import _const
 
     return _const(M, a)
 

@@ -1,4 +1,5 @@
-"""The table of op cases that every engine's gradient tests share.
+"""The derivative cases of the per-op table (``tests/opinfo``), which every engine's gradient
+tests share.
 
 Each :class:`Case` names the registry ops it exercises, a ``build(M, *xs, **extra)`` function
 and a Hypothesis strategy of :class:`Example` inputs. ``build`` uses only what symbolic nodes
@@ -554,8 +555,8 @@ SECOND_ORDER = ("mul", "exp", "tanh", "matmul", "softmax_cross_entropy", "log_so
                 "binary_cross_entropy_with_logits")  # fmt: skip
 
 # the layer ops (convolution, pooling, padding, normalisation, embedding) have their cases in
-# cases_layers.py; they join the shared table here
-from tests.ops.cases_layers import LAYER_CASES, LAYER_EXAMPLES, LAYER_SECOND_ORDER  # noqa: E402, F401
+# grad_layers.py; they join the table here
+from tests.opinfo.grad_layers import LAYER_CASES, LAYER_EXAMPLES, LAYER_SECOND_ORDER  # noqa: E402, F401
 
 CASES += LAYER_CASES
 SECOND_ORDER += LAYER_SECOND_ORDER
@@ -576,7 +577,7 @@ def _lstm(draw):
 
 
 def _lstm_layer(M, gi, h0, c0, w, reverse):
-    from tests.ops.cases_layers import _op
+    from tests.opinfo.grad_layers import _op
 
     return _op(M, "lstm_layer", gi, h0, c0, w, reverse=reverse)
 
@@ -584,12 +585,12 @@ def _lstm_layer(M, gi, h0, c0, w, reverse):
 CASES += [Case("lstm_layer", ("lstm_layer",), _lstm_layer, _lstm(), static_shapes=True)]
 SECOND_ORDER += ("lstm_layer",)
 # the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations)
-from tests.ops.cases_torchops import TORCHOPS_CASES, TORCHOPS_SECOND_ORDER  # noqa: E402
+from tests.opinfo.grad_torchops import TORCHOPS_CASES, TORCHOPS_SECOND_ORDER  # noqa: E402
 
 CASES += TORCHOPS_CASES
 SECOND_ORDER += TORCHOPS_SECOND_ORDER
-# the special functions, masked_scatter and the histograms (tests/ops/cases_names2.py)
-from tests.ops.cases_names2 import NAMES2_CASES, NAMES2_SECOND_ORDER  # noqa: E402
+# the special functions, masked_scatter and the histograms (grad_names2.py)
+from tests.opinfo.grad_names2 import NAMES2_CASES, NAMES2_SECOND_ORDER  # noqa: E402
 
 CASES += NAMES2_CASES
 SECOND_ORDER += NAMES2_SECOND_ORDER

@@ -1,12 +1,12 @@
 """Cases for the layer ops (convolution, pooling, padding, normalisation, embedding) in the
-shared table of ``cases.py``: every engine's central-difference tests run them.
+per-op table (``grad_core.py``): every engine's central-difference tests run them.
 
 The layer functions have different homes in the two engines (``tinygrad_edu.symbolic`` builds
 nodes, ``tinygrad_edu.nn.functional`` applies ops to tensors), so each build goes through
 :func:`_layers`, and the gradient ops, which have no public function, through :func:`_op`.
 Shapes stay tiny: central differences evaluate the function twice per input element.
 
-Import it through ``tests.ops.cases`` (which imports this module at its end).
+Import it through ``tests.opinfo.grad_core`` (which imports this module at its end).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from tests.ops.cases import Case, Example, _distinct, _normal, _positive, _seeds
+from tests.opinfo.grad_core import Case, Example, _distinct, _normal, _positive, _seeds
 from tests.ops.layer_configs import CONV_CONFIGS, POOL_CONFIGS
 
 __all__ = ["LAYER_CASES", "LAYER_SECOND_ORDER", "CONV_CONFIGS", "POOL_CONFIGS"]

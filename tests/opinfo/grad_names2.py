@@ -1,20 +1,20 @@
 """Cases for the special functions (ops/special.py), masked_scatter and the histograms in the
-shared table of ``cases.py`` (central differences in every engine, float64), and their
+per-op table (``grad_core.py``) (central differences in every engine, float64), and their
 examples on array_api_strict (``test_strict_namespace.py``). Imported through
-``tests.ops.cases``."""
+``tests.opinfo.grad_core``."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from tests.ops.cases import Case, Example, _positive, _seeds, _single, _wide  # isort: skip
+from tests.opinfo.grad_core import Case, Example, _positive, _seeds, _single, _wide  # isort: skip
 
 __all__ = ["NAMES2_CASES", "NAMES2_SECOND_ORDER", "NAMES2_EXAMPLES"]
 
 
 def _op(M, name, *args, **attrs):
-    from tests.ops.cases_layers import _op as op
+    from tests.opinfo.grad_layers import _op as op
 
     return op(M, name, *args, **attrs)
 

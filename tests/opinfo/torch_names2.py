@@ -2,13 +2,13 @@
 (lgamma, digamma, polygamma, erfc, erfinv, i0, sinc), histc/histogram, masked_scatter,
 cumsum_, empty_strided, set_printoptions, char/byte and resize_
 (tests/ops/test_missing_names2.py tests them one by one, with the modules tg.special,
-tg.fft, tg.jit and tg.distributions). Imported at the end of cases.py."""
+tg.fft, tg.jit and tg.distributions). Imported at the end of torch_core.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tests.compare.cases import C, E, G, S, T, call_default, unary
+from tests.opinfo.torch_core import C, E, G, S, T, call_default, unary
 
 __all__: list = []
 
@@ -33,13 +33,13 @@ def _polygamma(L, name, x, n):
 C(None, (E(S(2, 3, fill="wide"), n=1), E(S(4, fill="positive"), n=2), E(S(3, fill="wide"), n=0),
          E(S(3, 4, fill="positive", layout="T"), n=3), E(S(2), n=-1)),
   names=("Tensor.polygamma", "tg.polygamma", "Tensor.polygamma_"),
-  call=lambda L, name, x, n: _polygamma(L, name, x, n), rtol=1e-9)  # fmt: skip
+  call=lambda L, name, x, n: _polygamma(L, name, x, n), rtol=1e-9, raises=RuntimeError)  # fmt: skip
 
 # -- histograms (counts: no gradients) -------------------------------------------------------
 C(None, (E(S(20)), E(S(4, 5), args=(7,)), E(S(30), bins=4, min=-1, max=1),
          E(S(3, 4, layout="T"), bins=3, min=0.5, max=0.5), E(S(0), bins=3), E(S(5), bins=0),
          E(S(5), bins=3, min=2, max=1), E(S(5, dtype="int64"), bins=3)),
-  names=("Tensor.histc", "tg.histc"))  # fmt: skip
+  names=("Tensor.histc", "tg.histc"), raises=(NotImplementedError, RuntimeError))  # fmt: skip
 _EDGES = np.array([-1.0, 0.0, 0.5, 2.0])
 C(None, (E(S(20), args=(5,)), E(S(4, 5), args=(3,), range=(-1.0, 1.0)),
          E(S(30), args=(4,), density=True), E(S(12), S(12, fill="positive"), args=(3,)),
@@ -48,7 +48,8 @@ C(None, (E(S(20), args=(5,)), E(S(4, 5), args=(3,), range=(-1.0, 1.0)),
          E(S(5), args=(3,), range=(1.0, -1.0)), E(S(5, dtype="int64"), args=(3,))),
   names=("Tensor.histogram", "tg.histogram"),
   call=lambda L, name, x, *w, args, **kw: call_default(
-      L, name, x.detach(), *args, **kw, **({"weight": w[0].detach()} if w else {})))
+      L, name, x.detach(), *args, **kw, **({"weight": w[0].detach()} if w else {})),
+  raises=(NotImplementedError, RuntimeError))
 
 
 # -- masked_scatter (gradients to input and source), cumsum_ ---------------------------------
@@ -63,7 +64,7 @@ C(None, (E(S(2, 3), S(6), mask=_ROW), E(S(2, 3), S(2, 2), mask=_FULL), E(S(3), S
          E(S(2, 3), S(6), mask=_ROW.astype(np.int64)), E(S(2, 3), S(6, dtype="float32"),
                                                            mask=_ROW)),
   names=("Tensor.masked_scatter", "tg.masked_scatter", "Tensor.masked_scatter_"),
-  call=_masked_scatter)  # fmt: skip
+  call=_masked_scatter, raises=RuntimeError)  # fmt: skip
 
 
 # -- factories, print options, conversions, resize_ ------------------------------------------
@@ -74,7 +75,7 @@ def _empty_strided(L, name, args, dtype=None):
 
 G("empty_strided", (E(args=((2, 3), (3, 1))), E(args=((2, 3), (1, 2)), dtype="int64"),
                     E(args=((), ())), E(args=((2, 3), (1,))), E(args=((2,), (-1,)))),
-  call=_empty_strided)  # fmt: skip
+  call=_empty_strided, raises=RuntimeError)  # fmt: skip
 
 
 def _printed(L, name, data, **options):
@@ -109,4 +110,4 @@ def _resize(L, name, x, args, grad=False):
 
 T("resize_", (E(S(2, 3), args=(6,)), E(S(2, 3), args=(2, 2)), E(S(6), args=((3, 2),)),
               E(S(2, 3), args=(0,)), E(S(2, 3), args=(2, 3), grad=True), E(S(2, 3), args=(-1,))),
-  call=_resize)  # fmt: skip
+  call=_resize, raises=RuntimeError)  # fmt: skip
