@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
-EXTRAS ?= dev,viz,notebooks,docs,compare,onnx
+EXTRAS ?= dev,viz,notebooks,docs,compare,onnx,fuse
 PYTEST_ARGS ?= -n 2
 
 .PHONY: venv graphviz chromium test demo lint format bench gpu-check docs lessons-html lessons clean

@@ -126,7 +126,7 @@ def char_lstm(L, vocab=VOCAB, n_embd=32, hidden=64):
     return CharLSTM()
 
 
-def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu"):
+def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu", backend="inductor"):
     """One training step of ``model`` on the batch; ``compiled``: the whole step (forward,
     backward, ``opt.step()``, ``zero_grad``) through ``tg.compile`` (``step.compiled``)."""
     x, y = L.tensor(xb, device=device), L.tensor(yb, device=device)
@@ -138,7 +138,7 @@ def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu"):
         optimizer.step()
         return loss
 
-    fn = tg.compile(train_step) if compiled else train_step
+    fn = tg.compile(train_step, backend=backend) if compiled else train_step
 
     def step():
         return fn(x, y), next(iter(model.parameters()))
@@ -148,7 +148,8 @@ def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu"):
 
 
 def model_impls(
-    build, optimizer, size: str = "full", compiled: bool = False, device: str = "cpu"
+    build, optimizer, size: str = "full", compiled: bool = False, device: str = "cpu",
+    fused: bool = False,
 ) -> dict:
     """The step of model ``build`` with ``optimizer`` on one batch, as ``eager``, ``torch``
     and (``compiled``) ``compiled`` implementations, all from PyTorch's initial weights, on
@@ -170,6 +171,9 @@ def model_impls(
     impls = {"eager": _step_impl(tg, *ours(), xb, yb, device=device)}
     if compiled:
         impls["compiled"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device)
+    if fused:  # compiled with backend="fuse": fused loop kernels
+        impls["fused"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device,
+                                    backend="fuse")  # fmt: skip
     tdev = _torch_device(device)
     theirs.to(tdev)
     impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb, device=tdev)

@@ -14,6 +14,9 @@ users write it (#25):
 * ``tgc_cnn_step``: the LeNet-style CNN of ``benchmarks.cnn`` (batch 64, 1x28x28), the step
   with ``F.cross_entropy`` on class labels and plain SGD compiled as one program. Against
   PyTorch eager, with our eager step.
+
+``tgc_mlp_step`` and ``tgc_gpt_step`` also time ``fused``: the same step compiled with
+``backend="fuse"`` (fused loop kernels, ``symbolic/fusion.py``), where numba is installed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ from .user import _mlp_data, scalar_chain
 __all__ = ["CASES", "REPS", "hand_sgd_step"]
 
 LR = 0.01
+
+
+def fusing(device: str) -> bool:
+    """Is there a ``backend="fuse"`` implementation to time (numba installed, on the CPU)?"""
+    from tinygrad_edu.symbolic import kernels
+
+    return device == "cpu" and kernels.available()
 
 
 def hand_sgd_step(xp, xd, yd, w1d, w2d, lr=LR):
@@ -74,7 +84,7 @@ def tgc_mlp_step(size: str = "full", device: str = "cpu") -> Case:
     impls["numpy"] = hand_sgd_step(xp, xp.asarray(x), xp.asarray(labels), xp.asarray(w1.copy()),
                                    xp.asarray(w2.copy()))  # fmt: skip
 
-    def eager_step(compiled: bool):
+    def eager_step(compiled: bool, backend: str = "inductor"):
         W1 = tg.tensor(w1.copy(), requires_grad=True, device=device)
         W2 = tg.tensor(w2.copy(), requires_grad=True, device=device)
         opt = tg.optim.SGD([W1, W2], lr=LR)
@@ -87,7 +97,7 @@ def tgc_mlp_step(size: str = "full", device: str = "cpu") -> Case:
             opt.step()
             return loss
 
-        fn = tg.compile(step) if compiled else step
+        fn = tg.compile(step, backend=backend) if compiled else step
 
         def run():
             return fn(xt, yt), W1, W2
@@ -96,6 +106,8 @@ def tgc_mlp_step(size: str = "full", device: str = "cpu") -> Case:
         return run
 
     impls["compiled"] = eager_step(True)
+    if fusing(device):
+        impls["fused"] = eager_step(True, "fuse")
     impls["eager"] = eager_step(False)
     if torch is not None:
         impls["torch"] = _torch_sgd_step(x, labels, w1.copy(), w2.copy(), device)
@@ -120,7 +132,8 @@ def tgc_chain(size: str = "full", device: str = "cpu") -> Case:
 
 
 def tgc_gpt_step(size: str = "full", device: str = "cpu") -> Case:
-    impls, shape = model_impls(gpt, adamw, size, compiled=True, device=device)
+    impls, shape = model_impls(gpt, adamw, size, compiled=True, device=device,
+                               fused=fusing(device))  # fmt: skip
     return Case("tgc_gpt_step", f"GPT training step (2 layers, 4 heads, 64 channels), AdamW, "
                 f"{shape}, tg.compile", "torch", impls, sync=_sync(device))  # fmt: skip
 

@@ -190,7 +190,7 @@ VIZ_LAYERS = [
     ["blocks", "modules", "anatomy"],
     ["traverse"],
     ["symbolic_form", "eager_form", "run_engines", "im2col"],
-    ["draw", "order", "memory_plan", "stepper.record"],
+    ["draw", "order", "memory_plan", "stepper.record", "kernels"],
     ["stepper.captions", "stepper.layout", "stepper.export", "stepper.animate", "compiled"],
     ["stepper", "player"],
     ["render", "(viz)"],

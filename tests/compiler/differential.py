@@ -14,6 +14,10 @@ import numpy as np
 
 import tinygrad_edu as tg
 
+#: how close eager's and the compiled values must be (the fused kernels' tests widen it:
+#: a kernel sums in another order, see tinygrad_edu/symbolic/fusion.py)
+TOLERANCE = {"rtol": 1e-6, "atol": 1e-9}
+
 
 @dataclass
 class World:
@@ -52,7 +56,7 @@ def difference(a, b, path="") -> str | None:
     if isinstance(a, np.ndarray):
         if a.shape != b.shape or a.dtype != b.dtype:
             return f"{path}: array {a.shape} {a.dtype} != {b.shape} {b.dtype}"
-        if not np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True):
+        if not np.allclose(a, b, **TOLERANCE, equal_nan=True):
             return f"{path}: {a.tolist()} != {b.tolist()}"
         return None
     if isinstance(a, list | tuple):

@@ -51,6 +51,7 @@ from .. import backend
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
+from ..symbolic import fusion as _fusion
 from . import tensor_reads as _reads
 from .compiled_program import attach, build_program, fetch, joined, spend, write_back
 from .optimized_module import OptimizedModule
@@ -152,6 +153,7 @@ class ExplainOutput:
     sources: list = field(default_factory=list)  # generated code, one per graph
     eager_reasons: list = field(default_factory=list)  # why a specialisation runs eagerly
     divergence_count: int = 0  # calls that left a segmented function's log (then traced)
+    kernels: list = field(default_factory=list)  # backend="fuse": the fused kernels
 
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}",
@@ -168,6 +170,11 @@ class ExplainOutput:
             lines += [f"  - {r}" for r in self.eager_reasons]
         lines.append("Guards:")
         lines += [f"  - {g}" for g in self.guards]
+        if self.kernels:
+            seconds = sum(k.compile_seconds or 0.0 for k in self.kernels)
+            lines.append(f"Fused kernels: {len(self.kernels)} (first calls, compiling or "
+                         f"loading from the disk cache: {seconds:.2f} s)")  # fmt: skip
+            lines += [f"  - {k.describe()}" for k in self.kernels]
         return "\n".join(lines)
 
 
@@ -204,6 +211,7 @@ class CompiledCallable:
             warnings.warn("tg.compile: dynamic=True is not supported; every new shape is "
                           "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
+        self.backend = backend  # "fuse": fused loop kernels (symbolic/fusion.py)
         self._entries: list[_Entry] = []
         self._warned = False
         self._modules = None
@@ -214,6 +222,13 @@ class CompiledCallable:
 
     # -- the call ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        token = _fusion.backend.set(self.backend)  # (read where the programs are compiled)
+        try:
+            return self._call(*args, **kwargs)
+        finally:
+            _fusion.backend.reset(token)
+
+    def _call(self, *args, **kwargs):
         if self.disable or _reads.ACTIVE.tracer is not None:
             return self.fn(*args, **kwargs)  # nested inside another trace: part of that graph
         leaves: list = []
@@ -474,6 +489,8 @@ class CompiledCallable:
                 out.graph_count += 1 + (p.backward is not None)
                 out.segment_count += 1
                 out.sources.append(p.source_code)
+                for part in (p.forward, p.backward):
+                    out.kernels += getattr(part, "kernels", None) or []
             out.eager_reasons += e.eager_reasons
             out.graph_break_count += len(e.breaks)
             out.break_reasons += e.breaks
@@ -555,7 +572,11 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     Args:
         model: the function or module.
         fullgraph: make every graph break an error naming the line.
-        dynamic, backend, mode, options: accepted for PyTorch code; there is one backend.
+        backend: ``"fuse"``: elementwise chains and their row reductions become loop
+            kernels compiled with numba (:mod:`tinygrad_edu.symbolic.fusion`; with numba
+            installed, else the numpy code); any other name (PyTorch's ``"inductor"``): the
+            numpy code, one numpy call per op.
+        dynamic, mode, options: accepted for PyTorch code.
         disable: run ``model`` as it is (no tracing).
     """
     if model is None:

@@ -27,6 +27,8 @@ from .. import symbolic as S
 from ..eager.function import Function
 from ..eager.node import RETAIN_GRAPH_HINT
 from ..eager.tensor import Tensor
+from ..symbolic.fusion import backend as fusion_backend
+from ..symbolic.fusion import compile_fused
 from ..symbolic.graph import topo_sort
 from ..symbolic.tensor_node import CONSTANT, PLACEHOLDER
 
@@ -38,7 +40,8 @@ def _compiled(nodes, device, donated=()):
     is stored back into its array) pairs (see ``symbolic.compile``)."""
     nodes = S.optimize(list(nodes))
     # raw: the trace made the placeholders from the arrays it feeds (no checks, no copies)
-    return S.compile(nodes, device=device, donated={p: nodes[k] for p, k in donated}, raw=True)
+    generate = compile_fused if fusion_backend.get() == "fuse" else S.compile
+    return generate(nodes, device=device, donated={p: nodes[k] for p, k in donated}, raw=True)
 
 
 @dataclass

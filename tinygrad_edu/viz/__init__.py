@@ -32,7 +32,8 @@ Where things live, bottom layer first: a module imports only from the lines befo
 * ``symbolic_form``, ``eager_form`` (each form drawn), ``run_engines`` (a function run in
   three engines, for ``draw_both``), ``im2col``;
 * ``draw`` (``draw``, ``draw_both``; re-exports the drawing names), ``order``,
-  ``memory_plan``, ``stepper.record`` (a backward pass recorded as frames);
+  ``memory_plan``, ``stepper.record`` (a backward pass recorded as frames), ``kernels`` (a
+  compiled program's fusion groups boxed, for ``draw_compiled(step, "kernels")``);
 * ``stepper.captions``, ``stepper.layout``, ``stepper.export``, ``stepper.animate``;
 * ``stepper`` (``BackwardStepper``), ``player``;
 * ``render`` (the ``tinygrad-edu render`` subcommand) and this package.

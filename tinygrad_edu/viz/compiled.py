@@ -10,10 +10,11 @@ compiled region is one node, ``CompiledFunctionBackward``.
 from __future__ import annotations
 
 from .draw import draw_symbolic
+from .kernels import draw_kernels
 
 __all__ = ["draw_compiled"]
 
-PARTS = ("forward", "backward")
+PARTS = ("forward", "backward", "kernels")
 
 
 def draw_compiled(compiled, part: str = "forward", passes: bool = True, index: int = 0,
@@ -24,7 +25,8 @@ def draw_compiled(compiled, part: str = "forward", passes: bool = True, index: i
         compiled: what ``tg.compile`` returned (a function or a module), called at least once.
         part: ``"forward"`` (the outputs, the values written back, the saved values) or
             ``"backward"`` (the gradient graph, fed the saved values and the outputs'
-            gradients).
+            gradients), or ``"kernels"`` (a program compiled with ``backend="fuse"``: the
+            forward graph op by op, each fused kernel's ops boxed together).
         passes: True: the graph after the optimisation passes (what the generated code
             computes); False: as captured.
         index: which specialisation (0: the newest; see ``compiled.explain()``).
@@ -45,6 +47,13 @@ def draw_compiled(compiled, part: str = "forward", passes: bool = True, index: i
         raise IndexError(f"draw_compiled: index {index}, but there are {len(programs)} "
                          "specialisation(s)")  # fmt: skip
     program = programs[index]
+    if part == "kernels":  # backend="fuse": the forward program with its fusion groups boxed
+        found = getattr(program.forward, "kernels", None)
+        if not found:
+            raise ValueError("draw_compiled: this program has no fused kernels: compile with "
+                             "tg.compile(fn, backend=\"fuse\") (numba installed)")  # fmt: skip
+        title = kwargs.get("title", "tg.compile: the fusion groups (boxed: one loop kernel)")
+        return draw_kernels(program.forward_nodes, found, title)
     if part == "forward":
         nodes = program.forward_nodes if passes else program.raw_forward
     else:
