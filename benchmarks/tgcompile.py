@@ -16,7 +16,7 @@ users write it (#25):
   PyTorch eager, with our eager step.
 
 ``tgc_mlp_step`` and ``tgc_gpt_step`` also time ``fused``: the same step compiled with
-``backend="fuse"`` (fused loop kernels, ``symbolic/fusion.py``), where numba is installed.
+``backend="fuse"`` (fused loop kernels, ``symbolic/static/fusion.py``), where numba is installed.
 """
 
 from __future__ import annotations

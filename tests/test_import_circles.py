@@ -248,12 +248,13 @@ SYMBOLIC_ENGINE = [
     ["gradient_check", "cse599w"],
 ]
 SYMBOLIC_STATIC = [
-    ["static.passes.rewrite"],  # program copies sub-blocks with it
+    ["static.passes.rewrite", "static.kernels"],  # program copies sub-blocks with rewrite
     ["static.program"],
     ["static.scope", "static.passes.simplify", "static.passes.cse", "static.passes.fuse",
      "static.passes.fold"],
     ["static.initializer", "static.control_flow", "static.passes.dce", "static.codegen"],
-    ["static.passes", "static.training", "static.serialize", "static.onnx_ops"],
+    ["static.passes", "static.training", "static.serialize", "static.onnx_ops",
+     "static.fusion"],
     ["static.onnx_export", "static.fluid"],
     ["(static)"],
 ]  # fmt: skip

@@ -15,7 +15,7 @@ import numpy as np
 import tinygrad_edu as tg
 
 #: how close eager's and the compiled values must be (the fused kernels' tests widen it:
-#: a kernel sums in another order, see tinygrad_edu/symbolic/fusion.py)
+#: a kernel sums in another order, see tinygrad_edu/symbolic/static/fusion.py)
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-9}
 
 

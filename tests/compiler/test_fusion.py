@@ -1,4 +1,4 @@
-"""The fusing backend (``tg.compile(fn, backend="fuse")``, ``symbolic/fusion.py``): which ops
+"""The fusing backend (``tg.compile(fn, backend="fuse")``, ``symbolic/static/fusion.py``): which ops
 fuse, that fused results are the plain compiled program's and eager's (to the documented
 tolerance: a kernel sums in another order), that it falls back to the numpy code without
 numba, the ``explain()`` report and the drawing."""
@@ -13,7 +13,8 @@ import pytest
 
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
-from tinygrad_edu.symbolic import Variable, apply_op, codegen, fusion, kernels
+from tinygrad_edu.symbolic import Variable, apply_op
+from tinygrad_edu.symbolic.static import codegen, fusion, kernels
 
 needs_numba = pytest.mark.skipif(not kernels.available(), reason="numba (the fuse extra)")
 FUZZ_TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}

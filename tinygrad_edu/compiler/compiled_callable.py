@@ -51,7 +51,7 @@ from .. import backend
 from ..eager import grad_mode
 from ..eager.tensor import Tensor
 from ..nn.module import Module
-from ..symbolic import fusion as _fusion
+from ..symbolic.static import fusion as _fusion
 from . import tensor_reads as _reads
 from .compiled_program import attach, build_program, fetch, joined, spend, write_back
 from .optimized_module import OptimizedModule
@@ -211,7 +211,7 @@ class CompiledCallable:
             warnings.warn("tg.compile: dynamic=True is not supported; every new shape is "
                           "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
-        self.backend = backend  # "fuse": fused loop kernels (symbolic/fusion.py)
+        self.backend = backend  # "fuse": fused loop kernels (symbolic/static/fusion.py)
         self._entries: list[_Entry] = []
         self._warned = False
         self._modules = None
@@ -573,7 +573,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         model: the function or module.
         fullgraph: make every graph break an error naming the line.
         backend: ``"fuse"``: elementwise chains and their row reductions become loop
-            kernels compiled with numba (:mod:`tinygrad_edu.symbolic.fusion`; with numba
+            kernels compiled with numba (:mod:`tinygrad_edu.symbolic.static.fusion`; with numba
             installed, else the numpy code); any other name (PyTorch's ``"inductor"``): the
             numpy code, one numpy call per op.
         dynamic, mode, options: accepted for PyTorch code.

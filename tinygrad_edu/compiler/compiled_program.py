@@ -27,9 +27,9 @@ from .. import symbolic as S
 from ..eager.function import Function
 from ..eager.node import RETAIN_GRAPH_HINT
 from ..eager.tensor import Tensor
-from ..symbolic.fusion import backend as fusion_backend
-from ..symbolic.fusion import compile_fused
 from ..symbolic.graph import topo_sort
+from ..symbolic.static.fusion import backend as fusion_backend
+from ..symbolic.static.fusion import compile_fused
 from ..symbolic.tensor_node import CONSTANT, PLACEHOLDER
 
 __all__ = ["Program", "build_program", "CompiledFunction", "fetch", "write_back", "spend", "joined"]

@@ -17,7 +17,7 @@ The code below is that loop (``_run_on_caller`` and ``_evaluate``), with what a 
 engine must also know: a node whose gradient nobody asked for is skipped (``exec_nodes``),
 a node that received no gradient at all passes ``None`` on, saved values are freed unless
 ``retain_graph``, and equal ``sequence_nr`` (the AccumulateGrads) run in the order they became
-ready (``k``, the count of pushes). See ``docs/concepts/engine.md`` and ``docs/concepts/autodidax.md``.
+ready (``k``: pushes so far). See docs/concepts/engine.md and docs/concepts/autodidax.md.
 
 Around the core, each in its own module and attached through :data:`ATTACHED` (this module
 imports none of them; ``eager/__init__.py`` imports them all):

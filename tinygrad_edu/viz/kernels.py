@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 
 from ..symbolic.graph import topo_sort
-from ..symbolic.node import CONSTANT, PLACEHOLDER
+from ..symbolic.tensor_node import CONSTANT, PLACEHOLDER
 from .style import FONT, new_graph
 
 __all__ = ["draw_kernels"]

@@ -282,7 +282,7 @@ def _expression(node: Node, args, env: dict, name: str) -> str:
         b = f"_mT(xp, {b})" if node.attrs.get("trans_B") else b
         return f"xp.matmul({a}, {b})"
     kernel = f"_{node.op.name}_{name}"
-    fused = getattr(node.op, "kernel", None)  # a fusion group (symbolic/fusion.py): its loops
+    fused = getattr(node.op, "kernel", None)  # a fusion group (static/fusion.py): its loops
     env[kernel] = fused if fused is not None else _bound(node)
     if fused is not None:
         return f"{kernel}({', '.join(args)})"

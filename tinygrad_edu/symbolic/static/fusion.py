@@ -9,7 +9,7 @@ loop nest that computes every value of the group for one element while it is in 
 Matrix products stay BLAS calls, and every op the fuser does not know stays a numpy line.
 
 Each kernel is written as readable Python loops (:attr:`Kernel.source`) and compiled with
-numba (:mod:`~tinygrad_edu.symbolic.kernels`, cached on disk). A kernel's arrays are seen as
+numba (:mod:`~tinygrad_edu.symbolic.static.kernels`, cached on disk). A kernel's arrays are seen as
 ``(rows, columns)``: the last axis is the columns, the others are flattened into rows. Its
 loop over the columns runs once per **phase**: a row sum or mean is complete at the end of
 a phase, and the values that read it are computed in the next.
@@ -50,11 +50,11 @@ import time
 
 import numpy as np
 
-from ..ops.base import Op
+from ...ops.base import Op
+from ..graph import topo_sort
+from ..tensor_node import CONSTANT, Node, Variable
 from . import codegen, kernels
 from .control_flow import TUPLE_GET
-from .graph import topo_sort
-from .node import CONSTANT, Node, Variable
 
 __all__ = ["Kernel", "kernels_of", "compile_fused", "ELEMENTWISE", "backend"]
 
