@@ -672,7 +672,8 @@ F("multi_head_attention_forward", (
 ), call=_mha)  # fmt: skip
 # the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations,
 # random fills) have their rows in cases_torchops.py, the layer functions composed of ops
-# (ops/more_layers.py) theirs in cases_layers.py; they join the table here
+# (in ops/conv.py, pooling.py, normalization.py ...) theirs in cases_layers.py; they join the
+# table here
 import tests.compare.cases_layers  # noqa: E402, F401
 import tests.compare.cases_torchops  # noqa: E402, F401
 

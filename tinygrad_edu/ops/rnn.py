@@ -27,7 +27,7 @@ $\bar W_{hh} = \sum_t \bar{gates}_t^\top h_{t-1}$.
 from __future__ import annotations
 
 from .base import NoOnnx, Op, ShapeError, fmt_shapes, register
-from .dtypes import floating
+from .promotion import floating
 
 __all__ = ["LstmLayer"]
 
