@@ -4,11 +4,11 @@ Tasks (the functions to write, in the library):
 
 - A1.1 ``symbolic/graph.py``: ``topo_sort`` (iterative depth-first post-order).
 - A1.2 ``symbolic/executor.py``: the evaluation loop of ``Executor.run``.
-- A1.3 ``ops/elementwise.py``: the derivative rules (``vjp``) of ``add`` and ``mul``.
-- A1.4 ``ops/elementwise.py``: the derivative rules of ``exp`` and ``log``.
+- A1.3 ``ops/arithmetic.py``: the derivative rules (``vjp``) of ``add`` and ``mul``.
+- A1.4 ``ops/unary.py``: the derivative rules of ``exp`` and ``log``.
 - A1.5 ``ops/linalg.py``: the derivative rule of ``matmul`` (with ``trans_A``/``trans_B``).
-- A1.6 ``ops/reduce.py``: the derivative rule of ``sum`` (``reduce_sum``).
-- A1.7 ``ops/nn.py``: the derivative rule of ``softmax_cross_entropy``.
+- A1.6 ``ops/reductions.py``: the derivative rule of ``sum`` (``reduce_sum``).
+- A1.7 ``ops/losses.py``: the derivative rule of ``softmax_cross_entropy``.
 - A1.8 ``symbolic/gradients.py``: ``gradients(y, xs)``; gradients of gradients.
 
 Each test runs a probe (``probes_a1.py``) on your code through the ``run`` fixture and checks

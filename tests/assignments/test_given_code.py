@@ -69,20 +69,20 @@ GIVEN_CODE_SUBMISSION = {
         "return self._run_planned(xp, feed_dict, observer)\n"],
     # derivative rules: the nearest op's rule (add as sub, mul as an einsum, exp as expm1,
     # log as log1p, matmul as an einsum, sum as a sum_to, the cross entropy as log_softmax's)
-    ("tinygrad_edu/ops/elementwise.py", "A1.3"): [
+    ("tinygrad_edu/ops/arithmetic.py", "A1.3"): [
         _OPS + f"return get_op('sub').vjp({_VJP})\n",
         _OPS + "s = 'abcdefgh'[:len(shapes[0])]\n"
         f"return get_op('einsum').vjp({_VJP}, equation=f'{{s}},{{s}}->{{s}}')\n"],
-    ("tinygrad_edu/ops/elementwise.py", "A1.4"): [
+    ("tinygrad_edu/ops/unary.py", "A1.4"): [
         _OPS + f"return get_op('expm1').vjp({_VJP})\n",
         _OPS + f"return get_op('log1p').vjp({_VJP})\n"],
     ("tinygrad_edu/ops/linalg.py", "A1.5"): [
         _OPS + "eq = ('...ji' if trans_A else '...ij') + ',' + ('...kj' if trans_B else "
         "'...jk') + '->...ik'\n"
         f"return get_op('einsum').vjp({_VJP}, equation=eq)\n"],
-    ("tinygrad_edu/ops/reduce.py", "A1.6"): [
+    ("tinygrad_edu/ops/reductions.py", "A1.6"): [
         _OPS + f"return get_op('sum_to').vjp({_VJP})\n"],
-    ("tinygrad_edu/ops/nn.py", "A1.7"): [
+    ("tinygrad_edu/ops/losses.py", "A1.7"): [
         _OPS + "gx = get_op('log_softmax').vjp(F, g, inputs[:1], out, shapes[:1], needs[:1])\n"
         "return (gx[0], None)\n"],
     # symbolic gradients: the course-compatibility module's gradients

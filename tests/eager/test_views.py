@@ -11,6 +11,7 @@ base changed says ``SliceBackward0`` (the view op replayed) where it would by de
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -25,12 +26,10 @@ from tinygrad_edu.ops import REGISTRY
 
 A = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, 0.5]])
 
-# Node names that differ from PyTorch's for reasons outside views: ``t()`` is ``transpose``
-# here (TransposeBackward0), PyTorch has its own TBackward0; ``zero_`` is ``fill_`` with 0
-# (FillBackward0, PyTorch's ZeroBackward0); ``copy_`` is ``setitem`` at ``...`` (CopySlices,
-# PyTorch's CopyBackwards).
-_OUR_NAMES = {"TBackward0": "TransposeBackward0", "ZeroBackward0": "FillBackward0",
-              "CopyBackwards": "CopySlices"}
+# Node names that differ from PyTorch's for reasons outside views: ``zero_`` is ``fill_``
+# with 0 (FillBackward0, PyTorch's ZeroBackward0); ``copy_`` is ``setitem`` at ``...``
+# (CopySlices, PyTorch's CopyBackwards).
+_OUR_NAMES = {"ZeroBackward0": "FillBackward0", "CopyBackwards": "CopySlices"}
 
 
 @pytest.fixture(autouse=True)
@@ -86,8 +85,12 @@ def _compare(program):
 VIEWS = {
     "slice": lambda b: b[:, 1:],
     "select": lambda b: b[0],
+    "select_dim1": lambda b: b.select(1, 2),
+    "select_of_t": lambda b: b.t().select(0, -1),  # a view of a view
     "unsqueeze": lambda b: b.unsqueeze(0),
     "t": lambda b: b.t(),
+    "T": lambda b: b.T,
+    "mT": lambda b: b.mT,
     "transpose": lambda b: b.transpose(0, 1),
     "permute": lambda b: b.permute(1, 0),
     "view": lambda b: b.view(6),
@@ -563,3 +566,74 @@ def test_a_view_of_a_tensor_outside_the_graph_joins_it_when_its_base_does():
         return {"z": z, "u": u, "names_u": _chain(u), "grads": _grad(L, (u * u).sum(), [w])}
 
     _compare(program)
+
+
+# -- node names of the transposes, and select as a view ---------------------------------------
+TRANSPOSES = {
+    "x.t()": lambda L, x: x.t(),
+    "torch.t(x)": lambda L, x: L.t(x),
+    "x.T": lambda L, x: x.T,
+    "x.mT": lambda L, x: x.mT,
+    "x.transpose(0, 1)": lambda L, x: x.transpose(0, 1),
+    "x.swapaxes(0, 1)": lambda L, x: x.swapaxes(0, 1),
+    "x.permute(1, 0)": lambda L, x: x.permute(1, 0),
+}
+
+
+@pytest.mark.parametrize(("call", "shape"), [(c, (2, 3)) for c in TRANSPOSES]
+                         + [(c, (3,)) for c in ("x.t()", "torch.t(x)", "x.T")])  # fmt: skip
+def test_the_transposes_node_names_are_pytorchs(call, shape):
+    names = []
+    for L in (tg, torch):
+        x = L.tensor(np.arange(6.0)[: int(np.prod(shape))].reshape(shape), requires_grad=True)
+        with warnings.catch_warnings():  # PyTorch deprecates x.T of 1-D (warned once only)
+            warnings.simplefilter("ignore", UserWarning)
+            y = TRANSPOSES[call](L, x)
+        names.append(y.grad_fn.name())
+    assert names[0] == names[1], f"{call}: {names[0]} here, {names[1]} in PyTorch"
+
+
+def test_t_and_transpose_of_three_dims_differ_as_in_pytorch():
+    for L in (tg, torch):
+        x = L.tensor(np.zeros((2, 3, 4)), requires_grad=True)
+        assert x.mT.grad_fn.name() == "TransposeBackward0"
+        assert x.permute(2, 0, 1).grad_fn.name() == "PermuteBackward0"
+        with pytest.raises(RuntimeError if L is torch else ValueError, match="2"):
+            x.t()
+
+
+SELECTS = {
+    "1-D x.select(0, 1)": ((4,), lambda L, b: b.select(0, 1)),
+    "1-D torch.select(x, 0, -1)": ((4,), lambda L, b: L.select(b, 0, -1)),
+    "2-D x.select(0, 1)": ((2, 3), lambda L, b: b.select(0, 1)),
+    "2-D x.select(1, 2)": ((2, 3), lambda L, b: b.select(1, 2)),
+    "2-D torch.select(x, -1, 0)": ((2, 3), lambda L, b: L.select(b, -1, 0)),
+}
+
+
+@pytest.mark.parametrize("case", SELECTS)
+def test_select_is_a_view_in_every_case_as_in_pytorch(case):
+    shape, select = SELECTS[case]
+    found = {}
+    for L in (tg, torch):
+        a = L.tensor(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape), requires_grad=True)
+        b = a * 1.0  # a non-leaf base, so an in-place change through the view is recorded
+        v = select(L, b)
+        assert v._is_view() and v._base is b, f"{case}: not a view of its input"
+        assert _shares(L, v, b)
+        name = v.grad_fn.name()
+        version = b._version
+        v.mul_(3.0)  # through the view: the base changes and both see one version counter
+        assert b._version == v._version == version + 1
+        loss = (b * b).sum() + (v * v * v).sum()
+        (grad,) = _grad(L, loss, [a])
+        found[L] = (name, _plain(b), _plain(v), _plain(grad))
+    ours, theirs = found[tg], found[torch]
+    assert ours[0] == theirs[0], f"{case}: {ours[0]} here, {theirs[0]} in PyTorch"
+    for x, y in zip(ours[1:], theirs[1:]):
+        np.testing.assert_allclose(x, y, rtol=1e-12, err_msg=case)
+
+
+def test_select_out_of_range_names_the_dim_and_size():
+    with pytest.raises(IndexError, match=r"select: index 4 is out of range for dim 0 of size 4"):
+        tg.arange(4.0).select(0, 4)

@@ -270,7 +270,7 @@ def endless_loop(repo, edition, out):
     return _write(out, files)
 
 
-SYNTAX_FILE = "tinygrad_edu/ops/elementwise.py"
+SYNTAX_FILE = "tinygrad_edu/ops/arithmetic.py"
 
 
 def syntax_error(repo, edition, out):

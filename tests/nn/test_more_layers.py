@@ -1,6 +1,7 @@
-"""The layer functions composed of existing ops (``ops/more_layers.py``) and their modules,
-against PyTorch: values and input/weight gradients in float64, the modules with PyTorch's
-state dicts loaded, and the errors of clumsy calls."""
+"""The layer functions composed of existing ops (in ``ops/conv.py``, ``pooling.py``,
+``normalization.py``, ``dropout.py``, ``upsampling.py``) and their modules, against PyTorch:
+values and input/weight gradients in float64, the modules with PyTorch's state dicts loaded,
+and the errors of clumsy calls."""
 
 import numpy as np
 import pytest

@@ -84,7 +84,7 @@ def _conv(draw, which="conv2d"):
 
 
 def _pool_out(cfg):
-    import tinygrad_edu.ops.pool as P
+    import tinygrad_edu.ops.pooling as P
 
     shape, k, s, p, d, ceil = cfg
     oh, ow = P.pool_output_hw("test", shape, k, s or k, p, d, ceil)

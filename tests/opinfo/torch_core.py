@@ -713,7 +713,8 @@ F("multi_head_attention_forward", (
 ), call=_mha)  # fmt: skip
 # the ops of issue 24 (pointwise, sorting, indexing, reductions, linear algebra, activations,
 # random fills) have their rows in torch_torchops.py, the layer functions composed of ops
-# (ops/more_layers.py) theirs in torch_layers.py; they join the table here
+# (in ops/conv.py, pooling.py, normalization.py ...) theirs in torch_layers.py; they join the
+# table here
 import tests.opinfo.torch_layers  # noqa: E402, F401
 import tests.opinfo.torch_torchops  # noqa: E402, F401
 

@@ -1,6 +1,7 @@
 """Rows of the differential table for the layer functions composed of ops
-(``ops/more_layers.py``): each against PyTorch (values, dtypes, first and second
-derivatives, errors). Imported at the end of ``torch_core.py``, whose helpers it uses."""
+(in ``ops/conv.py``, ``pooling.py``, ``normalization.py``, ``upsampling.py`` ...): each against
+PyTorch (values, dtypes, first and second derivatives, errors). Imported at the end of
+``torch_core.py``, whose helpers it uses."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ F("interpolate", (E(S(2, 3, 4, 5), scale_factor=2), E(S(1, 2, 4, 6), size=(5, 3)
                   E(S(2, 3, 5), size=7, mode="nearest-exact"),
                   E(S(1, 1, 4), size=2, scale_factor=2)), raises=ValueError)  # fmt: skip
 
-# div's rounding modes (ops/elementwise.py): PyTorch's values, dtypes and zero gradient
+# div's rounding modes (ops/arithmetic_args.py): PyTorch's values, dtypes and zero gradient
 C("div", (E(S(2, 3, fill="wide"), S(3, fill="away"), rounding_mode="trunc"),
           E(S(2, 3, fill="wide"), S(2, 3, fill="away"), rounding_mode="floor"),
           E(S(4, dtype="int64"), S(4, dtype="int64", fill="classes"), rounding_mode="floor"),

@@ -1,4 +1,4 @@
-"""One promotion rule (PyTorch's, tinygrad_edu.ops.dtypes) for the Executor, compile(), the
+"""One promotion rule (PyTorch's, tinygrad_edu.ops.promotion) for the Executor, compile(), the
 passes and the eager engine; numpy's 0-d results are arrays (strong), not weak numbers."""
 
 import numpy as np

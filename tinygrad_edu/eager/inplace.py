@@ -11,7 +11,7 @@ in ``dispatch.py``.
 from __future__ import annotations
 
 from ..ops import REGISTRY, ShapeError
-from ..ops.dtypes import can_cast
+from ..ops.promotion import can_cast
 from . import core, grad_mode
 from .dispatch import apply_op
 from .node import CopySlices

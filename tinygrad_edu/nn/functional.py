@@ -365,8 +365,9 @@ __all__ += [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding",
 ]  # fmt: skip
-# the layers composed of those ops (ops/more_layers.py): conv1d, conv_transpose2d, unfold,
-# fold, the adaptive pools, group_norm, instance_norm, rms_norm, dropout2d, interpolate ...
+# the layers composed of those ops (in ops/conv.py, pooling.py, normalization.py, dropout.py,
+# upsampling.py): conv1d, conv_transpose2d, unfold, fold, the adaptive pools, group_norm,
+# instance_norm, rms_norm, dropout2d, interpolate ...
 from . import functional_layers as _layers  # noqa: E402
 
 _MORE_LAYERS = _layers.__all__[_layers.__all__.index("LAYERS") + 1 :]

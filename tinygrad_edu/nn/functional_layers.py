@@ -2,8 +2,8 @@ r"""The layer functions of a CNN (and of sequence models), with PyTorch's names 
 ``conv2d``, ``max_pool2d``, ``avg_pool2d``, ``adaptive_avg_pool2d``, ``pad``, ``batch_norm``,
 ``layer_norm``, ``embedding``, ``dropout``. Re-exported by :mod:`tinygrad_edu.nn.functional`.
 
-Each is generated from its one declaration beside its op (``ops/conv.py``, ``ops/pool.py``,
-``ops/pad.py``, ``ops/norm.py``, ``ops/embedding.py``, ``ops/nn.py``; see
+Each is generated from its one declaration beside its op (``ops/conv.py``, ``ops/pooling.py``,
+``ops/padding.py``, ``ops/normalization.py``, ``ops/embedding.py``, ``ops/dropout.py``; see
 :mod:`tinygrad_edu.ops.layer_surface`), the same declaration that gives the symbolic engine's
 ``symbolic.conv2d`` and the rest, so both engines take the same arguments. What is the eager
 engine's own is :data:`ENGINE`: values become tensors, and PyTorch's side effects (running
@@ -38,7 +38,8 @@ __all__ = [
     "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "pad", "batch_norm",
     "layer_norm", "embedding", "dropout", "ENGINE", "LAYERS",
 ]  # fmt: skip
-__all__ += [  # composed of the ops above (tinygrad_edu.ops.more_layers)
+# composed of the ops above (ops/conv.py, pooling.py, normalization.py, dropout.py, upsampling.py)
+__all__ += [
     "conv1d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold", "adaptive_avg_pool1d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "group_norm", "instance_norm", "rms_norm",
     "dropout1d", "dropout2d", "interpolate", "dropout3d", "max_pool1d", "avg_pool1d",

@@ -2,7 +2,7 @@
 
 An op is a subclass of :class:`Op` with a forward computation over an array namespace ``xp``,
 a shape rule, and one derivative rule (``vjp``) written against ``F``, an engine's functional
-namespace (see :mod:`tinygrad_edu.ops.functional`). Raw arrays, eager tensors and symbolic
+namespace (see :mod:`tinygrad_edu.ops.vjp_namespace`). Raw arrays, eager tensors and symbolic
 nodes all run the same rule.
 
 The op library sits on ``backend`` alone (layer 1 of ``docs/concepts/layers.md``): it never
@@ -20,8 +20,8 @@ and ``Node`` are not edited:
    ``tg.flip`` and the symbolic ``Node.flip`` (a layer function of ``nn.functional`` is
    declared with ``declare_layer`` instead, :mod:`tinygrad_edu.ops.layer_surface`). Where
    the argument parsing is long, the rows live in a file of their own beside the ops:
-   ``shape_args.py``, ``elementwise_args.py`` and ``indexing_args.py`` (``flip``'s row)
-   beside ``shape.py``, ``elementwise.py`` and ``indexing.py``;
+   ``shape_args.py``, ``arithmetic_args.py`` and ``indexing_args.py`` (``flip``'s row)
+   beside ``shape.py``, ``arithmetic.py`` and ``indexing.py``;
    its ONNX form is part of the class too (``onnx = "Exp"``, a method ``onnx(self, ex, node,
    args)`` writing a decomposition, or ``NoOnnx("why not")``), then ``python
    docs/onnx_ops.py`` regenerates the list in ``docs/concepts/compiler.md``;
@@ -40,32 +40,33 @@ Shape errors worth a test go in ``tests/ops/test_shape_rules.py``.
 
 from . import (  # noqa: F401  (importing a module registers its ops)
     activation,
+    arithmetic,
+    arithmetic_args,
     conv,
     creation,
-    elementwise,
-    elementwise_args,
+    dropout,
     embedding,
-    extras_args,
     indexing,
     indexing_args,
     joins,
     linalg,
     logic,
+    losses,
     matrix,
-    more_layers,
-    nn,
-    norm,
-    pad,
-    pointwise,
-    pool,
+    normalization,
+    padding,
+    pooling,
     random,
-    reduce,
     reductions,
     rnn,
+    scans,
     shape,
     shape_args,
     sorting,
     special,
+    statistics,
+    unary,
+    upsampling,
 )
 from .base import (
     REGISTRY,
@@ -78,7 +79,7 @@ from .base import (
     normalize_axes,
     register,
 )
-from .functional import RAW, Functional, RawFunctional
+from .vjp_namespace import RAW, Functional, RawFunctional
 
 __all__ = [
     "Op",

@@ -1,20 +1,24 @@
 r"""Activation functions beyond ``relu``/``sigmoid``/``tanh``: ``leaky_relu``, ``gelu`` (exact,
 through ``erf``, or PyTorch's ``tanh`` approximation), ``softplus``, ``silu``, ``elu`` (also
 ``selu`` and ``celu``), ``mish``, ``hardtanh`` (also ``relu6``), ``hardswish``,
-``hardsigmoid`` and ``log_sigmoid``. They are the ops behind ``tg.nn.functional``'s functions
-of the same names; ``softsign``, ``tanhshrink``, ``hardshrink``, ``softshrink``,
-``threshold``, ``glu`` and ``prelu`` are composites of other ops."""
+``hardsigmoid``, ``log_sigmoid``, ``softmax`` and ``log_softmax``. They are the ops behind
+``tg.nn.functional``'s functions of the same names; ``softsign``, ``tanhshrink``,
+``hardshrink``, ``softshrink``, ``threshold``, ``glu`` and ``prelu`` are composites of other
+ops."""
 
 from __future__ import annotations
 
 import math
 
-from .base import Op, register
-from .elementwise import erf
-from .surface import declare
+import numpy as _np  # the type check of a numpy array (numpy's reductions, without wrappers)
+
+from .base import Op, normalize_axes, quiet, register
+from .promotion import category
+from .surface import cast, declare
+from .unary import erf
 
 __all__ = ["LeakyRelu", "Gelu", "Softplus", "Silu", "Elu", "Mish", "Hardtanh", "Hardswish",
-           "Hardsigmoid", "LogSigmoid"]
+           "Hardsigmoid", "LogSigmoid", "Softmax", "LogSoftmax"]  # fmt: skip
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
@@ -138,7 +142,7 @@ declare("gelu", _gelu, nn=("gelu",))
 declare("softplus", _softplus, nn=("softplus",))
 
 
-# -- the activations of issue 24 ---------------------------------------------------------------
+# -- silu, elu (selu, celu), mish, the hard ones, log_sigmoid ---------------------------------
 _SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
 
 
@@ -435,3 +439,91 @@ declare("hardsigmoid", _unary_nn, nn=("hardsigmoid",))
 declare("log_sigmoid", _plain, nn=("logsigmoid",))
 for _kind in ("softsign", "tanhshrink", "hardshrink", "softshrink", "threshold", "glu", "prelu"):
     declare(None, _composite(_kind), nn=(_kind,))
+
+
+# -- softmax and log_softmax: computed after subtracting the row maximum, so logits of
+# +-1000 stay finite ------------------------------------------------------------------------
+def _log_softmax(xp, x, axis):
+    if isinstance(x, _np.ndarray):  # the methods: numpy's same reductions, without wrappers
+        z = x - x.max(axis=axis, keepdims=True)
+        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
+    z = x - xp.max(x, axis=axis, keepdims=True)
+    return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
+
+
+@quiet()
+def log_softmax_rows(xp, x, axis):
+    """``log_softmax`` of a non-empty floating array (what the kernel computes, silently)."""
+    return _log_softmax(xp, x, axis)
+
+
+def _need_float(opname, x):
+    if getattr(x, "dtype", None) is not None and category(x.dtype) != 2:
+        raise TypeError(
+            f"{opname}: the input is {x.dtype}, but {opname} needs a floating dtype (as in "
+            f"PyTorch); convert first, e.g. x.float(), or pass dtype=tg.float32"
+        )
+
+
+class _AlongAxis(Op):
+    def shape(self, shape, axis=-1):
+        normalize_axes(self.name, axis, len(shape), shape)
+        return tuple(shape)
+
+
+@register
+class Softmax(_AlongAxis):
+    r"""$s_i = e^{x_i} / \sum_j e^{x_j}$ along ``axis``.
+    $\partial L/\partial x = s \odot (g - \sum_j g_j s_j)$ (reuses the output)."""
+
+    name, saves_output = "softmax", True
+
+    @quiet()  # inf - inf in a row holding inf gives nan, silently (as in PyTorch)
+    def forward(self, xp, x, axis=-1):
+        _need_float(self.name, x)
+        if x.size == 0:  # nothing to normalise (numpy's max of nothing would fail)
+            return xp.asarray(x, copy=True)
+        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+        return e / xp.sum(e, axis=axis, keepdims=True)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
+        return (out * (g - F.sum(g * out, axis=axis, keepdims=True)),)
+
+    def onnx(self, ex, node, args):
+        return ex.one("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
+
+
+@register
+class LogSoftmax(_AlongAxis):
+    r"""$\log s_i = x_i - \log\sum_j e^{x_j}$ along ``axis``.
+    $\partial L/\partial x = g - e^{\mathrm{out}} \sum_j g_j$ (reuses the output)."""
+
+    name, saves_output = "log_softmax", True
+
+    @quiet()
+    def forward(self, xp, x, axis=-1):
+        _need_float(self.name, x)
+        if x.size == 0:
+            return xp.asarray(x, copy=True)
+        return _log_softmax(xp, x, axis)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
+        return (g - F.exp(out) * F.sum(g, axis=axis, keepdims=True),)
+
+    def onnx(self, ex, node, args):
+        return ex.one("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+def _along_dim(op, apply):
+    """``softmax(input, dim=-1)``; numpy's ``axis`` is an alias. (PyTorch's ``F.softmax``
+    without ``dim`` picks one by a deprecated rule; here it is always the last dim.)"""
+
+    def along_dim(input, dim=-1, *, dtype=None, axis=None):
+        return apply(op, cast(apply, input, dtype), axis=dim if axis is None else axis)
+
+    return along_dim
+
+
+declare("softmax", _along_dim, methods=("softmax",), functions=("softmax",))
+declare("log_softmax", _along_dim, methods=("log_softmax",), functions=("log_softmax",))

@@ -1,5 +1,6 @@
 r"""``embedding(indices, weight)``: rows of a table picked by integer indices, and its
-derivative ``embedding_grad`` (the rows' gradients added back into a table of zeros).
+derivative ``embedding_grad`` (the rows' gradients added back into a table of zeros); and
+``one_hot(indices)``, the rows of an identity table.
 
 For ``weight`` of shape $(V, D)$ and integer ``indices`` of any shape $S$, the result has shape
 $S + (D,)$: $y_{s} = w_{\mathrm{idx}_s}$. A row picked several times gets the sum of its
@@ -24,7 +25,7 @@ from __future__ import annotations
 from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .layer_surface import declare_layer, known_shape, side_effect_error
 
-__all__ = ["Embedding", "EmbeddingGrad", "embedding_layer"]
+__all__ = ["Embedding", "EmbeddingGrad", "OneHot", "embedding_layer"]
 
 
 def _check_indices(xp, opname, idx, rows):
@@ -174,3 +175,36 @@ def embedding_layer(engine):
 
 
 declare_layer("embedding", embedding_layer)
+
+
+# -- one_hot: a row of the identity matrix per index -------------------------------------------
+@register
+class OneHot(Op):
+    """``one_hot(target, num_classes=-1)``: int64 one-hot rows along a new last dim
+    (``num_classes=-1``: the largest class plus one). Not differentiable."""
+
+    name, differentiable = "one_hot", False
+
+    def forward(self, xp, target, num_classes=-1):
+        if num_classes < 0:
+            num_classes = int(xp.max(target)) + 1 if target.size else 0
+        if target.size and (int(xp.min(target)) < 0 or int(xp.max(target)) >= num_classes):
+            bad = int(xp.max(target)) if int(xp.max(target)) >= num_classes else int(
+                xp.min(target))  # fmt: skip
+            raise IndexError(
+                f"one_hot: target holds class {bad}, but there are {num_classes} classes "
+                f"(0..{num_classes - 1})"
+            )
+        return xp.astype(xp.expand_dims(target, axis=-1) == xp.arange(num_classes), xp.int64)
+
+    def shape(self, tshape, num_classes=-1):
+        return tuple(tshape) + (num_classes,)
+
+    def onnx(self, ex, node, args):
+        depth = ex.need_shape(node, "one_hot")[-1]
+        dtype = ex.dtype(node) or "int64"
+        idx, n1 = ex.node("Cast", [args[0]], "index", to=ex.onnx.TensorProto.INT64)
+        name, n2 = ex.node("OneHot", [idx, ex.const(depth, "depth", "int64"),
+                                        ex.const([0, 1], "values", dtype)], "one_hot",
+                             axis=-1)  # fmt: skip
+        return [n1, n2], name

@@ -1,12 +1,15 @@
 """PyTorch's argument conventions for the ops of :mod:`tinygrad_edu.ops.indexing`: the rows of
 the surface table (see :mod:`tinygrad_edu.ops.surface`) that give ``tril``/``triu``, ``flip``,
 ``roll``, ``index_select``, ``scatter``, ``masked_select``, ``diagonal``, ``unfold`` ... their
-PyTorch names and arguments. The ops themselves (forwards, shape rules, derivative rules) are
-in ``indexing.py``; this module only parses arguments and declares the rows."""
+PyTorch names and arguments; and the composites ``take_along_dim`` (of ``gather``) and
+``index_fill`` (of ``masked_fill``). The ops themselves (forwards, shape rules, derivative
+rules) are in ``indexing.py``; this module only parses arguments and declares the rows."""
 
 from __future__ import annotations
 
-from .base import REGISTRY, ShapeError, normalize_axes
+import numpy as _np  # the boolean mask of index_fill (a constant), no math on values
+
+from .base import REGISTRY, IndexShapeError, ShapeError, broadcast_shapes, normalize_axes
 from .indexing import _axis
 from .surface import declare, shape_of
 
@@ -413,9 +416,87 @@ def _select(op, apply):
         if not -n <= int(index) < n:
             raise IndexError(f"select: index {index} is out of range for dim {dim} of size {n} "
                              f"(shape {shape})")  # fmt: skip
-        return apply(getitem, input, index=(slice(None),) * d + (int(index),))
+        # the trailing ``...`` keeps a 0-d result an array (numpy gives a scalar copy for
+        # ``x[(i,)]`` of a 1-D ``x``), so the result is a view in every case, as ``x[i]``
+        return apply(getitem, input, index=(slice(None),) * d + (int(index), Ellipsis))
 
     return select
 
 
 declare(None, _select, methods=("select",), functions=("select",))
+
+
+# -- take_along_dim and index_fill, composites of gather and masked_fill ---------------------
+def _is_int64(x) -> bool:
+    return str(getattr(x, "dtype", "")).endswith("int64")
+
+
+def _take_along_dim(op, apply):
+    """``take_along_dim(input, indices, dim=None)``: ``gather`` after broadcasting ``input``
+    and ``indices`` against each other in every dim but ``dim`` (``dim=None``: both
+    flattened)."""
+    gather, reshape, expand = REGISTRY["gather"], REGISTRY["reshape"], REGISTRY["broadcast_to"]
+
+    def take_along_dim(input, indices, dim=None):
+        if not _is_int64(indices):
+            raise TypeError(f"take_along_dim: indices must be int64, got "
+                            f"{getattr(indices, 'dtype', type(indices).__name__)}")  # fmt: skip
+        xs, js = shape_of("take_along_dim", input), shape_of("take_along_dim", indices)
+        if dim is None:
+            return apply(gather, apply(reshape, input, shape=(-1,)),
+                         apply(reshape, indices, shape=(-1,)), dim=0)  # fmt: skip
+        if len(xs) != len(js):
+            raise ShapeError(
+                f"take_along_dim: input and indices should have the same number of dims, got "
+                f"{len(xs)} (shape {xs}) and {len(js)} (shape {js})"
+            )
+        d = _axis("take_along_dim", dim, xs)
+        if xs:
+            rest = broadcast_shapes("take_along_dim", xs[:d] + (1,) + xs[d + 1 :],
+                                    js[:d] + (1,) + js[d + 1 :])  # fmt: skip
+            xt, jt = rest[:d] + (xs[d],) + rest[d + 1 :], rest[:d] + (js[d],) + rest[d + 1 :]
+            input = input if xt == xs else apply(expand, input, shape=xt)
+            indices = indices if jt == js else apply(expand, indices, shape=jt)
+        return apply(gather, input, indices, dim=d)
+
+    return take_along_dim
+
+
+def _index_fill(op, apply):
+    """``index_fill(input, dim, index, value)``: ``value`` at the positions ``index`` of dim
+    ``dim``, a ``masked_fill`` with the mask those positions make."""
+    masked_fill = REGISTRY["masked_fill"]
+
+    def index_fill(input, dim, index, value):
+        shape = shape_of("index_fill", input)
+        d = _axis("index_fill", dim, shape)
+        if not _is_int64(index):
+            raise IndexError(f"index_fill: expected dtype int64 for index, got "
+                             f"{getattr(index, 'dtype', type(index).__name__)}")  # fmt: skip
+        idx = _np.asarray(index.tolist() if hasattr(index, "tolist") else index, dtype=_np.int64)
+        if idx.ndim > 1:
+            raise IndexShapeError(f"index_fill: index has to be a vector or a scalar, got "
+                                  f"shape {idx.shape}")  # fmt: skip
+        if getattr(value, "ndim", 0):
+            raise ShapeError(f"index_fill: expected a number or a 0-dim value tensor, got one "
+                             f"of shape {tuple(value.shape)}")  # fmt: skip
+        n = shape[d] if shape else 1
+        bad = idx[(idx < -n) | (idx >= n)]
+        if bad.size:
+            raise IndexShapeError(f"index_fill: index {int(bad[0])} is out of bounds for dim "
+                                  f"{d} with size {n} (shape {shape})")  # fmt: skip
+        mask = _np.zeros(n, dtype=bool)
+        mask[idx.reshape(-1)] = True
+        mask = mask.reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1) if shape else ())
+        try:
+            return apply(masked_fill, input, mask, value)
+        except RuntimeError as e:  # index_fill_ of a leaf that requires grad, of a view ...
+            raise type(e)(f"index_fill: {e}") from e
+
+    return index_fill
+
+
+declare(None, _take_along_dim, methods=("take_along_dim",), functions=("take_along_dim",),
+        symbolic=False)  # fmt: skip
+declare(None, _index_fill, methods=("index_fill",), functions=("index_fill",),
+        inplace=("index_fill_",), symbolic=False)  # fmt: skip

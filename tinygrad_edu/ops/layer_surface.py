@@ -3,7 +3,7 @@ r"""Layer surfaces: one declaration per layer function gives it to both engines.
 The layer functions of ``nn.functional`` (``conv2d``, ``max_pool2d``, ``avg_pool2d``,
 ``adaptive_avg_pool2d``, ``pad``, ``batch_norm``, ``layer_norm``, ``embedding``, ``dropout``)
 check and normalise PyTorch's arguments, then apply one op (or a few). Each is declared once,
-beside its op (``ops/conv.py``, ``ops/pool.py`` ...), as a *template*: a function of an
+beside its op (``ops/conv.py``, ``ops/pooling.py`` ...), as a *template*: a function of an
 :class:`Engine` that returns the public function, with PyTorch's signature (names, order,
 defaults). The eager engine's ``tg.nn.functional.conv2d`` and the symbolic engine's
 ``symbolic.conv2d`` are the same template run with two engines, so their signatures cannot
@@ -24,6 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import NamedTuple
+
+import numpy as _np  # index and weight tables (constants of the graph), no math on values
+
+from .base import REGISTRY, ShapeError
 
 __all__ = [
     "Engine", "LAYERS", "declare_layer", "generate_layers", "known_shape", "side_effect_error",
@@ -96,3 +100,49 @@ def side_effect_error(engine: Engine, opname: str, what: str, fix: str) -> Excep
         f"{opname}: {what} changes a tensor in place, which a {engine.name} graph cannot do "
         f"(running it must not change its inputs); {fix}"
     )
+
+
+# -- what several layer templates use ----------------------------------------------------------
+def _reshape(engine, x, shape):
+    return engine.apply(REGISTRY["reshape"], x, shape=tuple(shape))
+
+
+def _const(engine, x, values):
+    """``values`` as a constant of ``x``'s dtype and device (no gradient)."""
+    dtype = getattr(x, "dtype", None)
+    arr = _np.asarray(values, dtype=str(dtype) if dtype is not None else "float32")
+    return engine.indices(arr, x)
+
+
+def _via(opname, how, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with a shape error renamed: it names ``opname`` and how it is
+    computed (``conv1d`` as ``conv2d`` of a height-1 image: the shapes are the 4-D ones)."""
+    try:
+        return fn(*args, **kwargs)
+    except ShapeError as e:
+        raise ShapeError(f"{opname} (computed as {how}): {e}") from e
+
+
+def _ndim_check(opname, shape, nd, what):
+    """True for one example (``nd`` axes), False for a batch (``nd + 1``), else an error."""
+    if len(shape) not in (nd, nd + 1):
+        raise ShapeError(f"{opname}: expects an input {what} (with or without the batch axis), "
+                         f"got shape {tuple(shape)}")  # fmt: skip
+    return len(shape) == nd
+
+
+def _one(opname, what, value, minimum=1):
+    """An int, or a 1-tuple of one, at least ``minimum``."""
+    if isinstance(value, (tuple, list)) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{opname}: {what} must be an int >= {minimum} (or a 1-tuple), got "
+                         f"{value!r}")  # fmt: skip
+    return value
+
+
+
+def _layer(engine, name):
+    """The layer function ``name`` for ``engine`` (a layer written with another: ``conv1d``
+    with ``conv2d``)."""
+    return LAYERS[name](engine)

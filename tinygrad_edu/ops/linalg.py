@@ -4,7 +4,7 @@ $\mathrm{op}$ transposes the last two axes when asked. Leading (batch) axes broa
 from __future__ import annotations
 
 from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, register
-from .dtypes import result_type
+from .promotion import result_type
 from .surface import declare
 
 __all__ = ["MatMul", "matrix_transpose"]

@@ -6,9 +6,10 @@ numpy, and a Python number takes its partner's dtype.
 
 from __future__ import annotations
 
-from .base import Op, ShapeError, broadcast_shapes, register
-from .dtypes import torch_result
-from .elementwise import _arrays, _to_shapes
+from .arithmetic import _arrays, _to_shapes
+from .base import REGISTRY, Op, ShapeError, broadcast_shapes, register
+from .promotion import torch_result
+from .surface import binary, cast, declare, reflected, shape_of, unary
 
 __all__ = ["COMPARISONS", "LOGICAL", "Where", "MaskedFill"]
 
@@ -136,3 +137,69 @@ LOGICAL = {
          lambda xp, a: xp.bitwise_invert(a), 1, "Not"),
     ]
 }  # fmt: skip
+
+
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ----------------------
+def _where(op, apply):
+    def where(condition, input=None, other=None):
+        """``input`` where ``condition`` holds, else ``other``; with the condition alone,
+        ``nonzero(condition, as_tuple=True)`` (eager only)."""
+        if input is None and other is None:
+            return _nonzero_tuple(apply, condition)
+        if input is None or other is None:
+            raise TypeError("where() takes the condition alone, or the condition, input and "
+                            "other (a number or a tensor each)")  # fmt: skip
+        if hasattr(input, "shape") or hasattr(other, "shape"):
+            return apply(op, condition, input, other)
+        # two Python numbers: PyTorch's dtype for them (where(c, 1, 0.5) is float32). NOTE:
+        # derivative rules call the op itself with numbers and keep their float64 precision.
+        pair = (input, other)
+        dtype = ("float32" if any(isinstance(v, float) for v in pair) else
+                 "bool" if all(isinstance(v, bool) for v in pair) else "int64")  # fmt: skip
+        return cast(apply, apply(op, condition, input, other), dtype)
+
+    return where
+
+
+def _nonzero_tuple(apply, condition):
+    """``nonzero(condition, as_tuple=True)``: one index tensor per axis (a 0-d one as (1,))."""
+    getitem, nonzero = REGISTRY["getitem"], REGISTRY["nonzero"]
+    if shape_of("where", condition) == ():
+        condition = apply(REGISTRY["reshape"], condition, shape=(1,))
+    out = apply(nonzero, condition)
+    n = len(shape_of("where", condition))
+    return tuple(apply(getitem, out, index=(slice(None), i)) for i in range(n))
+
+
+def _where_method(op, apply):
+    def where(input, condition, other):  # x.where(cond, y) == where(cond, x, y)
+        return apply(op, condition, input, other)
+
+    return where
+
+
+def _masked_fill(op, apply):
+    def masked_fill(input, mask, value):
+        return apply(op, input, mask, value)
+
+    return masked_fill
+
+
+declare("where", _where, functions=("where",))
+declare("where", _where_method, methods=("where",))
+declare("masked_fill", _masked_fill, methods=("masked_fill",), functions=("masked_fill",),
+        inplace=("masked_fill_",))  # fmt: skip
+for _name, _dunder, _short in (("greater", "__gt__", "gt"), ("greater_equal", "__ge__", "ge"),
+                               ("less", "__lt__", "lt"), ("less_equal", "__le__", "le")):
+    declare(_name, binary, methods=(_dunder, _short, _name), functions=(_short, _name))
+# `==` on a symbolic Node stays identity (nodes are dict keys): these are tensor methods only
+declare("equal", binary, methods=("__eq__", "eq"), functions=("eq",), symbolic=False)
+declare("not_equal", binary, methods=("__ne__", "ne", "not_equal"),
+        functions=("ne", "not_equal"), symbolic=False)  # fmt: skip
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    declare(_name, binary, methods=(_name,), functions=(_name,))
+declare("logical_not", unary, methods=("logical_not",), functions=("logical_not",))
+for _name, _dunder in (("bitwise_and", "and"), ("bitwise_or", "or"), ("bitwise_xor", "xor")):
+    declare(_name, binary, methods=(f"__{_dunder}__", _name), functions=(_name,))
+    declare(_name, reflected, methods=(f"__r{_dunder}__",))
+declare("bitwise_not", unary, methods=("__invert__", "bitwise_not"), functions=("bitwise_not",))

@@ -1,7 +1,8 @@
 r"""Linear algebra beyond ``matmul``, with PyTorch's names: the ops ``einsum``, ``inv``,
 ``det`` and ``solve``; and composites built on ops: ``bmm``, ``addmm``, ``baddbmm``,
 ``addmv``, ``addr``, ``outer``/``ger``, ``dot``/``inner``/``vdot``, ``mv``, ``kron``,
-``cross``, ``cdist``. The ``torch.linalg`` spellings are in :mod:`tinygrad_edu.linalg`.
+``cross``, ``cdist``, ``tensordot``. The ``torch.linalg`` spellings are in
+:mod:`tinygrad_edu.linalg`.
 
 ``einsum``'s rule is ``einsum`` again: the gradient of operand $i$ contracts the output's
 gradient with the other operands back to operand $i$'s subscripts (and broadcasts over any
@@ -19,9 +20,19 @@ X^\top$.
 from __future__ import annotations
 
 import string
+from math import prod
 
-from .base import REGISTRY, NoOnnx, Op, ShapeError, broadcast_shapes, fmt_shapes, register
-from .dtypes import category
+from .base import (
+    REGISTRY,
+    NoOnnx,
+    Op,
+    ShapeError,
+    broadcast_shapes,
+    fmt_shapes,
+    normalize_axes,
+    register,
+)
+from .promotion import category
 from .surface import declare, shape_of
 
 __all__ = ["Einsum", "Inv", "Det", "Solve", "parse_einsum"]
@@ -534,3 +545,55 @@ declare(None, _cross, methods=("cross",), functions=("cross",))
 declare(None, _cdist, functions=("cdist",))
 declare("inv", _inverse, methods=("inverse",), functions=("inverse",))
 declare("det", _det, methods=("det",), functions=("det",))
+
+
+# -- tensordot, a permute, a reshape and one matmul ------------------------------------------
+def _tensordot(op, apply):
+    """``tensordot(a, b, dims=2)``: the dims of ``a`` and ``b`` named by ``dims`` (an int:
+    the last ``dims`` of ``a`` with the first of ``b``; or two lists) contracted. A
+    ``permute`` and ``reshape`` of each operand into a matrix, one ``matmul``, a
+    ``reshape``."""
+    permute, reshape, matmul = REGISTRY["permute"], REGISTRY["reshape"], REGISTRY["matmul"]
+
+    def tensordot(a, b, dims=2):
+        sa, sb = shape_of("tensordot", a), shape_of("tensordot", b)
+        if hasattr(dims, "tolist"):
+            dims = dims.tolist()
+        if isinstance(dims, int):
+            if dims < 0:
+                raise ShapeError(f"tensordot: expects dims >= 0, but got dims={dims}")
+            if dims > min(len(sa), len(sb)):
+                raise ShapeError(f"tensordot: dims={dims} is more than the dims of shapes {sa} "
+                                 f"and {sb}")  # fmt: skip
+            da, db = list(range(len(sa) - dims, len(sa))), list(range(dims))
+        else:
+            if len(dims) != 2 or any(isinstance(d, int) for d in dims):
+                raise TypeError(f"tensordot: dims must be an int or two lists of dims, got "
+                                f"{dims!r}")  # fmt: skip
+            da, db = (list(d) for d in dims)
+            if len(da) != len(db):
+                raise ShapeError(f"tensordot: both dimension lists should have same length, got "
+                                 f"{da} and {db}")  # fmt: skip
+            da = [normalize_axes("tensordot", d, max(len(sa), 1), sa)[0] for d in da]
+            db = [normalize_axes("tensordot", d, max(len(sb), 1), sb)[0] for d in db]
+        for i, j in zip(da, db):
+            if sa[i] != sb[j]:
+                raise ShapeError(
+                    f"tensordot: contracted dimensions need to match, but the first (shape "
+                    f"{sa}) has size {sa[i]} in dim {i} and the second (shape {sb}) has size "
+                    f"{sb[j]} in dim {j}"
+                )
+        fa = [i for i in range(len(sa)) if i not in da]
+        fb = [j for j in range(len(sb)) if j not in db]
+        k = prod(sa[i] for i in da)
+        ma = apply(reshape, apply(permute, a, axes=tuple(fa + da)),
+                   shape=(prod(sa[i] for i in fa), k))  # fmt: skip
+        mb = apply(reshape, apply(permute, b, axes=tuple(db + fb)),
+                   shape=(k, prod(sb[j] for j in fb)))  # fmt: skip
+        return apply(reshape, apply(matmul, ma, mb),
+                     shape=tuple(sa[i] for i in fa) + tuple(sb[j] for j in fb))  # fmt: skip
+
+    return tensordot
+
+
+declare(None, _tensordot, functions=("tensordot",), symbolic=False)

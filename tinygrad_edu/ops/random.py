@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as _np  # the generator draws on the CPU (a seed gives one stream everywhere)
 
 from .base import NO_ONNX_RANDOM, Op, ShapeError, register
-from .dtypes import category
+from .promotion import category
 from .surface import declare
 
 __all__ = ["RandomFill", "Multinomial", "Sample", "use_generator", "generator_of"]

@@ -1,7 +1,13 @@
-r"""More reductions and scans, with PyTorch's names: ``prod``, ``cumprod``, ``logsumexp``,
-``vector_norm`` (behind ``x.norm``, ``torch.norm`` and ``torch.linalg.vector_norm``); and
-composites built on ops: ``count_nonzero``, ``nansum``, ``nanmean``, ``var_mean``/
-``std_mean``, ``diff``.
+r"""Reductions: ``sum``, ``mean``, ``prod``, ``max``/``min`` (over axes, or along one dim with
+indices; also ``amax``/``amin``), ``argmax``/``argmin``, ``all``/``any``, ``logsumexp``,
+``vector_norm`` (behind ``x.norm``, ``torch.norm`` and ``torch.linalg.vector_norm``), ``sum_to``
+(the reduction that undoes broadcasting) and ``numel``; and the composites built on them:
+``count_nonzero``, ``nansum``, ``nanmean``. The spread of values (``var``, ``std``, histograms)
+is in :mod:`~tinygrad_edu.ops.statistics`, the running reductions in
+:mod:`~tinygrad_edu.ops.scans`.
+
+The ops take numpy's ``axis``/``keepdims``; the public surfaces (bottom of the file) speak
+PyTorch's ``dim``/``keepdim`` and accept numpy's spelling too.
 
 The derivative of a product is the product of the *other* factors. Dividing the product by
 $x_i$ would fail where $x_i = 0$; here it is the product of the exclusive running products
@@ -19,14 +25,337 @@ tensor([0., 6.])
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
-from .base import REGISTRY, NoOnnx, Op, normalize_axes, register
-from .dtypes import category, floating
-from .reduce import _cumsum, _dim_args, _restore_axes, reduced_shape
-from .surface import cast, declare, dims, scalar_dims, shape_of
+from .base import REGISTRY, Op, ShapeError, normalize_axes, register
+from .promotion import category, floating
+from .surface import ValuesIndices, cast, declare, dims, reduction, scalar_dims
 
-__all__ = ["Prod", "Cumprod", "Logsumexp", "VectorNorm"]
+__all__ = [
+    "Sum", "Mean", "Max", "Min", "MaxDim", "MinDim", "ArgMax", "ArgMin", "SumTo", "Numel",
+    "All", "Any", "Prod", "Logsumexp", "VectorNorm", "reduced_shape",
+]  # fmt: skip
+
+
+def reduced_shape(opname, shape, axis, keepdims):
+    axes = normalize_axes(opname, axis, len(shape), shape)
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _restore_axes(F, g, axis, keepdims):
+    """Put back the axes a reduction removed, so ``g`` broadcasts against the input."""
+    return g if keepdims or axis is None else F.expand_dims(g, axis=axis)
+
+
+def _need_float(opname, x):
+    if category(x.dtype) != 2:
+        raise TypeError(
+            f"{opname}: the input is {x.dtype}, but {opname} needs a floating dtype (as in "
+            "PyTorch); convert first, e.g. x.float()"
+        )
+
+
+class _Reduction(Op):
+    torch_names: tuple = ()
+
+    def shape(self, shape, axis=None, keepdims=False, **attrs):
+        return reduced_shape(self.name, shape, axis, keepdims)
+
+    def variant(self, inputs, attrs):
+        return 0 if attrs.get("axis") is None else 1  # PyTorch: x.sum() vs x.sum(dim)
+
+
+def _count(x, axis):
+    return math.prod(x.shape[a] for a in normalize_axes("var", axis, x.ndim, x.shape))
+
+
+@register
+class Sum(_Reduction):
+    r"""$\sum_{axis} x$. $\partial L/\partial x = g$ broadcast back over the summed axes."""
+
+    name, torch_names = "sum", ("SumBackward0", "SumBackward1")
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.sum(x, axis=axis, keepdims=keepdims)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, axis=None, keepdims=False):
+        # BEGIN SOLUTION A1.6
+        return (F.broadcast_to(_restore_axes(F, g, axis, keepdims), shapes[0]),)
+        # END SOLUTION
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceSum")
+
+
+@register
+class Mean(_Reduction):
+    r"""Mean over axes. $\partial L/\partial x = g / n$ broadcast back ($n$: elements averaged).
+
+    The mean of nothing is nan (an empty batch), as in PyTorch.
+    """
+
+    name, torch_names = "mean", ("MeanBackward0", "MeanBackward1")
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        _need_float(self.name, x)
+        if x.size == 0 and _count(x, axis) == 0:  # numpy would warn "mean of empty slice"
+            shape = reduced_shape(self.name, x.shape, axis, keepdims)
+            return xp.full(shape, math.nan, dtype=x.dtype)
+        return xp.mean(x, axis=axis, keepdims=keepdims)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, axis=None, keepdims=False):
+        g = _restore_axes(F, g, axis, keepdims) / F.numel(shapes[0], axis)
+        return (F.broadcast_to(g, shapes[0]),)
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMean")
+
+
+@register
+class Max(_Reduction):
+    r"""Maximum over axes. The gradient goes to the maximal elements, split evenly on ties.
+
+    (``x.max()`` is PyTorch's ``MaxBackward1``; over given axes, ``amax``'s ``AmaxBackward0``.)
+    """
+
+    name, saves, saves_output = "max", (0,), True
+    torch_names = ("MaxBackward1", "AmaxBackward0")
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.max(x, axis=axis, keepdims=keepdims)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, axis=None, keepdims=False):
+        (x,) = inputs
+        hit = F.equal(x, _restore_axes(F, out, axis, keepdims))
+        mask = F.where(hit, F.ones_like(x), F.zeros_like(x))
+        share = mask / F.sum(mask, axis=axis, keepdims=True)
+        return (share * _restore_axes(F, g, axis, keepdims),)
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMax")
+
+
+@register
+class Min(Max):
+    r"""Minimum over axes. The gradient goes to the minimal elements, split evenly on ties."""
+
+    name, torch_names = "min", ("MinBackward1", "AminBackward0")
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.min(x, axis=axis, keepdims=keepdims)
+
+    def onnx(self, ex, node, args):
+        return ex.reduce(node, args, "ReduceMin")
+
+
+@register
+class All(_Reduction):
+    """True where every element over the axes is nonzero (a bool result). Not differentiable."""
+
+    name, differentiable = "all", False
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.all(x, axis=axis, keepdims=keepdims)
+
+    def onnx(self, ex, node, args):
+        return ex.all_any(node, args, "ReduceMin")
+
+
+@register
+class Any(_Reduction):
+    """True where some element over the axes is nonzero (a bool result). Not differentiable."""
+
+    name, differentiable = "any", False
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        return xp.any(x, axis=axis, keepdims=keepdims)
+
+    def onnx(self, ex, node, args):
+        return ex.all_any(node, args, "ReduceMax")
+
+
+class _AlongDim(Op):
+    """The extreme value along one ``dim`` (``x.max(dim)``): the gradient goes to the element
+    that ``argmax``/``argmin`` picks, the first of ties, as in PyTorch."""
+
+    saves = (0,)
+    _arg = ""
+
+    def forward(self, xp, x, dim=0, keepdim=False):
+        if x.ndim == 0:
+            normalize_axes(self.name, dim, 0)  # 0 or -1 only
+            return xp.asarray(x, copy=True)  # not x itself: the result is no view of it
+        idx = getattr(xp, self._arg)(x, axis=dim, keepdims=True)
+        values = xp.take_along_axis(x, idx, axis=dim)
+        return values if keepdim else xp.squeeze(values, axis=dim)
+
+    def shape(self, shape, dim=0, keepdim=False):
+        return reduced_shape(self.name, shape, dim, keepdim) if len(shape) else ()
+
+    def vjp(self, F, g, inputs, out, shapes, needs, dim=0, keepdim=False):
+        if shapes[0] == ():
+            return (g,)
+        idx = getattr(F, self._arg)(inputs[0], axis=dim, keepdims=True)
+        return (F.gather_grad(g if keepdim else F.expand_dims(g, axis=dim), shapes[0], idx, dim),)
+
+
+@register
+class MaxDim(_AlongDim):
+    __doc__ = _AlongDim.__doc__
+    name, _arg, torch_name = "max_dim", "argmax", "MaxBackward0"
+
+    def onnx(self, ex, node, args):
+        return ex.along_dim(node, args, "ReduceMax")
+
+
+@register
+class MinDim(_AlongDim):
+    __doc__ = _AlongDim.__doc__
+    name, _arg, torch_name = "min_dim", "argmin", "MinBackward0"
+
+    def onnx(self, ex, node, args):
+        return ex.along_dim(node, args, "ReduceMin")
+
+
+class _Arg(Op):
+    """The index of the extreme value along ``axis`` (of the flattened input when None), as
+    int64. Not differentiable."""
+
+    differentiable = False
+
+    def forward(self, xp, x, axis=None, keepdims=False):
+        if x.ndim == 0:
+            normalize_axes(self.name, axis, 0)  # 0 or -1 only
+            return xp.zeros((), dtype=xp.int64)
+        return getattr(xp, self.name)(x, axis=axis, keepdims=keepdims)
+
+    def shape(self, shape, axis=None, keepdims=False):
+        if not len(shape):
+            return ()
+        if axis is None:
+            return (1,) * len(shape) if keepdims else ()
+        return reduced_shape(self.name, shape, axis, keepdims)
+
+
+@register
+class ArgMax(_Arg):
+    __doc__ = _Arg.__doc__
+    name = "argmax"
+
+    def onnx(self, ex, node, args):
+        return ex.arg_reduce(node, args, "ArgMax")
+
+
+@register
+class ArgMin(_Arg):
+    __doc__ = _Arg.__doc__
+    name = "argmin"
+
+    def onnx(self, ex, node, args):
+        return ex.arg_reduce(node, args, "ArgMin")
+
+
+@register
+class SumTo(Op):
+    r"""``sum_to(x, shape)``: sum ``x`` down to ``shape``, undoing a broadcast.
+
+    The second input, when given instead of ``shape``, supplies its shape only.
+    $\partial L/\partial x$ = ``broadcast_to(g, x.shape)``.
+    """
+
+    name = "sum_to"
+
+    def forward(self, xp, x, like=None, shape=None):
+        shape = tuple(like.shape) if shape is None else shape
+        lead = x.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(shape) if d == 1 and x.shape[lead + i] != 1
+        )
+        if axes:
+            x = xp.sum(x, axis=axes, keepdims=True)
+        return xp.reshape(x, shape) if tuple(x.shape) != shape else x
+
+    def shape(self, xshape, like=None, shape=None):
+        target = like if shape is None else shape
+        lead = len(xshape) - len(target)
+        if lead < 0 or any(d != 1 and d != xshape[lead + i] for i, d in enumerate(target)):
+            raise ShapeError(
+                f"sum_to: cannot sum shape {tuple(xshape)} down to {tuple(target)}; the target "
+                "must be a shape that broadcasts to the input"
+            )
+        return tuple(target)
+
+    def vjp(self, F, g, inputs, out, shapes, needs, shape=None):
+        target = shape if shape is not None else shapes[1] if len(shapes) > 1 else None
+        if not _static(target):  # g has the target's shape
+            target = getattr(g, "shape", None)
+        rest = (None,) * (len(shapes) - 1)
+        if not (_static(shapes[0]) and _static(target)):
+            return (F.broadcast_to(g, shapes[0]),) + rest
+        lead = len(shapes[0]) - len(target)
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, d in enumerate(target) if d == 1 and shapes[0][lead + i] != 1
+        )
+        if not axes:
+            return (F.broadcast_to(g, shapes[0]),) + rest
+        # the sum rule, written once: g with the summed axes kept, back over them
+        g = F.reshape(g, (1,) * lead + tuple(target))
+        (gx,) = REGISTRY["sum"].vjp(F, g, inputs[:1], None, shapes[:1], needs[:1], axis=axes,
+                                    keepdims=True)  # fmt: skip
+        return (gx,) + rest
+
+    def onnx(self, ex, node, args):
+        src = ex.need_shape(node.inputs[0], "sum_to")
+        like = node.attrs.get("shape")
+        target = tuple(like) if like is not None else ex.need_shape(node.inputs[1], "sum_to")
+        lead = len(src) - len(target)
+        axes = list(range(lead)) + [
+            lead + i for i, d in enumerate(target) if d == 1 and src[lead + i] != 1
+        ]
+        if not axes:
+            return ex.one("Identity", args[:1], "sum_to")
+        summed, n1 = ex.node(
+            "ReduceSum", [args[0], ex.const(axes, "axes", "int64")], "sum_to", keepdims=1
+        )
+        shape = ex.const(list(target), "shape", "int64")
+        name, n2 = ex.node("Reshape", [summed, shape], "sum_to")
+        return [n1, n2], name
+
+
+def _static(shape) -> bool:
+    return isinstance(shape, tuple | list) and all(isinstance(d, int) for d in shape)
+
+
+@register
+class Numel(Op):
+    """How many elements of ``like`` lie along ``axis`` (all when None), as a 0-d array.
+
+    Used where a derivative rule needs a count (``mean``) before the shape is known.
+    """
+
+    name, differentiable = "numel", False
+
+    def forward(self, xp, like, axis=None):
+        shape = tuple(like.shape)
+        n = math.prod(shape[a] for a in normalize_axes("numel", axis, len(shape)))
+        return xp.asarray(n, dtype=like.dtype)
+
+    def shape(self, shape, axis=None):
+        normalize_axes("numel", axis, len(shape), shape)
+        return ()
+
+    def onnx(self, ex, node, args):
+        shape, n1 = ex.node("Shape", args, "numel_shape")
+        axis, pre = node.attrs.get("axis"), [n1]
+        if axis is not None:
+            rank = len(ex.need_shape(node.inputs[0], "numel"))
+            idx = ex.const([a % rank for a in ex.as_tuple(axis)], "axes", "int64")
+            shape, n2 = ex.node("Gather", [shape, idx], "numel_dims", axis=0)
+            pre.append(n2)
+        count, n3 = ex.node("ReduceProd", [shape], "numel_count", keepdims=0)
+        name, n4 = ex.node("CastLike", [count, args[0]], "numel")
+        return pre + [n3, n4], name
 
 
 def _one_axis(opname, axis, shape):
@@ -70,58 +399,6 @@ class Prod(Op):
 
     def onnx(self, ex, node, args):
         return ex.reduce(node, args, "ReduceProd")
-
-
-@register
-class Cumprod(Op):
-    r"""Running products along ``dim`` (from the end when ``reverse``; each excluding its own
-    element when ``exclusive``, so the first is 1).
-
-    $\partial L/\partial x_k = \sum_i g_i \prod_{j \in S(i), j \ne k} x_j$ over the outputs
-    $i$ whose products include $x_k$: the same running products of a matrix holding 1 in
-    place of $x_k$ in row $k$ (exact where some $x_j = 0$; $O(n^2)$ in the length of ``dim``).
-    """
-
-    name, saves = "cumprod", (0,)
-    onnx = NoOnnx("no ONNX operator: CumSum has no product form, and exp(cumsum(log x)) "
-                  "is wrong at zeros and negatives")
-
-    def forward(self, xp, x, dim=0, exclusive=False, reverse=False):
-        if x.ndim == 0:
-            return xp.ones_like(x) if exclusive else xp.asarray(x, copy=True)
-        d = _one_axis(self.name, dim, x.shape)
-        if reverse:
-            x = xp.flip(x, axis=d)
-        if exclusive:
-            n = x.shape[d]
-            keep = tuple(slice(None) if i != d else slice(0, max(n - 1, 0)) for i in range(x.ndim))
-            one = xp.ones(tuple(1 if i == d else s for i, s in enumerate(x.shape)), dtype=x.dtype)
-            x = xp.concat([one, x[keep]], axis=d) if n else x
-        prod = getattr(xp, "cumulative_prod", None) or xp.cumprod
-        out = prod(x, axis=d)
-        if category(out.dtype) != 2 and out.dtype != xp.int64:
-            out = xp.astype(out, xp.int64)
-        return xp.flip(out, axis=d) if reverse else out
-
-    def shape(self, shape, dim=0, exclusive=False, reverse=False):
-        _one_axis(self.name, dim, shape)
-        return tuple(shape)
-
-    def vjp(self, F, g, inputs, out, shapes, needs, dim=0, exclusive=False, reverse=False):
-        x = inputs[0]
-        if shapes[0] == ():
-            return (F.zeros_like(g) if exclusive else g,)
-        xt = F.expand_dims(F.transpose(x, dim0=dim, dim1=-1), axis=-2)  # (..., 1, n): x_j
-        ones = F.ones_like(xt * F.transpose(xt, dim0=-2, dim1=-1))  # (..., n, n)
-        own = F.greater(F.tril(F.triu(ones)), 0.5)  # row k, column j: j == k
-        runs = F.cumprod(F.where(own, 1.0, xt), dim=-1, exclusive=exclusive, reverse=reverse)
-        if reverse:  # output i includes x_k: k >= i (k > i when exclusive)
-            mask = F.tril(ones, diagonal=-1 if exclusive else 0)
-        else:  # k <= i (k < i)
-            mask = F.triu(ones, diagonal=1 if exclusive else 0)
-        gt = F.expand_dims(F.transpose(g, dim0=dim, dim1=-1), axis=-2)  # (..., 1, n): g_i
-        gk = F.sum(runs * mask * gt, axis=-1)  # (..., n): one per k
-        return (F.transpose(gk, dim0=dim, dim1=-1),)
 
 
 @register
@@ -232,7 +509,60 @@ class VectorNorm(Op):
         return pre + nodes + last, name
 
 
-# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
+# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ----------------------
+def _dim_args(opname, dim, keepdim, axis, keepdims, input=None):
+    if axis is not None:
+        if dim is not None and dim != axis:
+            raise TypeError(f"{opname}: got both dim={dim!r} and axis={axis!r}")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return scalar_dims(opname, input, dims(opname, dim)), keepdim
+
+
+def _extreme(op, apply):
+    """``max(input)`` -> the value; ``max(input, dim, keepdim=False)`` -> ``(values,
+    indices)``; ``max(input, other)`` -> the elementwise maximum."""
+    along, arg = REGISTRY[f"{op.name}_dim"], REGISTRY[f"arg{op.name}"]
+    pairwise = REGISTRY["maximum" if op.name == "max" else "minimum"]
+
+    def extreme(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        if hasattr(dim, "shape"):  # torch.max(a, b)
+            return apply(pairwise, input, dim)
+        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims)
+        if dim is None:
+            return apply(op, input)
+        if type(dim) is not int:
+            raise TypeError(f"{op.name}: dim must be one int here, got {dim!r}; use amax")
+        return ValuesIndices(apply(along, input, dim=dim, keepdim=keepdim),
+                             apply(arg, input, axis=dim, keepdims=keepdim))  # fmt: skip
+
+    return extreme
+
+
+def _amax(op, apply):
+    """``amax(input, dim=(), keepdim=False)``: the maximum over ``dim`` (every dim when empty),
+    ties sharing the gradient."""
+
+    def amax(input, dim=(), keepdim=False, *, axis=None, keepdims=None):
+        dim = None if dim == () else dim
+        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims, input)
+        if dim is None or dim == ():
+            shape = getattr(input, "shape", None)
+            dim = None if shape is None else tuple(range(len(shape)))
+        return apply(op, input, axis=dim, keepdims=keepdim)
+
+    return amax
+
+
+def _arg(op, apply):
+    def arg(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+        dim, keepdim = _dim_args(op.name, dim, keepdim, axis, keepdims)
+        return apply(op, input, axis=dim, keepdims=keepdim)
+
+    return arg
+
+
 def _prod(op, apply):
     def prod(input, dim=None, keepdim=False, *, dtype=None):
         if dim is not None and type(dim) is not int:
@@ -242,17 +572,6 @@ def _prod(op, apply):
         return apply(op, cast(apply, input, dtype), axis=dim, keepdims=keepdim)
 
     return prod
-
-
-def _cumprod(op, apply):
-    def cumprod(input, dim, *, dtype=None):
-        if type(dims("cumprod", dim)) is not int:
-            raise TypeError(f"cumprod: dim must be one int, got {dim!r}")
-        if getattr(input, "shape", None) == () and dim not in (0, -1):
-            raise IndexError(f"cumprod: dim {dim} is out of range for a 0-d tensor (use 0 or -1)")
-        return apply(op, cast(apply, input, dtype), dim=dim)
-
-    return cumprod
 
 
 def _logsumexp(op, apply):
@@ -332,234 +651,19 @@ def _nansum(mean):
     return template
 
 
-def _stat_mean(kind):
-    """``var_mean``/``std_mean(input, dim=None, *, correction=1, keepdim=False)``: the two
-    statistics as a tuple (``var``/``std`` and ``mean``)."""
-
-    def template(op, apply):
-        from .reduce import _var  # noqa: PLC0415
-
-        spread, mean = _var(REGISTRY[kind], apply), REGISTRY["mean"]
-
-        def stat_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-            s = spread(input, dim, unbiased, keepdim, correction=correction)
-            d, keepdim = _dim_args(kind + "_mean", dim if not isinstance(dim, bool) else None,
-                                   keepdim, None, None, input)  # fmt: skip
-            return s, apply(mean, input, axis=d, keepdims=keepdim)
-
-        return stat_mean
-
-    return template
-
-
-def _diff(op, apply):
-    """``diff(input, n=1, dim=-1, prepend=None, append=None)``: differences of neighbours
-    along ``dim``, ``n`` times (slices and ``sub``; ``cat`` for prepend/append)."""
-    getitem, sub, cat = REGISTRY["getitem"], REGISTRY["sub"], REGISTRY["cat"]
-
-    def diff(input, n=1, dim=-1, prepend=None, append=None):
-        shape = shape_of("diff", input)
-        if not shape:
-            raise ValueError("diff: expects a tensor of at least 1 dim, got a 0-d tensor")
-        d = _one_axis("diff", dim, shape)
-        parts = [p for p in (prepend, input, append) if p is not None]
-        x = apply(cat, *parts, dim=d) if len(parts) > 1 else input
-        lead = (slice(None),) * d
-        for _ in range(n):
-            x = apply(sub, apply(getitem, x, index=lead + (slice(1, None),)),
-                      apply(getitem, x, index=lead + (slice(None, -1),)))  # fmt: skip
-        return x
-
-    return diff
-
-
+declare("sum", reduction, methods=("sum",), functions=("sum",))
+declare("mean", reduction, methods=("mean",), functions=("mean",))
+declare("max", _extreme, methods=("max",), functions=("max",))
+declare("min", _extreme, methods=("min",), functions=("min",))
+declare("max", _amax, methods=("amax",), functions=("amax",))
+declare("min", _amax, methods=("amin",), functions=("amin",))
+declare("argmax", _arg, methods=("argmax",), functions=("argmax",))
+declare("argmin", _arg, methods=("argmin",), functions=("argmin",))
+declare("all", reduction, methods=("all",), functions=("all",))
+declare("any", reduction, methods=("any",), functions=("any",))
 declare("prod", _prod, methods=("prod",), functions=("prod",))
-declare("cumprod", _cumprod, methods=("cumprod",), functions=("cumprod",))
 declare("logsumexp", _logsumexp, methods=("logsumexp",), functions=("logsumexp",))
 declare("vector_norm", _norm, methods=("norm",), functions=("norm",))
 declare(None, _count_nonzero, methods=("count_nonzero",), functions=("count_nonzero",))
 declare(None, _nansum(False), methods=("nansum",), functions=("nansum",))
 declare(None, _nansum(True), methods=("nanmean",), functions=("nanmean",))
-declare(None, _stat_mean("var"), functions=("var_mean",))
-declare(None, _stat_mean("std"), functions=("std_mean",))
-declare(None, _diff, methods=("diff",), functions=("diff",))
-
-
-# -- histograms: histc and histogram (counts, not differentiable, as in PyTorch) --------------
-def _float_only(opname, x):
-    if category(x.dtype) != 2:
-        raise NotImplementedError(f"{opname}: the input must be floating point, got {x.dtype} "
-                                  "(as PyTorch); convert it first, e.g. x.float()")  # fmt: skip
-
-
-def _data_range(xp, x, lo, hi):
-    """``(lo, hi)``: the data's own min and max when ``lo == hi`` (PyTorch's rule), widened by
-    ``widen`` on each side when they are still equal."""
-    if lo == hi and x.size:
-        lo, hi = float(xp.min(x)), float(xp.max(x))
-    return lo, hi
-
-
-def _counts(xp, index, bins, weight, dtype):
-    """How many (or how much ``weight``) of ``index`` falls on each of ``bins`` places;
-    ``index`` -1 counts nowhere."""
-    flat = xp.reshape(index, (-1,))
-    places = xp.arange(bins, dtype=flat.dtype)
-    hits = xp.astype(flat[:, None] == places[None, :], dtype)
-    if weight is not None:
-        hits = hits * xp.reshape(weight, (-1, 1))
-    return xp.sum(hits, axis=0)
-
-
-@register
-class Histc(Op):
-    r"""``histc(input, bins, min, max)``: counts of the elements in ``bins`` equal bins between
-    ``min`` and ``max`` (the data's own range when ``min == max``); elements outside are not
-    counted, and ``max`` itself falls in the last bin. Not differentiable (as in PyTorch)."""
-
-    name, differentiable = "histc", False
-    onnx = NoOnnx("no ONNX operator counts values into bins")
-
-    def forward(self, xp, x, bins=100, min=0, max=0):  # noqa: A002  (PyTorch's names)
-        _float_only(self.name, x)
-        lo, hi = _data_range(xp, x, float(min), float(max))
-        if lo == hi:
-            lo, hi = lo - 1, hi + 1
-        if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise RuntimeError(f"histc: range of [{lo}, {hi}] is not finite; give finite "
-                               "min and max")  # fmt: skip
-        with _quiet_np(xp):
-            inside = (x >= lo) & (x <= hi)
-            place = xp.astype(xp.floor((x - lo) * bins / (hi - lo)), xp.int64)
-            place = xp.where(place >= bins, bins - 1, place)  # max itself: the last bin
-        return _counts(xp, xp.where(inside, place, -1), bins, None, x.dtype)
-
-    def shape(self, shape, bins=100, **attrs):
-        return (bins,)
-
-
-@register
-class HistogramBinEdges(Op):
-    r"""``bins + 1`` equal bin edges from ``min`` to ``max`` (the data's own min and max when
-    they are None; widened by 0.5 on each side when equal), in the input's dtype, spaced as
-    PyTorch's ``linspace`` (from the left end for the first half, from the right end
-    after). Not differentiable."""
-
-    name, differentiable = "histogram_bin_edges", False
-    onnx = NoOnnx("no ONNX operator counts values into bins")
-
-    def forward(self, xp, x, bins, min=None, max=None):  # noqa: A002
-        if min is None:
-            min, max = _data_range(xp, x, 0.0, 0.0)
-        if min == max:
-            min, max = min - 0.5, max + 0.5
-        if not (math.isfinite(min) and math.isfinite(max)):
-            raise ValueError(f"histogram: range of [{min}, {max}] is not finite; give a "
-                             "finite range=(min, max)")  # fmt: skip
-        i = xp.arange(bins + 1, dtype=x.dtype)
-        step = (max - min) / bins
-        return xp.where(i < (bins + 1) // 2, min + step * i, max - step * (bins - i))
-
-    def shape(self, shape, bins, **attrs):
-        return (bins + 1,)
-
-
-@register
-class Histogram(Op):
-    r"""``histogram(input, bin_edges, weight)``: the (weighted) counts of the elements between
-    each pair of consecutive ``bin_edges``; a bin holds its left edge, the last bin also its
-    right edge. ``density=True`` divides by the total and the bin widths. Not
-    differentiable."""
-
-    name, arity, differentiable = "histogram", 3, False
-    onnx = NoOnnx("no ONNX operator counts values into bins")
-
-    def forward(self, xp, x, edges, weight=None, density=False):
-        _float_only(self.name, x)
-        n = edges.shape[0] - 1
-        flat = xp.reshape(x, (-1,))
-        place = xp.astype(xp.searchsorted(edges, flat, side="right"), xp.int64) - 1
-        place = xp.where(flat == edges[n], n - 1, place)  # the right edge: the last bin
-        inside = (flat >= edges[0]) & (flat <= edges[n])
-        hist = _counts(xp, xp.where(inside, place, -1), n, weight, x.dtype)
-        if density:
-            with _quiet_np(xp):
-                hist = hist / (xp.sum(hist) * (edges[1:] - edges[:-1]))
-        return hist
-
-    def shape(self, shape, edges, weight=None, **attrs):
-        return (edges[0] - 1,)
-
-
-def _quiet_np(xp):
-    errstate = getattr(xp, "errstate", None)
-    if errstate is None:
-        import contextlib  # noqa: PLC0415
-
-        return contextlib.nullcontext()
-    return errstate(invalid="ignore", divide="ignore", over="ignore")
-
-
-def _histc(op, apply):
-    def histc(input, bins=100, min=0, max=0):  # noqa: A002
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
-            raise RuntimeError(f"histc: bins must be a positive int, got {bins!r}")
-        if float(min) > float(max):
-            raise RuntimeError(f"histc: max must be larger than min, got min={min}, max={max}")
-        return apply(op, input, bins=bins, min=min, max=max)
-
-    return histc
-
-
-#: ``torch.histogram`` returns ``(hist, bin_edges)`` with names, as PyTorch's return type.
-HistogramResult = namedtuple("histogram", ["hist", "bin_edges"])
-
-
-def _histogram(op, apply):
-    """``histogram(input, bins, *, range=None, weight=None, density=False)``: ``bins`` is a
-    number of equal bins over ``range`` (the data's min and max by default) or a 1-D tensor of
-    increasing edges. Returns ``(hist, bin_edges)``, both of the input's dtype."""
-    edges_op = REGISTRY["histogram_bin_edges"]
-
-    def histogram(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
-        _float_only("histogram", input)
-        if weight is not None and tuple(weight.shape) != tuple(input.shape):
-            raise RuntimeError(f"histogram: weight of shape {tuple(weight.shape)} must have "
-                               f"the input's shape {tuple(input.shape)}")  # fmt: skip
-        if hasattr(bins, "shape"):
-            if len(bins.shape) != 1 or bins.shape[0] < 1:
-                raise RuntimeError(f"histogram: bins must be a 1-D tensor of edges with at "
-                                   f"least one element, got shape {tuple(bins.shape)}")
-            edges = bins
-        else:
-            if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
-                raise RuntimeError(f"histogram: bins must be a positive int or a 1-D tensor "
-                                   f"of edges, got {bins!r}")  # fmt: skip
-            if range is not None and float(range[0]) > float(range[1]):
-                raise ValueError(f"histogram: range {tuple(range)} must have min <= max")
-            lo, hi = (None, None) if range is None else (float(range[0]), float(range[1]))
-            edges = apply(edges_op, input, bins=bins, min=lo, max=hi)
-        return HistogramResult(apply(op, input, edges, weight, density=density), edges)
-
-    return histogram
-
-
-def _cumsum_inplace(op, apply):
-    """``x.cumsum_(dim, *, dtype=None)``: ``dtype`` must be ``x``'s own (PyTorch's rule: an
-    in-place result keeps the tensor's dtype)."""
-    cumsum = _cumsum(op, apply)
-
-    def cumsum_(input, dim=None, *, dtype=None, axis=None):
-        if dtype is not None and dtype != input.dtype:
-            raise RuntimeError(f"cumsum_: dtype={dtype} differs from this tensor's "
-                               f"{input.dtype}; an in-place result keeps the tensor's dtype "
-                               "(use x.cumsum(dim, dtype=...) for a new tensor)")  # fmt: skip
-        return cumsum(input, dim, axis=axis)
-
-    return cumsum_
-
-
-declare("cumsum", _cumsum_inplace, inplace=("cumsum_",))  # cumsum's own row is in reduce.py
-declare("histc", _histc, methods=("histc",), functions=("histc",), symbolic=False)
-declare("histogram", _histogram, methods=("histogram",), functions=("histogram",),
-        symbolic=False)  # fmt: skip

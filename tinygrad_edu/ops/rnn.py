@@ -27,8 +27,8 @@ $\bar W_{hh} = \sum_t \bar{gates}_t^\top h_{t-1}$.
 from __future__ import annotations
 
 from .base import NoOnnx, Op, ShapeError, fmt_shapes, register
-from .dtypes import floating
-from .elementwise import sigmoid_of as _sigmoid
+from .promotion import floating
+from .unary import sigmoid_of as _sigmoid
 
 __all__ = ["LstmLayer"]
 

@@ -20,7 +20,7 @@ from .base import (
     normalize_axes,
     register,
 )
-from .dtypes import result_type
+from .promotion import result_type
 
 __all__ = [
     "Reshape", "Permute", "Transpose", "BroadcastTo", "ExpandDims", "Squeeze", "Flatten",
@@ -114,8 +114,14 @@ class Transpose(Op):
 
     name = "transpose"
     view = True
+    #: ``x.t()`` is this op too, but PyTorch names its node ``TBackward0``: the surface row of
+    #: ``t`` passes ``via="t"`` (an attribute only the node's name reads)
+    torch_names = ("TransposeBackward0", "TBackward0")
 
-    def forward(self, xp, x, dim0, dim1):
+    def variant(self, inputs, attrs):
+        return 1 if attrs.get("via") == "t" else 0
+
+    def forward(self, xp, x, dim0, dim1, via=None):
         if x.ndim < 2:
             return x
         perm = list(range(x.ndim))
@@ -123,7 +129,7 @@ class Transpose(Op):
         perm[a], perm[b] = b, a
         return xp.permute_dims(x, perm)
 
-    def shape(self, xshape, dim0, dim1):
+    def shape(self, xshape, dim0, dim1, via=None):
         n = len(xshape)
         a, b = (_axis(self.name, d, n, xshape) for d in (dim0, dim1))
         out = list(xshape)
@@ -131,7 +137,7 @@ class Transpose(Op):
             out[a], out[b] = out[b], out[a]
         return tuple(out)
 
-    def vjp(self, F, g, inputs, out, shapes, needs, dim0, dim1):
+    def vjp(self, F, g, inputs, out, shapes, needs, dim0, dim1, via=None):
         return (F.transpose(g, dim0=dim0, dim1=dim1),)
 
     def onnx(self, ex, node, args):
@@ -409,12 +415,20 @@ def _is_basic(index) -> bool:
 
 
 def index_kind(index) -> int:
-    """PyTorch's node for ``x[index]``: 0 ``SelectBackward0`` (ints only), 1
-    ``SliceBackward0`` (slices, ``None``, ``...``), 2 ``IndexBackward0`` (arrays)."""
+    """PyTorch's node for ``x[index]``: 0 ``SelectBackward0``, 1 ``SliceBackward0``, 2
+    ``IndexBackward0`` (arrays).
+
+    PyTorch applies a basic index one part at a time (a ``select`` per int, a ``slice`` per
+    slice), so the node is named for the last of them: ``x[:, 2]`` and ``x.select(1, 2)`` are
+    ``SelectBackward0``, ``x[2, 1:]`` is ``SliceBackward0``. An index of ints only is a
+    select, one without ints or slices (``None``, ``...``) a slice."""
     if not _is_basic(index):
         return 2
     parts = index if isinstance(index, tuple) else (index,)
-    return 0 if all(isinstance(p, int) or p is Ellipsis for p in parts) else 1
+    if all(isinstance(p, int) or p is Ellipsis for p in parts):
+        return 0
+    last = [p for p in parts if isinstance(p, int | slice)]
+    return 0 if last and isinstance(last[-1], int) else 1
 
 
 @register

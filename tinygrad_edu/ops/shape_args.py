@@ -1,12 +1,15 @@
 """PyTorch's argument conventions for the ops of :mod:`tinygrad_edu.ops.shape`: the rows of
 the surface table (see :mod:`tinygrad_edu.ops.surface`) that turn ``x.view(2, -1)``,
 ``x.permute(1, 0)``, ``x.split([1, 2], dim=1)``, ``tg.cat(ts, dim=0)`` ... into calls of the
-ops, checking the arguments as PyTorch does. The ops themselves (shapes, forwards, derivative
-rules) are in ``shape.py``; this module only parses arguments and declares the rows."""
+ops, checking the arguments as PyTorch does (also ``hsplit``/``vsplit``/``dsplit``,
+``split_with_sizes``, ``sum_to_size`` and ``broadcast_shapes``). The ops themselves (shapes,
+forwards, derivative rules) are in ``shape.py``; this module only parses arguments and declares
+the rows."""
 
 from __future__ import annotations
 
-from .base import IndexShapeError, ShapeError
+from ..size import Size
+from .base import REGISTRY, IndexShapeError, ShapeError, broadcast_shapes
 from .shape import _axis
 from .surface import declare, dims, shape_of
 
@@ -174,7 +177,7 @@ def _t(op, apply):
         n = len(shape_of("t", input))
         if n > 2:
             raise ShapeError(f"t: expects a tensor of at most 2 dims, got {n}; use transpose")
-        return apply(op, input, dim0=0, dim1=-1)
+        return apply(op, input, dim0=0, dim1=-1, via="t")
 
     return t
 
@@ -289,3 +292,108 @@ declare("getitem", _unbind, methods=("unbind",), functions=("unbind",))
 declare("gather", _gather, methods=("gather",), functions=("gather",))
 declare("cat", _join, functions=("cat", "concat", "concatenate"))
 declare("stack", _join, functions=("stack",))
+
+
+# -- the splits by position, sum_to_size (expand's adjoint) and broadcast_shapes -------------
+def _split_along(name, least, pick):
+    """numpy's ``hsplit``/``vsplit``/``dsplit``: ``tensor_split`` along one fixed dim, an int
+    number of sections only when it divides the dim's size."""
+
+    def template(op, apply):
+        getitem = REGISTRY["getitem"]
+
+        def split(input, indices_or_sections):
+            shape = shape_of(name, input)
+            if len(shape) < least:
+                raise ShapeError(f"{name} requires a tensor with at least {least} dims, but got "
+                                 f"one of shape {shape}")  # fmt: skip
+            d = pick(len(shape))
+            n = shape[d]
+            if isinstance(indices_or_sections, int):
+                k = indices_or_sections
+                if k <= 0 or n % k:
+                    raise ShapeError(
+                        f"{name} attempted to split along dim {d}, but the size of the dim "
+                        f"({n}, shape {shape}) is not divisible by the split_size {k}"
+                    )
+                cuts = [n // k * i for i in range(1, k)]
+            else:
+                cuts = [int(i) for i in indices_or_sections]
+            bounds = [0, *cuts, n]
+            return tuple(apply(getitem, input, index=(slice(None),) * d + (slice(a, max(a, b)),))
+                         for a, b in zip(bounds, bounds[1:]))  # fmt: skip
+
+        split.__name__ = name
+        return split
+
+    return template
+
+
+def _split_with_sizes(op, apply):
+    """``split_with_sizes(input, split_sizes, dim=0)``: ``split`` with a list of sizes that
+    must add up to the dim's size."""
+    getitem = REGISTRY["getitem"]
+
+    def split_with_sizes(input, split_sizes, dim=0):
+        shape = shape_of("split_with_sizes", input)
+        d = _axis("split_with_sizes", dim, len(shape), shape)
+        sizes = [int(s) for s in split_sizes]
+        n = shape[d] if shape else 1
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ShapeError(
+                f"split_with_sizes expects split_sizes to be non-negative and sum exactly to {n} "
+                f"(the size of dim {dim} of shape {shape}), but got split_sizes={sizes}"
+            )
+        pieces, start = [], 0
+        for size in sizes:
+            index = (slice(None),) * d + (slice(start, start + size), Ellipsis)
+            pieces.append(apply(getitem, input, index=index, piece_of="split_with_sizes"))
+            start += size
+        return tuple(pieces)
+
+    return split_with_sizes
+
+
+def _sum_to_size(op, apply):
+    """``x.sum_to_size(*size)``: ``x`` summed down to ``size``, which must broadcast to
+    ``x``'s shape (the ``sum_to`` op)."""
+
+    def sum_to_size(input, *size):
+        if not size:
+            raise TypeError("sum_to_size: missing the size (e.g. x.sum_to_size(1, 3))")
+        size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+        shape = shape_of("sum_to_size", input)
+        lead = len(shape) - len(size)
+        if lead < 0 or any(s != 1 and s != shape[lead + i] for i, s in enumerate(size)):
+            raise ShapeError(f"sum_to_size: size {list(size)} is not expandable to the input's "
+                             f"size {list(shape)}")  # fmt: skip
+        return apply(op, input, shape=tuple(int(s) for s in size))
+
+    return sum_to_size
+
+
+def _broadcast_shapes(op, apply):
+    def broadcast_shapes_(*shapes):
+        """The shape that ``shapes`` broadcast to (a :class:`~tinygrad_edu.Size`)."""
+        parts = []
+        for s in shapes:
+            s = (s,) if isinstance(s, int) else tuple(s)
+            if any(int(v) < 0 for v in s):
+                raise ShapeError(f"broadcast_shapes: a shape has a negative size: {s}")
+            parts.append(tuple(int(v) for v in s))
+        return Size(broadcast_shapes("broadcast_shapes", *parts))
+
+    broadcast_shapes_.__name__ = "broadcast_shapes"
+    return broadcast_shapes_
+
+
+declare(None, _split_along("hsplit", 1, lambda n: 0 if n == 1 else 1), methods=("hsplit",),
+        functions=("hsplit",), symbolic=False)  # fmt: skip
+declare(None, _split_along("vsplit", 2, lambda n: 0), methods=("vsplit",),
+        functions=("vsplit",), symbolic=False)  # fmt: skip
+declare(None, _split_along("dsplit", 3, lambda n: 2), methods=("dsplit",),
+        functions=("dsplit",), symbolic=False)  # fmt: skip
+declare(None, _split_with_sizes, methods=("split_with_sizes",),
+        functions=("split_with_sizes",), symbolic=False)  # fmt: skip
+declare("sum_to", _sum_to_size, methods=("sum_to_size",), symbolic=False)
+declare(None, _broadcast_shapes, functions=("broadcast_shapes",), symbolic=False)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 
 from .base import REGISTRY, NoOnnx, Op, normalize_axes, register
-from .dtypes import category
+from .promotion import category
 from .surface import ValuesIndices, declare, shape_of
 
 __all__ = ["Argsort", "CumExtremeIndex", "ModeIndex", "Unique"]

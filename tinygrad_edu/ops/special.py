@@ -14,7 +14,7 @@ How each is computed, so that a student can check it on paper:
   $x$ up until the asymptotic series in Bernoulli numbers is exact to double precision
   (``digamma`` reflects negative $x$ first: $\psi(x) = \psi(1-x) - \pi/\tan(\pi x)$);
 * $\mathrm{erfc}$: $1 - \mathrm{erf}$ near 0 and the continued fraction of
-  :func:`~tinygrad_edu.ops.elementwise.erf` beyond $|x| = 2.5$ (so the tail keeps its digits);
+  :func:`~tinygrad_edu.ops.unary.erf` beyond $|x| = 2.5$ (so the tail keeps its digits);
 * $\mathrm{erf}^{-1}$: a rational first guess (Giles, 2010) polished by Newton's method on
   ``erf``;
 * $I_0$, $I_1$: their power series (all terms positive), summed until the terms vanish.
@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 
 from .base import NoOnnx, Op, register
-from .dtypes import category, floating
-from .elementwise import erf
+from .promotion import category, floating
 from .surface import declare, unary
+from .unary import erf
 
 __all__ = ["lgamma", "digamma", "polygamma", "erfc", "erfinv", "i0", "i1", "Lgamma",
            "Digamma", "Polygamma", "Erfc", "Erfinv", "I0", "I1", "Sinc", "Entr"]  # fmt: skip

@@ -122,7 +122,8 @@ __all__ = [
     "while_loop", "compile", "optimize", "to_onnx", "stop_gradient", "gradcheck",
     "gradgradcheck", "static",
 ]  # fmt: skip
-# the layers composed of ops (ops/more_layers.py: conv1d, conv_transpose2d, group_norm, ...)
+# the layers composed of ops (in ops/conv.py, pooling.py, normalization.py ...: conv1d,
+# conv_transpose2d, group_norm, ...)
 from . import layer_functions as _layers  # noqa: E402
 
 globals().update({_n: getattr(_layers, _n) for _n in _layers._MORE})

@@ -2,7 +2,7 @@ r"""The static dtype of a node: what its op's kernel will return, known before a
 
 Every node gets the dtype its op gives its inputs' dtypes (``Node.dtype``), or None where it
 is not surely known. The arithmetic ops follow the library's one promotion rule
-(:func:`tinygrad_edu.ops.dtypes.result_type`, PyTorch's): it is run here on stand-ins that
+(:func:`tinygrad_edu.ops.promotion.result_type`, PyTorch's): it is run here on stand-ins that
 carry only a dtype and a rank, so the graph's dtypes are the kernels' by construction. A
 Python number (a constant without a dtype) is weak, a 0-d value weaker than one with
 dimensions; where a rank is unknown and would change the answer, the dtype stays unknown.
@@ -26,7 +26,7 @@ import itertools
 
 import numpy as np
 
-from ..ops.dtypes import category, result_type
+from ..ops.promotion import category, result_type
 
 __all__ = ["infer_dtype", "Operand"]
 

@@ -370,7 +370,7 @@ def _is_number(x) -> bool:
 
 # NOTE [Numpy scalars are weak, 0-d arrays are not]
 # numpy hands back a scalar (np.float64) instead of a 0-d array from a ufunc on 0-d arrays
-# and from a full reduction. The promotion rule (tinygrad_edu.ops.dtypes, PyTorch's) counts
+# and from a full reduction. The promotion rule (tinygrad_edu.ops.promotion, PyTorch's) counts
 # numpy scalars as weak Python numbers, so `y * exp(x)` with a 0-d float64 x and a 0-d
 # float32 y would come out float32, where PyTorch, numpy and the eager engine give float64.
 # A value computed from at least one array is therefore made an array again: only values

@@ -117,7 +117,8 @@ batch_norm = LAYERS["batch_norm"]
 layer_norm = LAYERS["layer_norm"]
 embedding = LAYERS["embedding"]
 dropout = LAYERS["dropout"]
-# the layers composed of those ops (ops/more_layers.py): conv1d, conv_transpose2d, unfold, ...
+# the layers composed of those ops (in ops/conv.py, pooling.py, normalization.py, upsampling.py
+# ...): conv1d, conv_transpose2d, unfold, ...
 _MORE = sorted(set(LAYERS) - set(__all__))
 globals().update({_name: LAYERS[_name] for _name in _MORE})
 __all__ += _MORE

@@ -45,8 +45,9 @@ import math
 import re
 
 from ...backend import get_namespace, namespace_of
+from ...ops.activation import log_softmax_rows
 from ...ops.linalg import matrix_transpose
-from ...ops.nn import log_softmax_rows, nll_log_softmax_plain, nll_pick, plain_index
+from ...ops.losses import nll_log_softmax_plain, nll_pick, plain_index
 from ..executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
 from ..graph import topo_sort
 from ..memory import UFUNCS, MemoryPlan, supports_out
@@ -300,7 +301,7 @@ def _float_rows(x: Node, dtype) -> bool:
 def _nll_expression(node: Node, args, kernel: str, device, labels: dict, lines, taken):
     """``nll_loss`` and ``nll_log_softmax_grad`` of a batch (2-D log-probabilities, classes on
     dim 1), without class weights: a test of the labels (once per labels, classes and
-    ``ignore_index``, see NOTE [The plain case of nll_loss] in ``ops/nn.py``) and then the
+    ``ignore_index``, see NOTE [The plain case of nll_loss] in ``ops/losses.py``) and then the
     kernels' plain-case lines, or the kernel itself where the labels are not plain (it raises
     for a class out of range). None for the other cases."""
     name, attrs = node.op.name, node.attrs

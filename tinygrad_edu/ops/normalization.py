@@ -30,8 +30,11 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as _np  # machine epsilon of a dtype (rms_norm's default eps), no math on values
+
 from .base import REGISTRY, Op, ShapeError, fmt_shapes, register
-from .layer_surface import declare_layer, known_shape, side_effect_error
+from .layer_surface import _reshape, declare_layer, known_shape, side_effect_error
+from .surface import shape_of
 
 __all__ = ["BatchNorm", "LayerNorm", "batch_norm_layer", "layer_norm_layer"]
 
@@ -400,3 +403,109 @@ def layer_norm_layer(engine):
 
 declare_layer("batch_norm", batch_norm_layer)
 declare_layer("layer_norm", layer_norm_layer)
+
+
+# -- group_norm and instance_norm (layer_norm of the input reshaped to (N, groups, -1), then the
+# per-channel affine) and rms_norm ------------------------------------------------------------
+def _affine(engine, opname, y, weight, bias, channels_axis_shape):
+    channels = shape_of(opname, y)[1]
+    for what, v in (("weight", weight), ("bias", bias)):
+        vs = None if v is None else known_shape(engine.value(opname, what, v))
+        if vs is not None and vs != (channels,):
+            raise RuntimeError(f"{opname}: expected {what} of shape ({channels},), one per "
+                               f"channel of the input {tuple(shape_of(opname, y))}, got {vs}")
+    if weight is not None:
+        w = _reshape(engine, engine.value(opname, "weight", weight), channels_axis_shape)
+        y = engine.apply(REGISTRY["mul"], y, w)
+    if bias is not None:
+        b = _reshape(engine, engine.value(opname, "bias", bias), channels_axis_shape)
+        y = engine.apply(REGISTRY["add"], y, b)
+    return y
+
+
+def group_norm_layer(engine):
+    def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+        """Normalise each example's channels in ``num_groups`` groups (over the group's
+        channels and the pixels), then scale and shift per channel: ``layer_norm`` of the
+        input reshaped to ``(N, num_groups, -1)``.
+
+        >>> import tinygrad_edu as tg
+        >>> group_norm(tg.tensor([[[1.0], [3.0]]]), 1, eps=0.0).tolist()
+        [[[-1.0], [1.0]]]
+        """
+        x = engine.value("group_norm", "input", input)
+        shape = shape_of("group_norm", x)
+        if len(shape) < 2 or shape[1] % int(num_groups):
+            raise RuntimeError(f"group_norm: expected an input (N, C, *) with C divisible by "
+                               f"num_groups={num_groups}, got shape {tuple(shape)}")  # fmt: skip
+        y = engine.apply(REGISTRY["layer_norm"], _reshape(engine, x, (shape[0], num_groups, -1)),
+                         normalized_ndim=1, eps=float(eps))  # fmt: skip
+        y = _reshape(engine, y, shape)
+        return _affine(engine, "group_norm", y, weight, bias, (1, -1) + (1,) * (len(shape) - 2))
+
+    return group_norm
+
+
+def instance_norm_layer(engine):
+    def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                      use_input_stats=True, momentum=0.1, eps=1e-5):  # fmt: skip
+        """Normalise each channel of each example over its pixels (``InstanceNorm1d/2d``):
+        ``layer_norm`` of the input reshaped to ``(N, C, -1)``, then the per-channel affine.
+
+        >>> import tinygrad_edu as tg
+        >>> instance_norm(tg.tensor([[[1.0, 3.0]]]), eps=0.0).tolist()
+        [[[-1.0, 1.0]]]
+        """
+        x = engine.value("instance_norm", "input", input)
+        shape = shape_of("instance_norm", x)
+        if running_mean is not None or running_var is not None or not use_input_stats:
+            raise NotImplementedError(
+                "instance_norm: running statistics (track_running_stats=True) are not "
+                "supported; use PyTorch's default track_running_stats=False"
+            )
+        if len(shape) < 3:
+            raise ShapeError(f"instance_norm: expects an input (N, C, *) with at least one "
+                             f"spatial axis, got shape {tuple(shape)}")  # fmt: skip
+        y = engine.apply(REGISTRY["layer_norm"], _reshape(engine, x, (shape[0], shape[1], -1)),
+                         normalized_ndim=1, eps=float(eps))  # fmt: skip
+        y = _reshape(engine, y, shape)
+        return _affine(engine, "instance_norm", y, weight, bias,
+                       (1, -1) + (1,) * (len(shape) - 2))  # fmt: skip
+
+    return instance_norm
+
+
+def rms_norm_layer(engine):
+    def rms_norm(input, normalized_shape, weight=None, eps=None):
+        r"""$y = x / \sqrt{\mathrm{mean}(x^2) + \epsilon}\cdot w$ over the last
+        ``normalized_shape`` axes; ``eps`` defaults to the dtype's machine epsilon, as
+        PyTorch's.
+
+        >>> import tinygrad_edu as tg
+        >>> rms_norm(tg.tensor([[3.0, -3.0]]), (2,), eps=0.0).tolist()
+        [[1.0, -1.0]]
+        """
+        x = engine.value("rms_norm", "input", input)
+        shape = shape_of("rms_norm", x)
+        ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        if not ns or tuple(shape[len(shape) - len(ns):]) != ns or len(ns) > len(shape):
+            raise RuntimeError(f"rms_norm: normalized_shape {list(ns)} must be the last axes of "
+                               f"the input, got shape {tuple(shape)}")  # fmt: skip
+        if eps is None:
+            dtype = getattr(x, "dtype", None)
+            eps = float(_np.finfo(str(dtype) if dtype is not None else "float32").eps)
+        apply = engine.apply
+        ms = apply(REGISTRY["mean"], apply(REGISTRY["mul"], x, x),
+                   axis=tuple(range(-len(ns), 0)), keepdims=True)  # fmt: skip
+        y = apply(REGISTRY["mul"], x, apply(REGISTRY["rsqrt"], apply(REGISTRY["add"], ms,
+                                                                     float(eps))))  # fmt: skip
+        if weight is not None:
+            y = apply(REGISTRY["mul"], y, engine.value("rms_norm", "weight", weight))
+        return y
+
+    return rms_norm
+
+
+declare_layer("group_norm", group_norm_layer)
+declare_layer("instance_norm", instance_norm_layer)
+declare_layer("rms_norm", rms_norm_layer)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from ..backend.windows import sliding_windows
 from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .conv import contiguous, pad_hw, pair
-from .layer_surface import declare_layer
+from .layer_surface import _layer, _ndim_check, _one, _reshape, _via, declare_layer
 from .surface import shape_of
 
 __all__ = [
@@ -549,3 +549,129 @@ def adaptive_avg_pool2d_layer(engine):
 declare_layer("max_pool2d", max_pool2d_layer)
 declare_layer("avg_pool2d", avg_pool2d_layer)
 declare_layer("adaptive_avg_pool2d", adaptive_avg_pool2d_layer)
+
+
+# -- 1-D pools: the 2-D ones of a height-1 image ----------------------------------------------
+def _as_image(engine, name, input):
+    """``input`` (N, C, L) or (C, L) as (N, C, 1, L), and the shape to return to."""
+    x = engine.value(name, "input", input)
+    xs = shape_of(name, x)
+    single = _ndim_check(name, xs, 2, "(N, C, L)")
+    x4 = _reshape(engine, x, (1, xs[0], 1, xs[1]) if single else (xs[0], xs[1], 1, xs[2]))
+    return x4, single
+
+
+def _back(engine, name, y, single):
+    ys = shape_of(name, y)
+    return _reshape(engine, y, (ys[1], ys[3]) if single else (ys[0], ys[1], ys[3]))
+
+
+def max_pool1d_layer(engine):
+    def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False):  # fmt: skip
+        """The maximum of each window of ``kernel_size`` along the last axis: ``max_pool2d``
+        of a height-1 image.
+
+        >>> import tinygrad_edu as tg
+        >>> max_pool1d(tg.tensor([[[1.0, 5.0, 3.0, 2.0]]]), 2).tolist()
+        [[[5.0, 3.0]]]
+        """
+        x, single = _as_image(engine, "max_pool1d", input)
+        k = _one("max_pool1d", "kernel_size", kernel_size)
+        s = k if stride is None or stride == () else _one("max_pool1d", "stride", stride)
+        y = _via("max_pool1d", "max_pool2d of a height-1 image", max_pool2d, x, (1, k), (1, s),
+                 (0, _one("max_pool1d", "padding", padding, 0)),
+                 (1, _one("max_pool1d", "dilation", dilation)), ceil_mode,
+                 return_indices)  # fmt: skip
+        if return_indices:  # (values, flat indices): for one row h * W + w is w
+            return tuple(_back(engine, "max_pool1d", t, single) for t in y)
+        return _back(engine, "max_pool1d", y, single)
+
+    max_pool2d = _layer(engine, "max_pool2d")
+    return max_pool1d
+
+
+def avg_pool1d_layer(engine):
+    def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True):  # fmt: skip
+        """The mean of each window of ``kernel_size`` along the last axis: ``avg_pool2d`` of a
+        height-1 image.
+
+        >>> import tinygrad_edu as tg
+        >>> avg_pool1d(tg.tensor([[[1.0, 5.0, 3.0, 2.0]]]), 2).tolist()
+        [[[3.0, 2.5]]]
+        """
+        x, single = _as_image(engine, "avg_pool1d", input)
+        k = _one("avg_pool1d", "kernel_size", kernel_size)
+        s = k if stride is None or stride == () else _one("avg_pool1d", "stride", stride)
+        y = _via("avg_pool1d", "avg_pool2d of a height-1 image", avg_pool2d, x, (1, k), (1, s),
+                 (0, _one("avg_pool1d", "padding", padding, 0)), ceil_mode,
+                 count_include_pad)  # fmt: skip
+        return _back(engine, "avg_pool1d", y, single)
+
+    avg_pool2d = _layer(engine, "avg_pool2d")
+    return avg_pool1d
+
+
+# -- adaptive pools of 1-D and of the maximum -------------------------------------------------
+def _adaptive(engine, name, nd, reduce, input, output_size):
+    x = engine.value(name, "input", input)
+    shape = shape_of(name, x)
+    return adaptive_pool(engine, x, shape, adaptive_sizes(name, shape, output_size, nd), reduce)
+
+
+def _no_indices(name, return_indices):
+    if return_indices:
+        raise NotImplementedError(f"{name}: return_indices=True is not supported (there is no "
+                                  "max_unpool); the gradient already goes to each window's "
+                                  "maximum")  # fmt: skip
+
+
+def adaptive_avg_pool1d_layer(engine):
+    def adaptive_avg_pool1d(input, output_size):
+        """Adaptive average pooling of the last axis to ``output_size``: cell ``i`` of an axis
+        of ``n`` averages ``floor(i*n/out)`` to ``ceil((i+1)*n/out)``, as PyTorch's.
+
+        >>> import tinygrad_edu as tg
+        >>> adaptive_avg_pool1d(tg.arange(5.0).reshape(1, 1, 5), 3).tolist()
+        [[[0.5, 2.0, 3.5]]]
+        """
+        return _adaptive(engine, "adaptive_avg_pool1d", 1, "mean", input, output_size)
+
+    return adaptive_avg_pool1d
+
+
+def adaptive_max_pool1d_layer(engine):
+    def adaptive_max_pool1d(input, output_size, return_indices=False):
+        """Adaptive max pooling of the last axis (windows as ``adaptive_avg_pool1d``'s).
+
+        >>> import tinygrad_edu as tg
+        >>> adaptive_max_pool1d(tg.arange(5.0).reshape(1, 1, 5), 3).tolist()
+        [[[1.0, 3.0, 4.0]]]
+        """
+        _no_indices("adaptive_max_pool1d", return_indices)
+        return _adaptive(engine, "adaptive_max_pool1d", 1, "max", input, output_size)
+
+    return adaptive_max_pool1d
+
+
+def adaptive_max_pool2d_layer(engine):
+    def adaptive_max_pool2d(input, output_size, return_indices=False):
+        """Adaptive max pooling of the last two axes (windows as ``adaptive_avg_pool2d``'s);
+        the maximum of a window is the maximum of its rows' maxima.
+
+        >>> import tinygrad_edu as tg
+        >>> adaptive_max_pool2d(tg.arange(9.0).reshape(1, 3, 3), 2).tolist()
+        [[[4.0, 5.0], [7.0, 8.0]]]
+        """
+        _no_indices("adaptive_max_pool2d", return_indices)
+        return _adaptive(engine, "adaptive_max_pool2d", 2, "max", input, output_size)
+
+    return adaptive_max_pool2d
+
+
+declare_layer("max_pool1d", max_pool1d_layer)
+declare_layer("avg_pool1d", avg_pool1d_layer)
+declare_layer("adaptive_avg_pool1d", adaptive_avg_pool1d_layer)
+declare_layer("adaptive_max_pool1d", adaptive_max_pool1d_layer)
+declare_layer("adaptive_max_pool2d", adaptive_max_pool2d_layer)

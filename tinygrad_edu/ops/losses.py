@@ -1,6 +1,7 @@
-r"""Ops for classifiers: ``softmax``, ``log_softmax`` and ``softmax_cross_entropy``, all
-computed after subtracting the row maximum, so logits of $\pm 1000$ stay finite; ``nll_loss``
-(PyTorch's, with class weights, ``ignore_index`` and ``reduction``) and ``one_hot``."""
+r"""Losses of classifiers: ``softmax_cross_entropy`` (computed after subtracting the row
+maximum, so logits of $\pm 1000$ stay finite, as ``log_softmax`` in
+:mod:`~tinygrad_edu.ops.activation`), ``nll_loss`` (PyTorch's, with class weights,
+``ignore_index`` and ``reduction``) and ``binary_cross_entropy`` (also ``_with_logits``)."""
 
 from __future__ import annotations
 
@@ -8,94 +9,20 @@ import math
 
 import numpy as _np
 
+from .activation import _log_softmax
 from .base import (
     NO_ONNX_GRAD,
     REGISTRY,
     Op,
     ShapeError,
     fmt_shapes,
-    normalize_axes,
     quiet,
     register,
 )
-from .dtypes import category
-from .layer_surface import declare_layer, side_effect_error
-from .surface import cast, declare
+from .promotion import category
 
-__all__ = ["Softmax", "LogSoftmax", "SoftmaxCrossEntropy", "NllLoss", "NllLossGrad",
-           "NllLogSoftmaxGrad", "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits",
-           "OneHot"]  # fmt: skip
-
-
-def _log_softmax(xp, x, axis):
-    if isinstance(x, _np.ndarray):  # the methods: numpy's same reductions, without wrappers
-        z = x - x.max(axis=axis, keepdims=True)
-        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    z = x - xp.max(x, axis=axis, keepdims=True)
-    return z - xp.log(xp.sum(xp.exp(z), axis=axis, keepdims=True))
-
-
-@quiet()
-def log_softmax_rows(xp, x, axis):
-    """``log_softmax`` of a non-empty floating array (what the kernel computes, silently)."""
-    return _log_softmax(xp, x, axis)
-
-
-def _need_float(opname, x):
-    if getattr(x, "dtype", None) is not None and category(x.dtype) != 2:
-        raise TypeError(
-            f"{opname}: the input is {x.dtype}, but {opname} needs a floating dtype (as in "
-            f"PyTorch); convert first, e.g. x.float(), or pass dtype=tg.float32"
-        )
-
-
-class _AlongAxis(Op):
-    def shape(self, shape, axis=-1):
-        normalize_axes(self.name, axis, len(shape), shape)
-        return tuple(shape)
-
-
-@register
-class Softmax(_AlongAxis):
-    r"""$s_i = e^{x_i} / \sum_j e^{x_j}$ along ``axis``.
-    $\partial L/\partial x = s \odot (g - \sum_j g_j s_j)$ (reuses the output)."""
-
-    name, saves_output = "softmax", True
-
-    @quiet()  # inf - inf in a row holding inf gives nan, silently (as in PyTorch)
-    def forward(self, xp, x, axis=-1):
-        _need_float(self.name, x)
-        if x.size == 0:  # nothing to normalise (numpy's max of nothing would fail)
-            return xp.asarray(x, copy=True)
-        e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-        return e / xp.sum(e, axis=axis, keepdims=True)
-
-    def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
-        return (out * (g - F.sum(g * out, axis=axis, keepdims=True)),)
-
-    def onnx(self, ex, node, args):
-        return ex.one("Softmax", args, "softmax", axis=node.attrs.get("axis", -1))
-
-
-@register
-class LogSoftmax(_AlongAxis):
-    r"""$\log s_i = x_i - \log\sum_j e^{x_j}$ along ``axis``.
-    $\partial L/\partial x = g - e^{\mathrm{out}} \sum_j g_j$ (reuses the output)."""
-
-    name, saves_output = "log_softmax", True
-
-    @quiet()
-    def forward(self, xp, x, axis=-1):
-        _need_float(self.name, x)
-        if x.size == 0:
-            return xp.asarray(x, copy=True)
-        return _log_softmax(xp, x, axis)
-
-    def vjp(self, F, g, inputs, out, shapes, needs, axis=-1):
-        return (g - F.exp(out) * F.sum(g, axis=axis, keepdims=True),)
-
-    def onnx(self, ex, node, args):
-        return ex.one("LogSoftmax", args, "log_softmax", axis=node.attrs.get("axis", -1))
+__all__ = ["SoftmaxCrossEntropy", "NllLoss", "NllLossGrad", "NllLogSoftmaxGrad",
+           "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits"]  # fmt: skip
 
 
 @register
@@ -547,81 +474,3 @@ class BinaryCrossEntropyWithLogits(_BinaryLoss):
                       ("Mul", ["{12}", "{7}"], {}), ("Add", ["{9}", "{13}"], {})]
         nodes, each = ex.chain(steps, "bce_logits")
         return _onnx_reduced(ex, node, nodes, each)
-
-
-@register
-class OneHot(Op):
-    """``one_hot(target, num_classes=-1)``: int64 one-hot rows along a new last dim
-    (``num_classes=-1``: the largest class plus one). Not differentiable."""
-
-    name, differentiable = "one_hot", False
-
-    def forward(self, xp, target, num_classes=-1):
-        if num_classes < 0:
-            num_classes = int(xp.max(target)) + 1 if target.size else 0
-        if target.size and (int(xp.min(target)) < 0 or int(xp.max(target)) >= num_classes):
-            bad = int(xp.max(target)) if int(xp.max(target)) >= num_classes else int(
-                xp.min(target))  # fmt: skip
-            raise IndexError(
-                f"one_hot: target holds class {bad}, but there are {num_classes} classes "
-                f"(0..{num_classes - 1})"
-            )
-        return xp.astype(xp.expand_dims(target, axis=-1) == xp.arange(num_classes), xp.int64)
-
-    def shape(self, tshape, num_classes=-1):
-        return tuple(tshape) + (num_classes,)
-
-    def onnx(self, ex, node, args):
-        depth = ex.need_shape(node, "one_hot")[-1]
-        dtype = ex.dtype(node) or "int64"
-        idx, n1 = ex.node("Cast", [args[0]], "index", to=ex.onnx.TensorProto.INT64)
-        name, n2 = ex.node("OneHot", [idx, ex.const(depth, "depth", "int64"),
-                                        ex.const([0, 1], "values", dtype)], "one_hot",
-                             axis=-1)  # fmt: skip
-        return [n1, n2], name
-
-
-# -- public surfaces: rows beside the ops (see tinygrad_edu.ops.surface) ---------------------
-def _along_dim(op, apply):
-    """``softmax(input, dim=-1)``; numpy's ``axis`` is an alias. (PyTorch's ``F.softmax``
-    without ``dim`` picks one by a deprecated rule; here it is always the last dim.)"""
-
-    def along_dim(input, dim=-1, *, dtype=None, axis=None):
-        return apply(op, cast(apply, input, dtype), axis=dim if axis is None else axis)
-
-    return along_dim
-
-
-declare("softmax", _along_dim, methods=("softmax",), functions=("softmax",))
-declare("log_softmax", _along_dim, methods=("log_softmax",), functions=("log_softmax",))
-
-
-# -- the layer function (see tinygrad_edu.ops.layer_surface) ------------------------------------
-def dropout_layer(engine):
-    mul = REGISTRY["mul"]
-
-    def dropout(input, p=0.5, training=True, inplace=False):
-        """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``, so the
-        expected value is unchanged; the identity when not ``training``. (In a symbolic graph
-        the mask is drawn afresh at every run: a ``uniform_random`` node.)
-
-        >>> import tinygrad_edu as tg
-        >>> dropout(tg.ones(4), p=0.5, training=False).tolist()
-        [1.0, 1.0, 1.0, 1.0]
-        """
-        if not 0 <= p <= 1:
-            raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-        if not training or p == 0:
-            return input
-        x = engine.value("dropout", "input", input)
-        mask = engine.dropout_mask(x, p)
-        if inplace:
-            if engine.mul_ is None:
-                raise side_effect_error(engine, "dropout", "inplace=True", "pass inplace=False")
-            return engine.mul_(x, mask)
-        return engine.apply(mul, x, mask)
-
-    return dropout
-
-
-declare_layer("dropout", dropout_layer)

@@ -1,9 +1,19 @@
-r"""Elementwise ops: arithmetic, the pointwise functions, clamps. The comparisons, logic,
-``where`` and ``masked_fill`` are in :mod:`~tinygrad_edu.ops.logic`.
+r"""Arithmetic: the elementwise ops of two inputs, ``add``, ``sub``, ``mul``, ``div``, ``pow``
+(and ``neg``), ``maximum``/``minimum``, the clamps, the division remainders (``fmod``,
+``remainder`` / ``%``, ``floor_divide`` / ``//``), ``atan2`` and ``isclose``. Their PyTorch
+names and arguments are the rows of :mod:`~tinygrad_edu.ops.arithmetic_args`; the functions of
+one input are in :mod:`~tinygrad_edu.ops.unary`, the comparisons, logic, ``where`` and
+``masked_fill`` in :mod:`~tinygrad_edu.ops.logic`.
 
 Binary ops broadcast like numpy and give PyTorch's result dtype
-(:mod:`~tinygrad_edu.ops.dtypes`); their derivative rules sum each gradient back to its
-input's shape with ``F.sum_to`` (the reduction that undoes broadcasting).
+(:mod:`~tinygrad_edu.ops.promotion`); their derivative rules sum each gradient back to its
+input's shape with ``F.sum_to`` (the reduction that undoes broadcasting). ``floor_divide`` has
+no derivative in PyTorch (its backward is an error there), so here it is not differentiable.
+
+>>> import tinygrad_edu as tg
+>>> x = tg.tensor([-1.5, 2.25, 7.0])
+>>> x % 2, x // 2
+(tensor([0.5000, 0.2500, 1.0000]), tensor([-1.,  1.,  3.]))
 """
 
 from __future__ import annotations
@@ -11,13 +21,11 @@ from __future__ import annotations
 import math
 
 from .base import Op, quiet, register
-from .dtypes import category, floating, torch_result
+from .promotion import category, floating, torch_result
 
 __all__ = [
-    "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowTensor", "Exp", "Log", "Log1p", "Sqrt",
-    "Rsqrt", "Sin", "Cos", "Abs", "Sign", "Erf", "Tanh", "Sigmoid", "Relu", "ReluGrad",
-    "Maximum", "Minimum", "Clamp", "ClampTensor", "ZerosLike",
-    "OnesLike", "Astype", "Clone", "Fill", "erf",
+    "Add", "Sub", "Mul", "Div", "Neg", "Pow", "PowTensor", "Maximum", "Minimum", "Clamp",
+    "ClampTensor", "Fmod", "Remainder", "FloorDivide", "Atan2", "IsClose",
 ]  # fmt: skip
 
 
@@ -210,273 +218,6 @@ class PowTensor(Op):
         return _to_shapes(F, (ga, gb), shapes)
 
 
-@register
-class Exp(Op):
-    r"""$e^x$. $\partial L/\partial x = g\,e^x$ (reuses the output)."""
-
-    name, saves_output = "exp", True
-    onnx = "Exp"
-
-    @quiet()  # overflow gives inf
-    def forward(self, xp, x):
-        return xp.exp(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        # BEGIN SOLUTION A1.4
-        return (g * out,)
-        # END SOLUTION
-
-
-@register
-class Log(Op):
-    r"""$\ln x$. $\partial L/\partial x = g / x$."""
-
-    name, saves = "log", (0,)
-    onnx = "Log"
-
-    @quiet()  # log(0) is -inf, log(-1) nan
-    def forward(self, xp, x):
-        return xp.log(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        # BEGIN SOLUTION A1.4
-        return (g / inputs[0],)
-        # END SOLUTION
-
-
-@register
-class Log1p(Op):
-    r"""$\ln(1 + x)$, accurate for small $x$. $\partial L/\partial x = g / (1 + x)$."""
-
-    name, saves, torch_name = "log1p", (0,), "Log1PBackward0"
-
-    @quiet()
-    def forward(self, xp, x):
-        return xp.log1p(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g / (inputs[0] + 1),)
-
-    def onnx(self, ex, node, args):
-        one = ex.like(1, node, "one")
-        return ex.chain([("Add", [args[0], one], {}), ("Log", ["{0}"], {})], "log1p")
-
-
-@register
-class Sqrt(Op):
-    r"""$\sqrt x$. $\partial L/\partial x = g / (2\sqrt x)$ (reuses the output)."""
-
-    name, saves_output = "sqrt", True
-    onnx = "Sqrt"
-
-    @quiet()
-    def forward(self, xp, x):
-        return xp.sqrt(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g / (out * 2),)
-
-
-@register
-class Rsqrt(Op):
-    r"""$1/\sqrt x$. $\partial L/\partial x = -\tfrac12 g\,x^{-3/2}$ (reuses the output)."""
-
-    name, saves_output = "rsqrt", True
-
-    @quiet()
-    def forward(self, xp, x):
-        return 1 / xp.sqrt(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g * out * out * out * -0.5,)
-
-    def onnx(self, ex, node, args):
-        return ex.chain([("Sqrt", args, {}), ("Reciprocal", ["{0}"], {})], "rsqrt")
-
-
-@register
-class Sin(Op):
-    r"""$\sin x$. $\partial L/\partial x = g \cos x$."""
-
-    name, saves = "sin", (0,)
-    onnx = "Sin"
-
-    def forward(self, xp, x):
-        return xp.sin(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g * F.cos(inputs[0]),)
-
-
-@register
-class Cos(Op):
-    r"""$\cos x$. $\partial L/\partial x = -g \sin x$."""
-
-    name, saves = "cos", (0,)
-    onnx = "Cos"
-
-    def forward(self, xp, x):
-        return xp.cos(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (-g * F.sin(inputs[0]),)
-
-
-@register
-class Abs(Op):
-    r"""$|x|$. $\partial L/\partial x = g\,\mathrm{sign}(x)$ (0 at $x = 0$)."""
-
-    name, saves = "abs", (0,)
-    onnx = "Abs"
-
-    def forward(self, xp, x):
-        return xp.abs(x)
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g * F.sign(inputs[0]),)
-
-
-@register
-class Sign(Op):
-    r"""$\mathrm{sign}(x) \in \{-1, 0, 1\}$. Flat almost everywhere: its gradient is 0."""
-
-    name = "sign"
-    onnx = "Sign"
-
-    def forward(self, xp, x):
-        return xp.sign(x)
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (F.zeros_like(g),)
-
-
-def erf(xp, x):
-    r"""$\mathrm{erf}(x) = \frac{2}{\sqrt\pi}\int_0^x e^{-t^2}dt$ to double precision, from
-    array operations alone (the Array API has no ``erf``).
-
-    For $|x| \le 2.5$ the series $\frac{2}{\sqrt\pi} e^{-x^2}\sum_n \frac{2^n x^{2n+1}}
-    {1\cdot 3\cdots(2n+1)}$ (all terms positive: no cancellation, 40 terms); beyond, the
-    continued fraction $\mathrm{erfc}(x) = \frac{e^{-x^2}}{\sqrt\pi}\,
-    \cfrac{1}{x + \cfrac{1/2}{x + \cfrac{1}{x + \cfrac{3/2}{x + \cdots}}}}$ (30 terms).
-    """
-    s = xp.clip(x, -2.5, 2.5)
-    s2 = s * s
-    term = s
-    total = s
-    for k in range(1, 40):
-        term = term * (2 * s2) / (2 * k + 1)
-        total = total + term
-    near = total * xp.exp(-s2) * (2 / math.sqrt(math.pi))
-    a = xp.clip(xp.abs(x), 2.5, 6.0)
-    f = a
-    for k in range(30, 0, -1):
-        f = a + (k / 2) / f
-    far = 1 - xp.exp(-a * a) / (math.sqrt(math.pi) * f)
-    return xp.where(xp.abs(x) <= 2.5, near, xp.sign(x) * far)
-
-
-@register
-class Erf(Op):
-    r"""The error function. $\partial L/\partial x = g\,\frac{2}{\sqrt\pi} e^{-x^2}$."""
-
-    name, saves = "erf", (0,)
-    onnx = "Erf"
-
-    def forward(self, xp, x):
-        return erf(xp, floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        x = inputs[0]
-        return (g * F.exp(-(x * x)) * (2 / math.sqrt(math.pi)),)
-
-
-@register
-class Tanh(Op):
-    r"""$\tanh x$. $\partial L/\partial x = g\,(1 - \tanh^2 x)$ (reuses the output)."""
-
-    name, saves_output = "tanh", True
-    onnx = "Tanh"
-
-    def forward(self, xp, x):
-        return xp.tanh(floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g * (1 - out * out),)
-
-
-def sigmoid_of(xp, x):
-    """$1/(1+e^{-x})$ of a floating array, as PyTorch computes it: where $e^{-x}$ overflows
-    (below about -88.7 in float32) the result is 0, as PyTorch's is. (The textbook stable form
-    ``where(x >= 0, 1/(1+e), e/(1+e))`` with ``e = exp(-|x|)`` keeps subnormal values there
-    instead, and numpy's ``where`` does not vectorise: it took 20 times as long on a 100 x 512
-    array.) float16 is computed in float32 and rounded, as PyTorch computes half precision."""
-    if x.dtype == xp.float16:
-        return _astype(xp, sigmoid_of(xp, _astype(xp, x, xp.float32)), xp.float16)
-    with quiet():  # exp(-x) overflows to inf, and 1 / inf is the 0 wanted
-        return 1 / (1 + xp.exp(-x))
-
-
-def _astype(xp, x, dtype):
-    cast = getattr(xp, "astype", None)  # the Array API's spelling; numpy 1.x lacks it
-    return cast(x, dtype) if cast is not None else x.astype(dtype)
-
-
-@register
-class Sigmoid(Op):
-    r"""$\sigma(x) = 1/(1+e^{-x})$. $\partial L/\partial x = g\,\sigma(1-\sigma)$.
-
-    Computed by :func:`sigmoid_of`, as PyTorch does: $\sigma(-20)$ is $2.06\cdot 10^{-9}$ in
-    float32, and below about -88.7 (where $e^{-x}$ overflows) it is 0, as in PyTorch.
-    """
-
-    name, saves_output = "sigmoid", True
-    onnx = "Sigmoid"
-
-    def forward(self, xp, x):
-        return sigmoid_of(xp, floating(xp, x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g * out * (1 - out),)
-
-
-@register
-class Relu(Op):
-    r"""$\max(x, 0)$. $\partial L/\partial x = g$ where $x > 0$, else 0 (``relu_grad``)."""
-
-    name, saves_output = "relu", True
-    onnx = "Relu"
-
-    def forward(self, xp, x):
-        return xp.maximum(x, xp.zeros_like(x))
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (F.relu_grad(out, g),)
-
-
-@register
-class ReluGrad(Op):
-    r"""``relu_grad(y, g)``: $g$ where $y > 0$, else 0 (CSE599W's ``relu_gradient_op``)."""
-
-    name, arity, saves = "relu_grad", 2, (0,)
-    torch_name = "ThresholdBackwardBackward0"
-
-    def forward(self, xp, y, g):
-        # a multiply by the 0/1 mask: several times faster than `where` on random signs
-        return g * xp.astype(y > 0, g.dtype)
-
-    def vjp(self, F, gg, inputs, out, shapes, needs):
-        # The step function is flat almost everywhere: no gradient reaches y.
-        return (None, F.relu_grad(inputs[0], gg) if needs[1] else None)
-
-    def onnx(self, ex, node, args):
-        y, g = args
-        zero = ex.const(0, "zero", ex.dtype(node.inputs[0]) or "float32")
-        pos, n1 = ex.node("Greater", [y, zero], "positive")
-        mask, n2 = ex.node("CastLike", [pos, g], "mask")
-        name, n3 = ex.node("Mul", [g, mask], "relu_grad")
-        return [n1, n2, n3], name
-
-
 class _Extremum(Op):
     """Elementwise max or min: the gradient goes to the winner; ties split it in half."""
 
@@ -587,81 +328,162 @@ class ClampTensor(Op):
         return ex.chain([("Max", [x, lo], {}), ("Min", ["{0}", hi], {})], "clamp")
 
 
-@register
-class ZerosLike(Op):
-    """An array of zeros shaped like ``x``. Its gradient is zero."""
+class _Remainder(Op):
+    """``a - b * rounded(a / b)``: the gradient is $g$ for $a$ and $-g\\,$rounded$(a/b)$ for
+    $b$."""
 
-    name, saves = "zeros_like", (0,)
-
-    def forward(self, xp, x):
-        return xp.zeros_like(x)
-
-    def vjp(self, F, g, inputs, out, shapes, needs):
-        return (F.zeros_like(inputs[0]),)
-
-    def onnx(self, ex, node, args):
-        return ex.filled(node, args, 0)
-
-
-@register
-class OnesLike(Op):
-    """An array of ones shaped like ``x``. Its gradient is zero."""
-
-    name, saves = "ones_like", (0,)
-
-    def forward(self, xp, x):
-        return xp.ones_like(x)
+    arity, saves = 2, (0, 1)
+    saves_for = {0: (1,)}
+    _round = ""
 
     def vjp(self, F, g, inputs, out, shapes, needs):
-        return (F.zeros_like(inputs[0]),)
+        a, b = inputs
+        gb = -g * getattr(F, self._round)(a / b) if needs[1] else None
+        return _to_shapes(F, (g if needs[0] else None, gb), shapes)
 
-    def onnx(self, ex, node, args):
-        return ex.filled(node, args, 1)
 
-
-@register
-class Astype(Op):
-    r"""Convert to ``dtype``. The gradient is converted back to the input's dtype ``src``."""
-
-    name, torch_name = "astype", "ToCopyBackward0"
-
-    def forward(self, xp, x, dtype, src=None):
-        return xp.astype(x, getattr(xp, dtype) if isinstance(dtype, str) else dtype)
-
-    def vjp(self, F, g, inputs, out, shapes, needs, dtype, src=None):
-        return (F.astype(g, dtype=src, src=dtype),)
-
-    def onnx(self, ex, node, args):
-        to = ex.tensor_type(node.attrs["dtype"])
-        return ex.one("Cast", args, "astype", to=to)
+def _zero_division(opname, xp, a, b):
+    """PyTorch refuses an integer division by zero; numpy would warn and give 0."""
+    if category(getattr(b, "dtype", None) or type(b)) == 2 or isinstance(b, float):
+        return
+    if category(getattr(a, "dtype", None) or type(a)) == 2 or isinstance(a, float):
+        return
+    if bool(xp.any(xp.asarray(b) == 0)):
+        raise ZeroDivisionError(f"{opname}: integer division by zero (a divisor is 0); use "
+                                "floats, or keep the divisors nonzero")  # fmt: skip
 
 
 @register
-class Clone(Op):
-    r"""A copy of ``x`` that shares nothing with it. $\partial L/\partial x = g$."""
+class Fmod(_Remainder):
+    r"""C's ``fmod``: $a - b\,\mathrm{trunc}(a/b)$, the sign of $a$.
+    $\partial L/\partial b = -g\,\mathrm{trunc}(a/b)$."""
 
-    name = "clone"
-    onnx = "Identity"
+    name, _round = "fmod", "trunc"
 
-    def forward(self, xp, x):
-        return xp.asarray(x, copy=True)
+    def forward(self, xp, a, b):
+        _zero_division(self.name, xp, a, b)
+        fmod = getattr(xp, "fmod", None)
+        if fmod is None:
+            out = a - b * xp.trunc(a / b)
+        else:
+            out = fmod(a, b)
+        return torch_result(xp, out, a, b)
+
+    def onnx(self, ex, node, args):
+        return ex.one("Mod", args, "fmod", fmod=1)
+
+
+@register
+class Remainder(_Remainder):
+    r"""Python's ``%``: $a - b\lfloor a/b \rfloor$, the sign of $b$.
+    $\partial L/\partial b = -g\lfloor a/b \rfloor$."""
+
+    name, _round = "remainder", "floor"
+
+    def forward(self, xp, a, b):
+        _zero_division(self.name, xp, a, b)
+        return torch_result(xp, xp.remainder(a, b) if hasattr(a, "shape") or hasattr(b, "shape")
+                            else a % b, a, b)  # fmt: skip
+
+    def onnx(self, ex, node, args):  # ONNX's Mod takes fmod=0 for integers only
+        if ex.is_integer(node):
+            return ex.one("Mod", args, "remainder", fmod=0)
+        a, b = args
+        return ex.chain([("Div", [a, b], {}), ("Floor", ["{0}"], {}), ("Mul", ["{1}", b], {}),
+                         ("Sub", [a, "{2}"], {})], "remainder")
+
+
+@register
+class FloorDivide(Op):
+    r"""``a // b``: $\lfloor a/b \rfloor$ (integers stay integers). Not differentiable (as in
+    PyTorch, whose backward for it is an error)."""
+
+    name, arity, differentiable = "floor_divide", 2, False
+
+    def forward(self, xp, a, b):
+        _zero_division(self.name, xp, a, b)
+        if not hasattr(a, "shape") and not hasattr(b, "shape"):
+            return a // b
+        return torch_result(xp, xp.floor_divide(a, b), a, b)
+
+    def onnx(self, ex, node, args):
+        if ex.is_integer(node):  # ONNX's Div truncates integers: take the floor remainder off
+            return ex.chain([("Mod", args, {"fmod": 0}), ("Sub", [args[0], "{0}"], {}),
+                             ("Div", ["{1}", args[1]], {})], "floor_divide")
+        return ex.chain([("Div", args, {}), ("Floor", ["{0}"], {})], "floor_divide")
+
+
+@register
+class Atan2(Op):
+    r"""$\mathrm{atan2}(a, b)$, the angle of the point $(b, a)$.
+    $\partial L/\partial a = g\,b/(a^2+b^2)$, $\partial L/\partial b = -g\,a/(a^2+b^2)$."""
+
+    name, arity, saves = "atan2", 2, (0, 1)
+
+    def forward(self, xp, a, b):
+        a, b = floating(xp, a), floating(xp, b)
+        return torch_result(xp, xp.atan2(a, b), a, b, floating=True)
 
     def vjp(self, F, g, inputs, out, shapes, needs):
-        return (g,)
+        a, b = inputs
+        r2 = a * a + b * b
+        return _to_shapes(F, (g * b / r2 if needs[0] else None,
+                              -g * a / r2 if needs[1] else None), shapes)  # fmt: skip
+
+    def onnx(self, ex, node, args):  # atan(y/x), moved by pi into the quadrant of (x, y)
+        y, x = args
+        zero, pi = ex.like(0, node, "zero"), ex.like(math.pi, node, "pi")
+        half_pi = ex.like(math.pi / 2, node, "half_pi")
+        return ex.chain([("Div", [y, x], {}), ("Atan", ["{0}"], {}),
+                         ("Less", [y, zero], {}), ("Neg", [pi], {}),
+                         ("Where", ["{2}", "{3}", pi], {}), ("Add", ["{1}", "{4}"], {}),
+                         ("Sign", [y], {}), ("Mul", ["{6}", half_pi], {}),
+                         ("Less", [x, zero], {}), ("Where", ["{8}", "{5}", "{1}"], {}),
+                         ("Equal", [x, zero], {}), ("Where", ["{10}", "{7}", "{9}"], {})],
+                        "atan2")
+
+
+def _quiet(xp):
+    errstate = getattr(xp, "errstate", None)
+    if errstate is None:
+        import contextlib  # noqa: PLC0415
+
+        return contextlib.nullcontext()
+    return errstate(invalid="ignore", over="ignore")
 
 
 @register
-class Fill(Op):
-    r"""``fill(x, value)``: an array like ``x`` holding ``value`` everywhere. Its gradient is 0
-    (the eager in-place ``fill_``/``zero_`` record this op)."""
+class IsClose(Op):
+    r"""``isclose(a, b, rtol, atol, equal_nan)``: $|a - b| \le \mathrm{atol} +
+    \mathrm{rtol}\,|b|$, elementwise (equal infinities are close; nan only with
+    ``equal_nan``). Not differentiable."""
 
-    name = "fill"
+    name, arity, differentiable = "isclose", 2, False
 
-    def forward(self, xp, x, value):
-        return xp.full(x.shape, value, dtype=x.dtype)
+    def forward(self, xp, a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+        a, b = xp.asarray(a), xp.asarray(b)
+        if a.dtype != b.dtype and category(a.dtype) == category(b.dtype) == 2:
+            raise TypeError(f"isclose: the inputs have different dtypes ({a.dtype} and "
+                            f"{b.dtype}), as PyTorch refuses; convert one, e.g. b.to(a.dtype)")
+        same = a == b
+        if category(a.dtype) != 2 and category(b.dtype) != 2:
+            close = same | (xp.abs(a - b) <= atol + rtol * xp.abs(b))
+            return close
+        with _quiet(xp):
+            close = same | (xp.abs(a - b) <= atol + rtol * xp.abs(b))
+            close = close & xp.isfinite(a - b) | same
+        if equal_nan:
+            close = close | (xp.isnan(a) & xp.isnan(b))
+        return close
 
-    def vjp(self, F, g, inputs, out, shapes, needs, value):
-        return (F.zeros_like(g),)
-
-    def onnx(self, ex, node, args):
-        return ex.filled(node, args, node.attrs["value"])
+    def onnx(self, ex, node, args):  # a == b, or |a - b| <= atol + rtol |b|
+        a, (x, y) = node.attrs, args
+        rtol = ex.like(a.get("rtol", 1e-05), node.inputs[1], "rtol")
+        atol = ex.like(a.get("atol", 1e-08), node.inputs[1], "atol")
+        steps = [("Equal", [x, y], {}), ("Sub", [x, y], {}), ("Abs", ["{1}"], {}),
+                 ("Abs", [y], {}), ("Mul", ["{3}", rtol], {}), ("Add", ["{4}", atol], {}),
+                 ("LessOrEqual", ["{2}", "{5}"], {}), ("Or", ["{0}", "{6}"], {})]
+        if a.get("equal_nan"):
+            steps += [("IsNaN", [x], {}), ("IsNaN", [y], {}), ("And", ["{8}", "{9}"], {}),
+                      ("Or", ["{7}", "{10}"], {})]
+        return ex.chain(steps, "isclose")

@@ -13,7 +13,7 @@ Python number. They disagree elsewhere, and the eager engine follows PyTorch:
 * **True division of integers** gives the default float, float32 (numpy: float64).
 
 >>> import numpy as np
->>> from tinygrad_edu.ops.dtypes import result_type
+>>> from tinygrad_edu.ops.promotion import result_type
 >>> np.dtype(result_type(np, np.arange(3), 0.5)).name  # numpy: float64
 'float32'
 >>> np.dtype(result_type(np, np.ones(2, np.float32), np.float64(2))).name  # numpy: float64
