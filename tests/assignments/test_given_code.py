@@ -146,6 +146,14 @@ GIVEN_CODE_SUBMISSION = {
     # the GPU namespace: the given CuPy import
     ("tinygrad_edu/backend/__init__.py", "A4.1"): [
         "return _import_cupy()\n"],
+    # strided views: the drawing's cells (each read cell once, sorted: a set, not the
+    # window's elements in order) for both the cells and how far they reach
+    ("tinygrad_edu/eager/anatomy.py", "A5.2"): [
+        "from ..viz.anatomy import _cells as drawn\n"
+        "return xp.asarray(drawn(size, stride, offset), dtype=xp.int64)\n"],
+    ("tinygrad_edu/eager/anatomy.py", "A5.1"): [
+        "from ..viz.anatomy import _cells as drawn\n"
+        "return max(drawn(size, stride, offset), default=offset)\n"],
 }
 
 

@@ -358,15 +358,13 @@ def _check_window(x, size, stride, offset) -> None:
                            f"storage offset {offset}; for a reversed order use x.flip(dims)")
     itemsize = x._data.dtype.itemsize
     storage = storage_root(x._data).nbytes // itemsize
-    if 0 in size:
-        return
-    needed = offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
-    if needed > storage:
+    needed = _extent(size, stride, offset)
+    if 0 not in size and needed > storage:
         raise RuntimeError(
             f"as_strided: size {list(size)}, stride {list(stride)} and storage offset {offset} "
             f"reach element {needed - 1}, outside this tensor's storage of {storage} elements "
-            f"({storage * itemsize} bytes of {x.dtype}); keep offset + sum((size - 1) * "
-            f"stride) below {storage}, or make the view from a larger tensor"
+            f"({storage * itemsize} bytes of {x.dtype}); make the window smaller, start it "
+            f"earlier, or make the view from a larger tensor"
         )
 
 
@@ -410,19 +408,30 @@ class _Window:
 #     count still ``x``'s): so one op, ``_Restride``, is both ``as_strided``'s backward and,
 #     windows swapped, that backward's backward (``create_graph=True`` works to any order).
 def _cells(xp, size, stride, offset):
-    """The storage cell of every element of the window ``(size, stride, offset)``."""
+    """The storage cell (element index) that each element of the window ``(size, stride,
+    offset)`` reads, in the window's row-major order: element ``(i_0, ..., i_{n-1})`` reads
+    cell ``offset + i_0 * stride_0 + ... + i_{n-1} * stride_{n-1}``. An int64 vector of
+    ``prod(size)`` cells (a cell read twice appears twice)."""
+    # BEGIN SOLUTION A5.2
     idx = xp.asarray(offset, dtype=xp.int64)
     for i, (n, s) in enumerate(zip(size, stride)):
         shape = [1] * len(size)
         shape[i] = n
         idx = idx + xp.reshape(xp.arange(n, dtype=xp.int64) * s, tuple(shape))
     return xp.reshape(idx, (-1,))
+    # END SOLUTION
 
 
 def _extent(size, stride, offset) -> int:
+    """How far into the storage the window ``(size, stride, offset)`` reaches: one past the
+    last cell it reads (``offset`` when it reads none: a size is 0). Element ``(n_0 - 1, ...,
+    n_{k-1} - 1)`` reads the last cell, so a view needs a storage of at least this many
+    elements."""
+    # BEGIN SOLUTION A5.1
     if 0 in size:
         return offset
     return offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1
+    # END SOLUTION
 
 
 class _AsStrided(Op):

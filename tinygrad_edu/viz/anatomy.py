@@ -77,7 +77,14 @@ def _window(t) -> dict:
 
 def _storage_values(t, n) -> list:
     """The first ``n`` elements of ``t``'s storage, in memory order."""
-    return t.detach().as_strided((n,), (1,), 0).cpu().tolist()  # (the same in both libraries)
+    if _is_torch(t):
+        return t.detach().as_strided((n,), (1,), 0).cpu().tolist()
+    # read the storage's array itself, not through ``as_strided``: in the course's student
+    # edition that view is an assignment (A5), and the drawing must work before it is written
+    from ..eager.anatomy import storage_root  # noqa: PLC0415 (viz imports no engine on load)
+
+    flat = storage_root(t._data).ravel(order="K")[:n]  # the memory's order, not the view's
+    return (flat.get() if hasattr(flat, "get") else np.asarray(flat)).tolist()  # (CuPy: get)
 
 
 def _creation_meta(t) -> str | None:
