@@ -365,4 +365,9 @@ def test_a_generic_finite_difference_rule_earns_no_derivative_points(graded):
             assert score == maximum, f"{task}: {score} of {maximum}"
     assert set(attacks.DERIVATIVE_TASKS) <= set(tasks)
     said = " ".join(t["output"] for t in data["tests"] if _task(t) in attacks.DERIVATIVE_TASKS)
-    assert "forward computation" in said and "1e-12" in said
+    assert "forward computation" in said  # a visible check's own message
+    hidden = [t["output"] for t in data["tests"]
+              if _task(t) in attacks.DERIVATIVE_TASKS and t["visibility"] != "visible"
+              and t["status"] == "failed"]  # fmt: skip
+    # a hidden check says what kind of difference, never its expressions or the expected values
+    assert hidden and all("stay hidden" in o and "assert" not in o for o in hidden), hidden[:2]

@@ -2,7 +2,9 @@
 
 import csv
 import json
+import subprocess
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -167,3 +169,31 @@ def test_a_key_one_submission_leaves_is_gone_for_the_next_in_its_slot(tmp_path, 
     by = {r["name"]: r for r in rows}
     assert by["a_leaver"]["tasks"]["T1.1"] == (2, 2)  # it ran, and scored its own square
     assert by["b_reader"]["tasks"]["T1.2"][0] == 0, "the reader found the leaver's key"
+
+
+def test_no_students_name_reaches_a_command_line(tmp_path, monkeypatch):
+    """Each grader's command line is in /proc for every process (the other slot's sandboxed
+    code) to read: it used to hold the submission's name (in the paths it was given)."""
+    subs = tmp_path / "submissions"
+    for name in ("zelda-secretname", "yann-othername"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "ops.py").write_text("x = 1\n")
+    (tmp_path / "ag").mkdir()
+    seen = []
+
+    def fake_run(cmd, env, **kwargs):
+        seen.append(" ".join(cmd) + " " + " ".join(env.values()))
+        results = Path(env["AUTOGRADER_RESULTS"])
+        results.mkdir(parents=True, exist_ok=True)
+        (results / "results.json").write_text(json.dumps(
+            {"tests": [{"name": "T1.1 x", "score": 1, "max_score": 1}]}))  # fmt: skip
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(batch.subprocess, "run", fake_run)
+    monkeypatch.setattr(batch, "_autograder_source", lambda src, work, log: tmp_path / "ag")
+    rows = grade_batch(subs, tmp_path / "grades.csv", autograder=tmp_path / "ag", jobs=2,
+                       mode="rlimits", log=lambda line: None)  # fmt: skip
+    assert len(seen) == 2 and all(r["status"] == "ok" and r["score"] == 1 for r in rows)
+    for line in seen:
+        assert "secretname" not in line and "othername" not in line, line
+    assert (tmp_path / "grades-results" / "zelda-secretname" / "results.json").is_file()

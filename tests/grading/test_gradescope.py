@@ -157,7 +157,9 @@ def test_faults_cost_only_their_own_task(source, tmp_path, sandbox_setup):
     assert "toy/more.py does not parse, line 12" in out["T2.1"]
     assert "return self.k * cube(x)+" in out["T2.1"]
     assert "does not parse" in out["T2.2"]
-    assert "Not equal to tolerance" in out["T1.2"]
+    # the hidden test says what kind of difference, never the reference's values (-8, -0.125)
+    assert "values differ" in out["T1.2"] and "stay hidden" in out["T1.2"], out["T1.2"]
+    assert "0.125" not in out["T1.2"] and "tolerance" not in out["T1.2"]
 
 
 def test_tabs_score_and_a_compile_error_names_its_line(source, tmp_path, sandbox_setup):
@@ -439,6 +441,13 @@ def test_a_zip_for_one_assignment_asks_only_for_its_files(repo, tmp_path):
                                     tests=["tests/assignments/test_ops_only.py"])  # fmt: skip
     assert manifest["submission_files"] == ["toy/ops.py"]
     assert set(manifest["regions"]) == {"T1.1", "T1.2"}
+    # its sandbox reads the reference: it holds no other assignment's solution (it did)
+    with zipfile.ZipFile(tmp_path / "one.zip") as zf:
+        more = zf.read("reference/toy/more.py").decode()
+        ops = zf.read("reference/toy/ops.py").decode()
+    solution = toy.MORE.split("# BEGIN SOLUTION T2.1")[1].split("# END SOLUTION")[0].strip()
+    assert solution and solution not in more and "T2.1: not graded" in more
+    assert ops == (repo / "toy" / "ops.py").read_text()  # what it grades stays whole
     every = build_autograder_zip(repo, tmp_path / "all.zip")
     assert every["submission_files"] == ["toy/more.py", "toy/ops.py"]
 

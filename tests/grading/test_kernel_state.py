@@ -19,10 +19,17 @@ from pathlib import Path
 import pytest
 
 from tinygrad_course.grading import kernel_state, seccomp
-from tinygrad_course.grading.sandbox import Sandbox, runtime_files, sandbox_config
+from tinygrad_course.grading import sandbox_memory as memory
+from tinygrad_course.grading.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxDied,
+    runtime_files,
+    sandbox_config,
+)
 
 PROBES = r'''
-import ctypes, os, signal, socket, time
+import ctypes, fcntl, os, signal, socket, time
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.syscall.restype = ctypes.c_long
@@ -117,6 +124,52 @@ def leave(kind, token):
             except OSError as e:
                 out.append(type(e).__name__)
         return out
+    if kind == "deep folder":  # deeper than shutil.rmtree can recurse, longer than PATH_MAX
+        top = os.path.join("/tmp", "tgedu-leak-deep")
+        os.mkdir(top)
+        here = os.open(top, os.O_RDONLY)
+        for _ in range(3000):
+            os.mkdir("d", dir_fd=here)
+            below = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = below
+        with open(os.open("token", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=here), "w") as f:
+            f.write(token)
+        os.close(here)
+        return "made"
+    if kind == "odd names":  # names that are not UTF-8, with a newline, in a locked folder
+        top = b"/tmp/tgedu-leak-\xff\nodd"
+        os.mkdir(top)
+        with open(top + b"/\xfe token", "w") as f:
+            f.write(token)
+        os.mkdir(top + b"/locked")
+        with open(top + b"/locked/inside", "w") as f:
+            f.write(token)
+        os.chmod(top + b"/locked", 0)
+        return "made"
+    if kind == "memory cgroup":  # leave its own cgroup for the parent (no limit, shared)
+        out = []
+        for line in open("/proc/self/cgroup"):
+            _, controllers, path = line.strip().split(":", 2)
+            if "memory" in controllers.split(","):
+                parent = os.path.dirname(os.path.join(CGROUPS, "memory", path.lstrip("/")))
+                try:
+                    with open(os.path.join(parent, "cgroup.procs"), "w") as f:
+                        f.write(str(os.getpid()))
+                    out.append("moved")
+                except OSError as e:
+                    out.append(type(e).__name__)
+        return out
+    if kind == "page cache":  # read code the next child also reads: its pages stay cached
+        with open(os.path.join(os.path.dirname(__file__), "big.bin"), "rb") as f:
+            return len(f.read())
+    if kind == "sparse log":  # the stray-output file: bits as holes and data far past its end
+        flags = fcntl.fcntl(1, fcntl.F_GETFL)
+        fcntl.fcntl(1, fcntl.F_SETFL, flags & ~os.O_APPEND)
+        for k, bit in enumerate(format(len(token), "08b")):
+            if bit == "1":
+                os.pwrite(1, b"1", (1 << 20) + (k << 16))
+        return "written"
     raise ValueError(kind)
 
 
@@ -191,7 +244,74 @@ def find(kind):
             if os.path.isdir(os.path.join(CGROUPS, sub, "tgedu-leak")):
                 return "a cgroup"
         return None
+    if kind == "deep folder":
+        return "a folder" if os.path.lexists("/tmp/tgedu-leak-deep") else None
+    if kind == "odd names":
+        return "a folder" if [n for n in os.listdir(b"/tmp") if n.startswith(b"tgedu-leak-")] \
+            else None  # fmt: skip
+    if kind == "memory cgroup":
+        return None  # what counts is what leave() could do: the test checks its answer
+    if kind == "page cache":  # which pages are cached, without reading any that are not
+        fd = os.open(os.path.join(os.path.dirname(__file__), "big.bin"), os.O_RDONLY)
+        cached = 0
+        for offset in range(0, 4 << 20, 1 << 16):
+            try:
+                cached += os.preadv(fd, [bytearray(4096)], offset, os.RWF_NOWAIT) > 0
+            except BlockingIOError:
+                pass
+        os.close(fd)
+        return f"{cached} of 64 probes cached" if cached else None
+    if kind == "sparse log":
+        try:
+            return f"data at {os.lseek(1, 1 << 20, os.SEEK_DATA)}"
+        except OSError:
+            return None
     raise ValueError(kind)
+
+
+def plant(target):
+    top = "/tmp/tgedu-leak-links"
+    os.mkdir(top)
+    os.symlink(target, os.path.join(top, "a-folder"))
+    here = top
+    for _ in range(5):
+        here = os.path.join(here, "d")
+        os.mkdir(here)
+    os.symlink(target, os.path.join(here, "deeper"))
+    return "planted"
+
+
+def oom():
+    """Lower this process's OOM score (to push the killer onto someone else)."""
+    out = {"score": int(open("/proc/self/oom_score_adj").read())}
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("0")
+        out["lower"] = "lowered"
+    except OSError as e:
+        out["lower"] = type(e).__name__
+    out["now"] = int(open("/proc/self/oom_score_adj").read())
+    return out
+
+
+def hold(n, each):
+    """Start n processes that each touch `each` bytes and wait; their exit statuses."""
+    pids = []
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                block = bytearray(each)
+                for i in range(0, each, 4096):
+                    block[i] = 1
+                time.sleep(3)
+                os._exit(0)
+            except MemoryError:
+                os._exit(3)  # refused by its own address-space limit, not killed
+            finally:
+                os._exit(1)
+        pids.append(pid)
+    return [os.waitpid(pid, 0)[1] for pid in pids]
 
 
 def processes():
@@ -199,7 +319,8 @@ def processes():
 '''
 
 KINDS = ["keyrings", "sysv", "mqueue", "files", "abstract socket", "signals", "timers",
-         "inotify", "cgroups"]  # fmt: skip
+         "inotify", "cgroups", "deep folder", "sparse log", "page cache", "odd names",
+         "memory cgroup"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +331,7 @@ def copies(sandbox_setup):
         (root / name / "probes").mkdir(parents=True)
         (root / name / "probes" / "__init__.py").write_text("")
         (root / name / "probes" / "k.py").write_text(PROBES)
+        (root / name / "probes" / "big.bin").write_bytes(os.urandom(4 << 20))
     (root / "runtime").mkdir()
     for name, data in runtime_files().items():
         (root / "runtime" / name).write_bytes(data)
@@ -221,11 +343,12 @@ def copies(sandbox_setup):
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _sandbox(sandbox_setup, root: Path, work: str) -> Sandbox:
+def _sandbox(sandbox_setup, root: Path, work: str, **limits) -> Sandbox:
     user = sandbox_setup.users[0] if sandbox_setup.privileged else None
     config = sandbox_config(sandbox_setup.python, user, "user" if user else "rlimits",
-                            timeout=20)  # fmt: skip
-    return Sandbox(config, root / work, root / "runtime", root / "scratch")
+                            limits=Limits(**limits) if limits else None, timeout=20)  # fmt: skip
+    return Sandbox(config, root / work, root / "runtime", root / "scratch",
+                   log=root / "child.log")  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -244,6 +367,25 @@ def test_an_object_one_child_leaves_is_gone_for_the_next(copies, sandbox_setup, 
         assert "Operation not permitted" in str(left) and not [x for x in left if x != str(x)]
     if kind == "cgroups":
         assert "made" not in left
+    if kind == "memory cgroup":  # its limit cannot be left behind by moving out of it
+        assert "moved" not in left, left
+
+
+def test_the_sweep_never_follows_a_link_out_of_the_sandbox_users_files(copies, sandbox_setup):
+    """A child plants, in /tmp, a folder holding a link to a folder of the grader's (and a
+    link named like a folder at the bottom of a deep tree): removing the child's files must
+    remove the links, never what they point to."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    victim = Path(tempfile.mkdtemp(prefix="tgedu-victim-"))
+    (victim / "results.json").write_text("the grader's")
+    try:
+        with _sandbox(sandbox_setup, copies, "work-a") as child:
+            assert child.call("probes.k", "plant", {"target": str(victim)}) == "planted"
+        assert (victim / "results.json").read_text() == "the grader's"
+        assert not os.path.lexists("/tmp/tgedu-leak-links")
+    finally:
+        shutil.rmtree(victim, ignore_errors=True)
 
 
 def test_the_grader_keeps_no_key_a_child_could_reach(copies, sandbox_setup):
@@ -284,6 +426,48 @@ def test_the_filter_program_denies_the_keyring_and_queue_calls():
 
 def test_every_kind_of_object_says_how_it_is_closed():
     for kind in ("keyrings", "System V IPC", "POSIX message queues", "abstract Unix sockets",
-                 "pending signals", "cgroups", "inotify and fanotify watches", "processes"):
+                 "pending signals", "cgroups", "inotify and fanotify watches", "processes",
+                 "the page cache", "sparse files and file flags", "OOM scores and memory "
+                 "pressure", "deep folder trees"):
         assert kind in kernel_state.OBJECTS
     assert any(k.startswith("timers") for k in kernel_state.OBJECTS)
+
+
+def test_a_child_cannot_lower_its_oom_score(copies, sandbox_setup):
+    """A child that lowers its OOM score makes the killer take a bystander under pressure.
+    The grader sets 1000 as root, which is also the floor the child cannot go below."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    with _sandbox(sandbox_setup, copies, "work-a") as child:
+        got = child.call("probes.k", "oom", {})
+        floor, note = child.oom_floor, child.memory_note
+    assert got["score"] == 1000
+    if floor:
+        assert got == {"score": 1000, "lower": "PermissionError", "now": 1000}
+    else:  # no CAP_SYS_RESOURCE here: the score is no floor, so the cgroup must bound it
+        assert not memory.can_set_floor()
+        assert not note, f"neither an OOM floor nor a memory cgroup here: {note}"
+
+
+def test_memory_pressure_kills_only_the_childs_own_processes(copies, sandbox_setup):
+    """Holders past the child's memory limit are killed inside its cgroup; the grader lives.
+
+    Where this machine offers no writable memory cgroup the child has its rlimits only:
+    the test then checks that it says so, and that each process is still bounded."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    limit = 512 << 20  # each holder fits its address-space limit, all three do not fit this
+    with _sandbox(sandbox_setup, copies, "work-a", memory_bytes=limit) as child:
+        child.start()
+        if child.memory_note:
+            assert child.call("probes.k", "processes", {}) == []
+            pytest.skip(f"no memory cgroup here ({child.memory_note}): rlimits only")
+        assert child._cgroup.limit == limit
+        try:
+            statuses = child.call("probes.k", "hold", {"n": 3, "each": 240 << 20})
+        except SandboxDied:  # the killer may take the child itself: it is in the cgroup too
+            statuses = None
+        if statuses is not None:
+            assert any(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses), statuses
+    with _sandbox(sandbox_setup, copies, "work-a") as after:  # the grader carries on
+        assert after.call("probes.k", "find", {"kind": "files"}) is None

@@ -89,3 +89,23 @@ def test_a_notebook_assignment_is_packaged_verified_and_graded(tmp_path, sandbox
     data, log = _grade(source, tmp_path, {"nb_t3.ipynb": notebook_course.to_ipynb(naive)},
                        sandbox_setup, name="naive")  # fmt: skip
     assert _scores(data) == {"T3.1": 2}, log  # the hidden test at x = 800 catches the overflow
+
+
+def test_a_notebook_nested_100000_deep_is_read_not_a_crash(tmp_path):
+    """A correct notebook whose metadata is nested 100,000 deep used to raise RecursionError
+    out of the grader (0 for a correct answer). Its code cells are read; the rest is cut."""
+    nb = json.loads(notebook_course.to_ipynb(notebook_course.LESSON))
+    text = json.dumps(nb)
+    deep = "[" * 100_000 + '"]{"' + "]" * 100_000  # a bracket inside a string is text
+    text = text[:-1] + ', "extra": ' + deep + "}"
+    (tmp_path / "nb_t3.ipynb").write_text(text)
+    m = map_submission(tmp_path, ["toy/nb_t3.py"])
+    assert "def softplus_grad" in m.texts["toy/nb_t3.py"]
+    assert any("nested more than" in n for n in m.notes), m.notes
+
+
+def test_a_notebook_that_is_not_json_is_the_students_clear_error(tmp_path):
+    (tmp_path / "nb_t3.ipynb").write_text('{"cells": [')
+    m = map_submission(tmp_path, ["toy/nb_t3.py"])
+    assert "toy/nb_t3.py" in m.missing
+    assert any("could not be read as a notebook" in n and "JSON" in n for n in m.notes), m.notes

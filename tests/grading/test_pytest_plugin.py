@@ -284,3 +284,60 @@ def test_run_and_reference_fixtures_at_home(pytester):
     assert error.startswith("your code raised ValueError: bad input") and "in boom" in error
     assert "reference() is for hidden tests" in by["other visible reference"]["output"]
     assert by["other hidden reference"]["status"] == "passed"
+
+
+HIDDEN_FAILURES = """
+import numpy as np
+import pytest
+
+from tgedu_fake_probe import SubmissionError
+
+REFERENCE = np.array([0.12345678901234567, 2.5])
+
+@pytest.mark.task("A1.3")
+@pytest.mark.hidden
+@pytest.mark.points(1)
+def test_values():
+    np.testing.assert_allclose(np.array([0.5, 2.5]), REFERENCE, rtol=1e-12)
+
+@pytest.mark.task("A1.3")
+@pytest.mark.points(1, visibility="after_due_date")
+def test_expression():
+    expected = float(REFERENCE[0])
+    assert 0.5 == expected, f"wanted {expected!r}"
+
+@pytest.mark.task("A1.3")
+@pytest.mark.hidden
+@pytest.mark.points(1)
+def test_shape():
+    np.testing.assert_allclose(np.zeros(3), REFERENCE)
+
+@pytest.mark.task("A1.3")
+@pytest.mark.hidden
+@pytest.mark.points(1)
+def test_raised():
+    raise SubmissionError("ZeroDivisionError: division by zero (ops.py, line 3)")
+
+@pytest.mark.task("A1.3")
+@pytest.mark.points(1)
+def test_visible():
+    assert 0.5 == float(REFERENCE[0])
+"""
+
+
+def test_hidden_tests_never_show_expected_values(pytester):
+    """A hidden test's failure used to show the reference's values to 17 digits and the
+    check's expressions; with resubmissions that is an answer table."""
+    pytester.makepyfile(tgedu_fake_probe="class SubmissionError(AssertionError):\n    pass\n")
+    pytester.makepyfile(test_hidden=HIDDEN_FAILURES)
+    pytester.runpytest("-p", "tinygrad_course.grading.pytest_plugin", "--gradescope",
+                       "r.json").assert_outcomes(failed=5)  # fmt: skip
+    by = {t["name"]: t["output"] for t in json.loads((pytester.path / "r.json").read_text())[
+        "tests"]}  # fmt: skip
+    for name in ("A1.3 values", "A1.3 expression", "A1.3 shape"):
+        assert "0.1234" not in by[name] and "REFERENCE" not in by[name], by[name]
+        assert "expected" not in by[name].split("(")[0] or "differ" in by[name], by[name]
+        assert "stay hidden" in by[name]
+    assert "values differ" in by["A1.3 values"] and "shape" in by["A1.3 shape"]
+    assert by["A1.3 raised"].startswith("ZeroDivisionError: division by zero (ops.py, line 3)")
+    assert "0.1234" in by["A1.3 visible"]  # a visible test's data is the student's to see

@@ -324,3 +324,47 @@ def test_no_network_when_it_can_be_isolated(box, sandbox_setup):
         finally:
             server.close()
     assert got != "connected"
+
+
+def test_remove_tree_takes_any_depth_and_never_follows_links(tmp_path):
+    """shutil.rmtree raised RecursionError on a 3000-level tree (and its paths pass
+    PATH_MAX), which failed the sweep and every later submission graded in that slot."""
+    from tinygrad_course.grading.sandbox_sweep import remove_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("the grader's")
+    top = tmp_path / "deep"
+    top.mkdir()
+    here = os.open(top, os.O_RDONLY)
+    for _ in range(3000):
+        os.mkdir("d", dir_fd=here)
+        os.symlink(outside, "link", dir_fd=here)
+        below = os.open("d", os.O_RDONLY, dir_fd=here)
+        os.close(here)
+        here = below
+    os.close(here)
+    with pytest.raises(RecursionError):
+        shutil.rmtree(top, ignore_errors=True)
+    assert remove_tree(top) and not top.exists()
+    assert (outside / "keep").read_text() == "the grader's"
+    assert remove_tree(top)  # already gone
+
+
+def test_a_failing_sweep_step_is_reported_never_raised(monkeypatch, capsys):
+    from tinygrad_course.grading import sandbox_sweep
+    from tinygrad_course.grading.sandbox_config import SandboxConfig
+
+    if os.geteuid() != 0:
+        pytest.skip("the sweep runs as root only")
+
+    def broken(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    called = []
+    monkeypatch.setattr(sandbox_sweep, "_kill_user", broken)
+    monkeypatch.setattr(sandbox_sweep, "_remove_ipc", lambda uid: called.append("ipc"))
+    monkeypatch.setattr(sandbox_sweep, "_remove_files", lambda uid, w: called.append("files"))
+    sandbox_sweep.sweep(SandboxConfig("python", "nobody", uid=65534, gid=65534))
+    assert called == ["ipc", "files"]  # the other steps still ran
+    assert "failed: RecursionError" in capsys.readouterr().err

@@ -17,6 +17,7 @@ so): fine for a quick look, not a boundary against hostile code.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from .pytest_plugin import _natural_key
 from .sandbox import DEFAULT_USER, ensure_user
+from .sandbox_sweep import remove_tree
 
 __all__ = ["grade_batch", "unpack_zip", "add_arguments", "run", "MAX_UNPACKED"]
 
@@ -290,8 +292,12 @@ def _grade_one(entry: Path, source: Path, work: Path, results: Path, slot: int, 
     start = time.monotonic()
     status = "ok"
     # NOTE: every submission is graded from a private copy (the batch's work folder is
-    # root's, 0700): one student's sandboxed code must not reach another's files
-    submission = work / f"submission-{safe}"
+    # root's, 0700): one student's sandboxed code must not reach another's files. The copy
+    # and the results folder the grader writes are named by slot, never by student: their
+    # paths reach the grader's command line, which every process can read in /proc.
+    submission, written = work / f"submission{slot}", work / f"results{slot}"
+    for folder in (submission, written):
+        remove_tree(folder)
     try:
         if entry.suffix == ".zip":
             unpack_zip(entry, submission)
@@ -306,7 +312,7 @@ def _grade_one(entry: Path, source: Path, work: Path, results: Path, slot: int, 
         env.pop("PYTHONPATH", None)
         env.update(
             AUTOGRADER_ROOT=str(work / f"root{slot}"), AUTOGRADER_SOURCE=str(source),
-            AUTOGRADER_SUBMISSION=str(submission), AUTOGRADER_RESULTS=str(out),
+            AUTOGRADER_SUBMISSION=str(submission), AUTOGRADER_RESULTS=str(written),
             AUTOGRADER_PYTHON=sys.executable,
             AUTOGRADER_SANDBOX_PYTHON=sandbox_python or sys.executable,
             AUTOGRADER_SANDBOX="rlimits" if user is None else mode,
@@ -317,6 +323,12 @@ def _grade_one(entry: Path, source: Path, work: Path, results: Path, slot: int, 
         with open(out / "log.txt", "w", encoding="utf-8") as logfile:
             subprocess.run(["bash", str(source / "run_autograder")], env=env, stdout=logfile,
                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)  # fmt: skip
+        with contextlib.suppress(OSError):
+            for item in written.iterdir():
+                if item.is_file() and not item.is_symlink():
+                    shutil.move(item, out / item.name)
+        for folder in (submission, written):
+            remove_tree(folder)
         try:
             data = json.loads((out / "results.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:

@@ -49,11 +49,12 @@ def _limit(name: str, value, slack: int = 0) -> None:
 def _confine(limits: dict, keep: tuple[int, ...]) -> None:
     _limit("RLIMIT_CPU", limits.get("cpu_seconds"), slack=2)  # SIGXCPU, then SIGKILL
     _limit("RLIMIT_AS", limits.get("memory_bytes"))
+    _limit("RLIMIT_DATA", limits.get("memory_bytes"))
     _limit("RLIMIT_NPROC", limits.get("processes"))
     _limit("RLIMIT_FSIZE", limits.get("file_bytes"))
     _limit("RLIMIT_NOFILE", limits.get("open_files"))
     _limit("RLIMIT_CORE", 0)
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError):  # as root the grader already set it, and its floor
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
     for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else ():

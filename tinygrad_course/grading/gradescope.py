@@ -39,6 +39,7 @@ import zipfile
 from pathlib import Path
 
 from .splice import task_functions
+from .student import _regions as _marker_regions
 from .student import _walk, has_solution_markers, solution_regions, strip_solutions
 
 __all__ = ["build_autograder_zip", "SETUP_SH", "RUN_AUTOGRADER", "DEFAULT_BUDGET",
@@ -139,9 +140,10 @@ markers =
 _NOT_LIBRARY = ("tests", "notebooks", "docs", "benchmarks")
 # the grader's own modules, shipped as the package ``tgedu_grader`` (standard library, numpy
 # and pytest only: they must not need the course's library)
-GRADER_MODULES = ("autograder", "child", "gitignore", "kernel_state", "notebook", "probe",
-                  "pytest_plugin", "sandbox", "sandbox_config", "sandbox_sweep", "sandbox_users",
-                  "seccomp", "splice", "student", "submission", "wire")  # fmt: skip
+GRADER_MODULES = ("autograder", "child", "gitignore", "kernel_state", "notebook",
+                  "page_cache", "probe", "pytest_plugin", "sandbox", "sandbox_config",
+                  "sandbox_memory", "sandbox_sweep", "sandbox_users", "seccomp", "splice",
+                  "student", "submission", "wire")
 _GRADER_INIT = '''"""The autograder's grader: the sandboxed modules of tinygrad_course.grading."""
 '''
 _EXECUTABLE = 0o100755 << 16
@@ -328,6 +330,32 @@ def _regions(repo: Path, submission_files) -> dict:
     return dict(sorted(regions.items()))
 
 
+def _reference_file(path: Path, name: str, graded: set) -> bytes:
+    """A reference file as the zip ships it: the solutions of the tasks this zip grades (and
+    of those they use) and no other. A zip for one assignment used to carry every
+    assignment's solutions, which its sandbox could read."""
+    data = path.read_bytes()
+    if path.suffix != ".py":
+        return data
+    text = data.decode("utf-8")
+    if not has_solution_markers(text):
+        return data
+    lines = text.splitlines(keepends=True)
+    out, cursor, cut = [], 0, False
+    for begin, end, kind, task, indent in _marker_regions(text, name):
+        if kind != "SOLUTION" or task in graded or task == "solution":  # unnamed: kept
+            continue
+        out.extend(lines[cursor : begin - 1])
+        newline = "\r\n" if lines[begin - 1].endswith("\r\n") else "\n"
+        out.append(f'{indent}raise NotImplementedError("{task}: not graded by this '
+                   f'autograder"){newline}')  # fmt: skip
+        cursor, cut = end, True
+    if not cut:
+        return data
+    out.extend(lines[cursor:])
+    return "".join(out).encode("utf-8")
+
+
 def _write_zip(out_zip, repo: Path, manifest: dict, test_files, extras, budget) -> list[str]:
     """Write the zip's files (see the module docstring); returns their names in order."""
     names = []
@@ -347,9 +375,11 @@ def _write_zip(out_zip, repo: Path, manifest: dict, test_files, extras, budget) 
         add("requirements.txt", _requirements(repo, extras).encode())
         if (repo / "pyproject.toml").is_file():
             add("reference/pyproject.toml", (repo / "pyproject.toml").read_bytes())
+        graded = _graded_tasks(repo, test_files) | set(manifest["regions"])
         for pkg in manifest["packages"]:  # the library and the course (graded tests use both)
             for rel in _walk(repo / pkg, set()):
-                add(f"reference/{pkg}/{rel.as_posix()}", (repo / pkg / rel).read_bytes())
+                name = f"{pkg}/{rel.as_posix()}"
+                add(f"reference/{name}", _reference_file(repo / pkg / rel, name, graded))
         for f, text in edition.items():
             add(f"edition/{f}", text.encode("utf-8"))
         add("grader/tgedu_grader/__init__.py", _GRADER_INIT.encode())

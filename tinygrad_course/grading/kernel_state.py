@@ -50,6 +50,14 @@ OBJECTS = {
     "file locks and leases, memfd, eventfd, pidfd": "belong to open files: die with the process",
     "at and cron jobs": "need the setuid/setgid crontab or at, which no_new_privs makes "
     "powerless (and the user has no home or shell)",
+    "the page cache": "before each child the grader drops the cached pages of the code the "
+    "child reads (interpreter, standard library, numpy, working copy): page_cache.evict",
+    "sparse files and file flags": "each child writes its stray output to a nameless file of "
+    "its own (O_TMPFILE), never to a file another child shares",
+    "deep folder trees": "the sweep removes any tree one open folder at a time "
+    "(sandbox_sweep.remove_tree), however deep or long its paths",
+    "OOM scores and memory pressure": "the grader sets each child's oom_score_adj to 1000 (a "
+    "floor with CAP_SYS_RESOURCE) and gives each child its own memory cgroup where it can",
 }
 
 _KEYCTL = {"x86_64": 250, "aarch64": 219}

@@ -32,11 +32,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import sys
 import types
 from pathlib import Path
 
-__all__ = ["check", "notebook_source", "configure"]
+__all__ = ["check", "notebook_source", "configure", "NotebookError"]
 
 _CONFIG: dict[str, str] = {}
 
@@ -48,7 +49,46 @@ def configure(module: str, suite: str) -> None:
     _CONFIG.update(module=module, suite=suite)
 
 
-def notebook_source(text: str) -> str:
+MAX_DEPTH = 32  # nesting a notebook's cells need: 4 levels; metadata a little more
+MAX_CHARS = 64 << 20
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class NotebookError(ValueError):
+    """A notebook that cannot be read (too large, or not JSON); the message says why."""
+
+
+def _prune(text: str, depth: int = MAX_DEPTH) -> tuple[str, int]:
+    """``text`` with every JSON array or object nested deeper than ``depth`` replaced by
+    ``null``, and how many were replaced.
+
+    ``json.loads`` recurses once per level: a notebook nested 100,000 deep raises
+    RecursionError (or worse) before any cell is read. Cells sit 4 levels down, so what is
+    cut is metadata or outputs, never code. Strings are masked first (a bracket inside one
+    is text), keeping every offset."""
+    masked = _STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', text)
+    cuts, level, start = [], 0, 0
+    for m in _BRACKET.finditer(masked):
+        if m.group() in "[{":
+            level += 1
+            if level == depth + 1:
+                start = m.start()
+        else:
+            if level == depth + 1:
+                cuts.append((start, m.end()))
+            level -= 1
+    if not cuts:
+        return text, 0
+    parts, at = [], 0
+    for a, b in cuts:
+        parts += [text[at:a], "null"]
+        at = b
+    parts.append(text[at:])
+    return "".join(parts), len(cuts)
+
+
+def notebook_source(text: str, notes: list | None = None) -> str:
     """The Python module of a notebook: an ``.ipynb`` document's code cells, each after a
     ``# %%`` line, IPython's ``%`` and ``!`` lines commented out; a jupytext ``.py`` as it
     is.
@@ -61,10 +101,21 @@ def notebook_source(text: str) -> str:
     x = 1
     <BLANKLINE>
     """
+    if len(text) > MAX_CHARS:
+        raise NotebookError(f"the notebook has {len(text)} characters; the limit is {MAX_CHARS}")
+    if not text.lstrip().startswith("{"):
+        return text  # a jupytext .py
+    text, cut = _prune(text)
     try:
         doc = json.loads(text)
-    except ValueError:
-        return text
+    except ValueError as e:
+        raise NotebookError(f"it is not a valid notebook (JSON error: {e}); open it in "
+                            "Jupyter, save it and upload it again") from None  # fmt: skip
+    except RecursionError:  # not reached after _prune; kept so no notebook crashes the grader
+        raise NotebookError("it is nested too deeply to read") from None
+    if cut and notes is not None:
+        notes.append(f"Note: {cut} part(s) of the notebook nested more than {MAX_DEPTH} levels "
+                     "deep (metadata or outputs, never code cells) were ignored.")  # fmt: skip
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         return text
     parts = []

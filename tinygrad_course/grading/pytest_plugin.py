@@ -249,6 +249,33 @@ def _failure_text(report) -> str:
     return re.sub(r"\n *\.\.\.Full output truncated[^\n]*", "", text)
 
 
+def _hidden_failure_text(report) -> str:
+    """What a failed test that is not ``visible`` may say: the kind of difference, never the
+    expected values, the reference's data or the check's code (a student who resubmits
+    could read an answer table off them). A failure raised by the submitted code itself
+    (its exception, reported by the grader) keeps its message: that text is the student's."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = crash.message if crash is not None and crash.message else report.longreprtext
+    if re.match(r"^[\w.]*SubmissionError: ", text.lstrip()):
+        return re.sub(r"^[\w.]*SubmissionError: ", "", text.lstrip())[:_HIDDEN_LIMIT]
+    low = text.lower()
+    if "shape" in low:
+        kind = "the shape of your answer differs from the expected one"
+    elif "dtype" in low:
+        kind = "the dtype of your answer differs from the expected one"
+    elif re.search(r"\bnan\b|\binf\b", low):
+        kind = "your answer has NaN or infinite values where the expected one has none, or "\
+            "the other way round"  # fmt: skip
+    elif report.when != "call":
+        kind = "the test could not be set up"
+    else:
+        kind = "your answer's values differ from the expected ones"
+    return f"{kind} (this test's expected values and checks stay hidden)"
+
+
+_HIDDEN_LIMIT = 500  # characters of a submitted exception's message in a hidden test
+
+
 class _Scoreboard:
     """Collects the reports of graded tests on the controller and reports the totals."""
 
@@ -282,7 +309,8 @@ class _Scoreboard:
                 # runs is code under test dodging it: that still counts as lost points.
                 rec["excluded"] = report.when == "setup"
             else:
-                text = _failure_text(report)
+                text = (_failure_text(report) if info.get("visibility", "visible") == "visible"
+                        else _hidden_failure_text(report))  # fmt: skip
                 rec["output"].append(text if report.when == "call" else f"[{report.when}] {text}")
         rec["duration"] = rec.get("duration", 0.0) + report.duration
 

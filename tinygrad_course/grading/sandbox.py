@@ -12,7 +12,15 @@ child (:mod:`tinygrad_course.grading.child`) runs
   address space, processes (per user), file size, open files, no core dumps;
 - with a **clean environment** (``python -I``, a fixed ``PATH``, one thread per numeric
   library, ``HOME`` and ``TMPDIR`` in a private scratch folder);
-- under a **timeout per call**: past it the child's process group is killed.
+- under a **timeout per call**: past it the child's process group is killed;
+- with its **own memory**: as root the grader sets the child's OOM score to 1000 and, where
+  a memory cgroup can be made, moves it into one of its own
+  (:mod:`~tinygrad_course.grading.sandbox_memory`), so memory pressure kills its processes
+  and no bystander's;
+- with its **own output file** (nameless, shared with no other child) and, as root, the
+  page cache of the code it reads emptied first
+  (:mod:`~tinygrad_course.grading.page_cache`): nothing an earlier child wrote or read is
+  there for it to find.
 
 Without root there is no other user to become: the child runs as the grader's own user, with
 the limits and timeouts only (:attr:`SandboxConfig.mode` is ``"rlimits"``). That keeps a
@@ -44,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import wire
+from . import page_cache, wire
 from .sandbox_config import (
     Limits,
     SandboxConfig,
@@ -53,7 +61,8 @@ from .sandbox_config import (
     sandbox_config,
     writable_folders,
 )
-from .sandbox_sweep import kill_descendants, sweep
+from .sandbox_memory import MemoryCgroup, confine, set_oom_score
+from .sandbox_sweep import kill_descendants, remove_tree, sweep
 from .sandbox_users import DEFAULT_USER, SandboxError, ensure_user
 
 __all__ = [
@@ -112,6 +121,10 @@ class Sandbox:
         self.proc: subprocess.Popen | None = None
         self._req = self._resp = None
         self._scratch: Path | None = None
+        self._out: int | None = None  # the running child's output file (the grader's fd)
+        self._cgroup: MemoryCgroup | None = None
+        self.memory_note = ""  # why the running child has no memory cgroup, if it has none
+        self.oom_floor = False  # whether the child cannot lower its OOM score below 1000
         self._count = 0
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -132,6 +145,7 @@ class Sandbox:
         if self.proc is not None and self.proc.poll() is None:
             return
         self._cleanup()
+        self._keep_output()  # a child that ended on its own
         c = self.config
         self.scratch_root.mkdir(parents=True, exist_ok=True)
         self._scratch = Path(tempfile.mkdtemp(prefix="scratch-", dir=self.scratch_root))
@@ -144,12 +158,15 @@ class Sandbox:
         argv = [c.python, "-I", "-B", str(self.runtime / "child.py"), str(self.workdir),
                 str(req_r), str(resp_w), limits]  # fmt: skip
         cmd, kwargs = self._command(argv)
-        # the log is the grader's: children write to it, but none can open it (0600, root)
-        out = (
-            os.fdopen(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
-            if self.log
-            else subprocess.DEVNULL
-        )
+        if c.user:  # no page an earlier child warmed tells this one what that child ran
+            page_cache.evict((*page_cache.code_paths(c.python), str(self.workdir),
+                              str(self.runtime)))  # fmt: skip
+        # Each child writes its stray output to a file of its own, with no name (nobody can
+        # open it) and shared with no other child: a file all children append to is a
+        # channel (one clears O_APPEND and writes sparse bytes, the next finds them with
+        # SEEK_DATA). The grader copies its tail into the log when the child has ended.
+        self._out = _private_file(self.log.parent) if self.log else None
+        out = self._out if self._out is not None else subprocess.DEVNULL
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self._scratch,
@@ -157,10 +174,13 @@ class Sandbox:
                 umask=0o077, close_fds=True, **kwargs,
             )  # fmt: skip
         finally:
-            if out is not subprocess.DEVNULL:
-                out.close()
             os.close(req_r)
             os.close(resp_w)
+        if c.user:
+            # before the first request, so before any submitted code runs
+            self.oom_floor = set_oom_score(self.proc.pid)
+            name = f"tgedu-{os.getpid()}-{self.proc.pid}"
+            self._cgroup, self.memory_note = confine(self.proc.pid, c.limits.memory_bytes, name)
         self._req, self._resp = req_w, resp_r
         os.set_blocking(self._req, False)
         os.set_blocking(self._resp, False)
@@ -193,10 +213,31 @@ class Sandbox:
         self.proc = None
         if self.config.user:
             sweep(self.config)
+        if self._cgroup is not None:
+            self._cgroup.remove()
+            self._cgroup = None
+        self._keep_output()
+
+    def _keep_output(self) -> None:
+        """Append the tail of the ended child's output file to the log; close the file."""
+        fd, self._out = self._out, None
+        if fd is None:
+            return
+        try:
+            size = os.fstat(fd).st_size
+            tail = os.pread(fd, _LOG_TAIL, max(0, size - _LOG_TAIL))
+            if tail and self.log:
+                with open(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+                          "ab") as log:  # fmt: skip
+                    log.write(tail.replace(b"\0", b""))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
     def _cleanup(self) -> None:
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            remove_tree(self._scratch)  # the child may have nested it past rmtree's reach
             self._scratch = None
 
     def log_tail(self, n: int = 2000) -> str:
@@ -284,6 +325,22 @@ class Sandbox:
                 chunks.append(chunk)
                 got += len(chunk)
         return b"".join(chunks)
+
+
+_LOG_TAIL = 64 << 10  # bytes of a child's output kept in the log
+
+
+def _private_file(folder: Path) -> int:
+    """A new, empty file open for reading and writing that no other process can open by name
+    (``O_TMPFILE``; else a file made and unlinked at once, 0600)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        with contextlib.suppress(OSError):  # a file system without O_TMPFILE
+            return os.open(folder, flag | os.O_RDWR, 0o600)
+    fd, name = tempfile.mkstemp(prefix=".child-out-", dir=folder)
+    os.unlink(name)
+    return fd
 
 
 class _Timeout(Exception):

@@ -8,12 +8,13 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from .sandbox_config import SandboxConfig
 
-__all__ = ["sweep", "kill_descendants"]
+__all__ = ["sweep", "kill_descendants", "remove_tree"]
 
 
 def _processes_of(uid: int) -> list[int]:
@@ -70,12 +71,85 @@ def _remove_files(uid: int, folders) -> None:
                 continue
             if st.st_uid == uid:
                 if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    remove_tree(entry.path)
                 else:
                     with contextlib.suppress(OSError):
                         os.unlink(entry.path)
             elif entry.is_dir(follow_symlinks=False) and st.st_mode & 0o002:
                 _remove_files(uid, [entry.path])  # someone else's world-writable folder
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def remove_tree(path) -> bool:
+    """Delete the folder ``path`` and everything below it, however deep; never raise.
+
+    ``shutil.rmtree`` recurses once per level (a RecursionError past about 1000 levels, which
+    ``ignore_errors`` does not catch) and a full path past 4096 bytes cannot even be named.
+    This walks down and back up holding one open folder at a time, naming each entry
+    relative to it, so neither the depth nor the length of the path matters. Links are
+    never followed. Call it when no process can still change the tree (after the sweep
+    killed the sandbox user's). Returns whether ``path`` is gone."""
+    path = os.fspath(path)
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # a link or a file where a folder was expected
+        return not os.path.lexists(path)
+    names: list[str] = []  # the folders between ``path`` and ``fd``
+    ids = [_ident(fd)]  # (device, inode) of each of them, to check the way back up
+    try:
+        while True:
+            below = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        below = entry.name
+                        break
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=fd)
+            if below is not None:
+                try:
+                    child = os.open(below, _DIR_FLAGS, dir_fd=fd)
+                except OSError:  # not a folder to walk into: remove it as it is, or give up
+                    try:
+                        os.rmdir(below, dir_fd=fd)
+                    except OSError:
+                        return False
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(below)
+                ids.append(_ident(fd))
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            ids.pop()
+            if _ident(fd) != ids[-1]:  # the tree moved under us: stop rather than stray
+                return False
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                return False  # not empty after all (a file we could not remove)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+    return not os.path.lexists(path)
+
+
+def _ident(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 def _parents() -> dict[int, int]:
@@ -120,6 +194,11 @@ def sweep(config: SandboxConfig) -> None:
     """End every process of the sandbox user and delete what it left behind (root only)."""
     if not config.user or config.uid is None or os.geteuid() != 0:
         return
-    _kill_user(config.uid)
-    _remove_ipc(config.uid)
-    _remove_files(config.uid, config.writable)
+    # each step on its own: whatever one of them meets (a tree it cannot remove, a tool that
+    # hangs) must not keep the others from running, nor fail the next submission graded
+    for step, args in ((_kill_user, ()), (_remove_ipc, ()), (_remove_files, (config.writable,))):
+        try:
+            step(config.uid, *args)
+        except Exception as e:  # noqa: BLE001 - reported, never raised into a bystander's grade
+            print(f"tgedu sweep: {step.__name__} failed: {type(e).__name__}: {e}",
+                  file=sys.stderr)  # fmt: skip

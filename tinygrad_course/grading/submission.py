@@ -33,7 +33,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .notebook import notebook_source
+from .notebook import NotebookError, notebook_source
 
 __all__ = ["Mapping", "map_paths", "map_submission", "normalize_name", "MAX_FILE_BYTES"]
 
@@ -206,9 +206,12 @@ def _text(root: Path, src: str, notes: list | None) -> str | None:
         return None
     try:
         text = data.decode("utf-8-sig")
-        return notebook_source(text) if src.endswith(".ipynb") else text
+        return notebook_source(text, notes) if src.endswith(".ipynb") else text
     except UnicodeDecodeError as e:
         say(f"Problem: {src} is not UTF-8 text (byte {e.start}); it was not used.")
+        return None
+    except NotebookError as e:
+        say(f"Problem: {src} could not be read as a notebook: {e}. It was not used.")
         return None
 
 
