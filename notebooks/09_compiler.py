@@ -176,6 +176,7 @@ with program_guard(flow, flow_startup):
     n_iter, sq = while_loop(lambda i, y: y < 100.0, lambda i, y: (i + 1, y * y), (0, s))
     n_iter.name, sq.name = "n", "y"
     (dsq,) = gradients(sq, [s])
+    loop_blocks = flow.blocks[-3:]  # the loop's condition and body, and the gradient's body
 
 run_sq = Executor([n_iter, sq, dsq])
 print("n, y, dy/ds =", run_sq.run({s: 1.5}))
@@ -190,7 +191,7 @@ print("check: dy/ds = prod(2 y_k) =", np.prod([2 * float(v) for d in stack for v
 # `y * y`) and sums the two partial adjoints.
 
 # %%
-for block in flow.blocks[-3:]:
+for block in loop_blocks:
     print(f"block {block.idx} (parent {block.parent_idx}):",
           ", ".join(n.name for n in block.ops))
 

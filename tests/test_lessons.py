@@ -342,6 +342,8 @@ def test_the_student_edition_holds_no_reference_solution(tmp_path, capsys):
     ("10.2", "the finish of the last task listed"),
     ("13.1", "the indices of the max subtracted"),
     ("13.1", "an unshifted numerator"),
+    ("14.1", "the mask made from the scores (scores.tril() == 0)"),
+    ("14.1", "-1e9 instead of -inf"),
 ])  # fmt: skip
 def test_the_near_misses_found_are_recorded(number, what):
     (ex,) = [e for _, e in EXERCISES if e.number == number]

@@ -48,7 +48,7 @@ import time
 
 import pytest
 
-from .probe import call_in_process, probe_name, roundtrip
+from .probe import SubmissionError, call_in_process, probe_name, roundtrip
 
 __all__ = [
     "pytest_addoption",
@@ -197,6 +197,36 @@ def _info(item) -> dict | None:
     return next((v for k, v in item.user_properties if k == _KEY), None)
 
 
+#: the reason of a test that, at home, reached the stub of a task it does not grade
+WAITS = "waits for"
+_STUB = re.compile(r"(\S+): write your solution here(\n|$)")
+
+
+def _stub_task(error: BaseException | None) -> str | None:
+    """The task whose unwritten stub raised ``error`` or an error in its chain, else None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        match = _STUB.match(str(error)) if isinstance(error, NotImplementedError) else None
+        if match:
+            return match.group(1)
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def waits_for(error: BaseException, info: dict) -> str | None:
+    """At home: the other task whose stub stopped a test's probe (``A1.6`` for a test of
+    A2.2), or None when the error is the tested code's own.
+
+    The autograder grades each task in isolation: the student's code for the test's task
+    (and its ``uses``), the reference for every other task. At home there is no reference, so
+    a test that reaches another task's stub is set aside, out of score and maximum, naming the
+    task it waits for, instead of failing on code that is not the one it grades."""
+    task = _stub_task(error)
+    own = {info.get("task"), *(info.get("uses") or ())}
+    return None if task is None or task in own else task
+
+
 @pytest.fixture
 def run(request):
     """``run(probe, **kwargs)``: the probe's plain-data answer from the code under test."""
@@ -206,7 +236,15 @@ def run(request):
     def call(probe, **kwargs):
         if grader is not None:
             return grader.call(request.node, info, probe, kwargs)
-        return call_in_process(probe, kwargs)
+        try:
+            return call_in_process(probe, kwargs)
+        except SubmissionError as e:
+            other = waits_for(e.__cause__, info)
+            if other is None:
+                raise
+            pytest.skip(f"{WAITS} {other}, which is not written yet: the autograder grades "
+                        f"{info.get('task', 'this task')} with the reference {other}; write "
+                        f"{other} to grade it here")  # fmt: skip
 
     return call
 
@@ -306,8 +344,12 @@ class _Scoreboard:
                 rec["output"].append(f"skipped: {reason}")
                 # A skip decided before the test runs (a skipif marker: no GPU on this
                 # machine) leaves the test out of max_score. A skip raised while the test
-                # runs is code under test dodging it: that still counts as lost points.
-                rec["excluded"] = report.when == "setup"
+                # runs is code under test dodging it: that still counts as lost points,
+                # except the home run's own: the test reached another task's stub (`run`)
+                waits = re.match(rf"(Skipped: )?{WAITS} (\S+),", reason or "")
+                rec["excluded"] = report.when == "setup" or waits is not None
+                if waits is not None:
+                    rec["waits"] = waits.group(2)
             else:
                 text = (_failure_text(report) if info.get("visibility", "visible") == "visible"
                         else _hidden_failure_text(report))  # fmt: skip
@@ -326,6 +368,8 @@ class _Scoreboard:
             terminalreporter.write_sep("=", "points per task")
             for line in self.table():
                 terminalreporter.write_line(line)
+            for line in waiting_lines(self.records()):
+                terminalreporter.write_line(line)
         if path:
             terminalreporter.write_line(f"Gradescope results written to {path}")
 
@@ -335,6 +379,23 @@ class _Scoreboard:
         path = self.config.getoption("gradescope")
         if path:
             write_results(path, self.records(), self.collect_errors, time.time() - self.start)
+
+
+def waiting_lines(records) -> list[str]:
+    """What a home run set aside (:func:`waits_for`): which tasks' tests wait for which."""
+    waits: dict[str, set] = {}
+    for r in records:
+        if r.get("waits"):
+            waits.setdefault(r["waits"], set()).add(r["task"])
+    lines = []
+    for other in sorted(waits, key=_natural_key):
+        tasks = ", ".join(sorted(waits[other], key=_natural_key))
+        count = sum(r.get("waits") == other for r in records)
+        lines.append(f"{count} tests of {tasks} wait for {other}, which is not written yet: "
+                     f"they count for neither score nor maximum here. The autograder grades "
+                     f"each task alone, with the reference {other}; write {other} to grade "
+                     "them here.")  # fmt: skip
+    return lines
 
 
 def points_table(records, hidden: bool = True) -> list[str]:

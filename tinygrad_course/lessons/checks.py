@@ -338,9 +338,35 @@ def check(
     >>> check("doubled", np.array([2.0, 4.0]), [2.0, 4.0], strict=False)
     ✅ PASS  doubled: [2. 4.]
     True
+
+    Nothing to compare is never a pass: two empty lists agree only because the cell that
+    should have filled them did not run.
+
+    >>> check("losses", [], [], strict=False)
+    ❌ FAIL  losses: nothing to compare: the value checked is empty, and so is the expected one
+       Hint: the values were never computed: run the cells above that fill them (from the top)
+    False
     """
+    empty = {"the value checked": _is_empty(got), "the expected one": _is_empty(expected)}
+    if any(empty.values()):
+        which = [w for w, e in empty.items() if e]
+        message = f"nothing to compare: {which[0]} is empty" + (
+            ", and so is the expected one" if len(which) == 2 else "")  # fmt: skip
+        return _report(name, FAIL, message, hint or "the values were never computed: run the "
+                       "cells above that fill them (from the top)", strict)  # fmt: skip
     ok, message = compare(got, expected, atol, rtol)
     return _report(name, PASS if ok else FAIL, message, "" if ok else hint, strict)
+
+
+def _is_empty(value) -> bool:
+    """An empty list, tuple, dict, set or array (a tensor with no element): no value at all."""
+    if isinstance(value, list | tuple | dict | set | frozenset | str):
+        return len(value) == 0
+    size = getattr(value, "size", None)
+    if callable(size):  # a tensor: size() is its shape; numel() its element count
+        numel = getattr(value, "numel", None)
+        return callable(numel) and numel() == 0
+    return isinstance(size, int) and size == 0
 
 
 def check_true(name: str, condition, hint: str = "", strict: bool | None = None) -> CheckResult:

@@ -29,6 +29,10 @@ def _grade_mask(fn) -> Verdict:
     rng = np.random.default_rng(141)
     for T in (4, 7, 1):  # T=1 last: with one position only the diagonal tells
         scores = rng.standard_normal((2, T, T))
+        # an allowed score of exactly 0 (on and below the diagonal): a mask made from the
+        # scores themselves (scores.tril() == 0) would hide it
+        scores[0][np.tril(np.ones((T, T), bool))] *= rng.random(T * (T + 1) // 2) > 0.5
+        scores[0, T - 1, 0] = 0.0
         got = fn(tg.tensor(scores), T)
         if not isinstance(got, tg.Tensor):
             return Verdict(False, f"returned {type(got).__name__}",
@@ -40,12 +44,30 @@ def _grade_mask(fn) -> Verdict:
         future = np.triu(np.ones((T, T), bool), 1)
         past = ~future
         if np.isneginf(a[:, past]).any():
+            hidden = np.isneginf(a) & past
+            if (scores[hidden] == 0).all() and not np.isneginf(a[:, past][
+                    scores[:, past] != 0]).any():  # fmt: skip
+                return Verdict(False, f"T={T}: allowed scores equal to 0 are -inf",
+                               "the mask was made from the scores: tril() of the scores is 0 "
+                               "wherever an allowed score is 0 too; make it from the positions "
+                               "alone, a T x T matrix of ones")  # fmt: skip
             below = np.isneginf(a[:, np.tril(np.ones((T, T), bool), -1)]).any()
             where = "below the diagonal" if below else "on the diagonal"
             return Verdict(False, f"T={T}: -inf {where}, where the query may look",
                            _mask_hint(where))  # fmt: skip
         if not np.isneginf(a[:, future]).all():
-            if T > 1 and not np.isneginf(a).any():
+            changed = a[:, future] != scores[:, future]
+            if T > 1 and changed.all() and (a[:, future] < -1e3).all():
+                return Verdict(False, f"T={T}: the future positions hold {a[:, future].max():.3g}, "
+                               "not -inf", "-1e9 is a finite score, not -inf: it stays a score "
+                               "that a larger one can outweigh; softmax turns -inf into exactly "
+                               "0 at any scale: fill with float('-inf')")  # fmt: skip
+            if T > 1 and changed.all():
+                return Verdict(False, f"T={T}: the future positions hold "
+                               f"{np.unique(a[:, future])[:3]}, not -inf", "softmax gives a "
+                               "weight of exactly 0 only to -inf (exp(-inf) = 0): fill the "
+                               "future positions with float('-inf')")  # fmt: skip
+            if T > 1 and not changed.any():
                 return Verdict(False, f"T={T}: nothing masked", "fill the future positions "
                                "with float('-inf'): masked_fill(mask, float('-inf'))")  # fmt: skip
             return Verdict(False, f"T={T}: a future position (key after the query) is not -inf",
@@ -86,6 +108,15 @@ def _only_last_row(scores, T):
     return scores.masked_fill(mask, float("-inf"))
 
 
+def _mask_from_scores(scores, T):
+    return scores.masked_fill(scores.tril() == 0, float("-inf"))
+
+
+def _large_negative(scores, T):
+    tg = _tg()
+    return scores.masked_fill(tg.tril(tg.ones(T, T)) == 0, -1e9)
+
+
 def _reference_mask(scores, T):
     """The scores with every future key (j > i) at -inf: the fallback of the teaching cells
     until 14.1 is solved."""
@@ -103,6 +134,9 @@ masked_scores = Exercise(
         Wrong("the diagonal masked too", _strict_past, "look at itself"),
         Wrong("zeros instead of -inf", _zero_not_inf, "-inf"),
         Wrong("only the first query masked", _only_last_row, "keys 0..i only"),
+        Wrong("the mask made from the scores (scores.tril() == 0)", _mask_from_scores,
+              "made from the scores"),
+        Wrong("-1e9 instead of -inf", _large_negative, "not -inf"),
     ],
     hints=[("AttributeError", "masked_fill",
             "masked_fill is a method of the scores tensor: scores.masked_fill(mask, value)")],

@@ -44,6 +44,8 @@ __all__ = [
     "cell_key",
     "load_recordings",
     "record_lessons",
+    "record_expected",
+    "recorded_expected",
     "recorded_notebook",
     "activate",
     "blocked",
@@ -51,6 +53,7 @@ __all__ = [
 ]
 
 RECORDED_DIR = ".recorded"  # under the edition's notebooks/ folder
+EXPECTED_FILE = "expected.json"  # in RECORDED_DIR: the exercises' expected values
 _STUB = re.compile(r"^(\S+): write your solution here$")
 
 
@@ -81,14 +84,25 @@ def unlock_message(error: BaseException) -> str | None:
     return f"assignment {task} ({_where(error)})"
 
 
+def _stub_error(error: BaseException) -> BaseException:
+    """The stub's own error in the chain that ``error`` ends (``__cause__`` and
+    ``__context__``): the one whose message is exactly the stub's. The engine re-raises an
+    error from a node's code as a new one naming the node (its ``__cause__`` is the
+    original), so the outer error's last frame is the engine loop, not the stub."""
+    seen, chain = set(), error
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        if isinstance(chain, NotImplementedError) and _STUB.match(str(chain)):
+            return chain
+        chain = chain.__cause__ or chain.__context__
+    return error
+
+
 def _where(error: BaseException) -> str:
     """```gradients`` in tinygrad_edu/symbolic/gradients.py``: the function whose stub raised
-    (the innermost frame: the stub's ``raise`` is the function's whole body)."""
-    while error.__cause__ or error.__context__:  # the stub's own error, where it is chained
-        if stub_task(error.__cause__ or error.__context__) is None:
-            break
-        error = error.__cause__ or error.__context__
-    frames = traceback.extract_tb(error.__traceback__)
+    (the innermost frame of the stub's own error: the stub's ``raise`` is the function's
+    whole body)."""
+    frames = traceback.extract_tb(_stub_error(error).__traceback__)
     if not frames:
         return "a library function"
     parts = Path(frames[-1].filename).parts
@@ -97,7 +111,9 @@ def _where(error: BaseException) -> str:
 
 
 def _stub_frame(error: BaseException) -> tuple[str, str]:
-    frames = traceback.extract_tb(error.__traceback__)
+    """``(file, function)`` of the stub that raised ``error`` (or an error it led to): what
+    :meth:`Unlocker.pre_run_cell` reads to learn whether the stub has been written since."""
+    frames = traceback.extract_tb(_stub_error(error).__traceback__)
     return (frames[-1].filename, frames[-1].name) if frames else ("", "")
 
 
@@ -133,7 +149,8 @@ def record_lessons(notebooks_src, notebooks_dst, timeout: int = 300) -> list[Pat
         timeout: seconds a cell may run.
 
     Returns:
-        The recording files written.
+        The lessons' recording files written (the exercises' expected values go beside them,
+        :func:`record_expected`).
     """
     from .notebooks import executed_student_edition  # noqa: PLC0415
 
@@ -151,13 +168,42 @@ def record_lessons(notebooks_src, notebooks_dst, timeout: int = 300) -> list[Pat
         out = dst / f"{notebook.stem}.json"
         out.write_text(json.dumps({"lesson": notebook.stem, "cells": cells}) + "\n", "utf-8")
         written.append(out)
+    record_expected(notebooks_dst)  # the exercises' expected values, beside the lessons'
     return written
+
+
+def record_expected(notebooks_dst) -> Path:
+    """Store every exercise's expected values (``Exercise(expected=...)``), computed by this
+    (full) library, in the edition's ``notebooks/.recorded/expected.json``: the checks of a
+    student edition compare with them while the assignments that compute them are unwritten.
+    They are values (numbers), not code: nothing a student could run as a solution."""
+    from . import lesson_modules  # noqa: PLC0415
+
+    values = {ex.number: ex.expected() for module in lesson_modules()
+              for ex in module.EXERCISES if ex.expected is not None}  # fmt: skip
+    out = Path(notebooks_dst) / RECORDED_DIR / EXPECTED_FILE
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(values, sort_keys=True) + "\n", encoding="utf-8")
+    return out
+
+
+def recorded_expected(folder=None) -> dict:
+    """The exercises' expected values stored in this edition (``{}`` where there are none:
+    the instructor's repository)."""
+    if folder is None:
+        folder = Path(__file__).resolve().parents[2] / "notebooks" / RECORDED_DIR
+    path = Path(folder) / EXPECTED_FILE
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def load_recordings(folder) -> dict[str, list]:
     """Every recording under ``folder`` (a ``.recorded`` folder), merged: key -> outputs."""
     merged: dict[str, list] = {}
     for path in sorted(Path(folder).glob("*.json")):
+        if path.name == EXPECTED_FILE:
+            continue
         merged.update(json.loads(path.read_text(encoding="utf-8"))["cells"])
     return merged
 
@@ -207,6 +253,9 @@ class Unlocker:
         self.stubs: dict[str, tuple[str, str]] = {}  # task -> (file, function) of its stub
         self.caught: dict[str, BaseException] = {}  # stubs' errors the cell caught itself
         self.locked = False  # the current cell was shown from its recording
+        # name -> the tasks it waits for: names a stopped cell assigns, which hold what the
+        # cell made before it stopped (an empty list of losses ...) or an older value
+        self.partial: dict[str, str] = {}
 
     def explain(self, error: BaseException, source: str) -> str | None:
         """The notice for a failed cell, or None when the error is the student's own."""
@@ -235,6 +284,8 @@ class Unlocker:
         from IPython.display import clear_output  # noqa: PLC0415
 
         self.locked = True
+        tasks = ", ".join(sorted(self.pending)) or "an assignment"
+        self.partial.update(dict.fromkeys(_assigned(source), tasks))
         if cell_key(source) in self.recordings:
             clear_output()  # what the cell printed before it stopped: the recording replaces it
         notice(notice_text)
@@ -272,10 +323,87 @@ class Unlocker:
                           source)  # fmt: skip
         if self.locked and result is not None:
             result.error_in_exec = None  # the cell is explained: Run All goes on
+        elif not self.locked and (result is None or result.error_in_exec is None):
+            for name in _assigned(source):  # this cell ran to its end: its names hold values
+                self.partial.pop(name, None)
         self.locked = False
+
+    def stand_in(self) -> None:
+        """Run in place of a cell that reads what a stopped cell left unfinished (see
+        :class:`_SkipPartial`): the notice, and the cell's recording where there is one."""
+        source = getattr(self, "_source", "")
+        names = sorted(_loaded(source) & set(self.partial))
+        tasks = ", ".join(sorted({self.partial[n] for n in names}))
+        head = (f"This cell reads {', '.join(names)}, which a cell above could not finish (it "
+                f"needs {tasks}): running it now would compute on what that cell left half "
+                "made.")  # fmt: skip
+        if cell_key(source) in self.recordings:
+            head += (" Below is what this cell showed when your edition was made; once you have "
+                     "written it, run the lesson again from the top to see it live.")  # fmt: skip
+        else:
+            head += " Write it, then run the lesson again from the top."
+        self._replace(head, source)
 
 
 _active: Unlocker | None = None
+
+
+def _parse(source: str):
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def _assigned(source: str) -> set[str]:
+    """The names a cell binds at its top level (assignments, loops, ``with ... as``, imports,
+    functions and classes it defines), not those local to a function it defines.
+
+    >>> sorted(_assigned("xs = []\\nfor x in range(3):\\n    xs.append(x)\\ndef f(a):\\n    b = a"))
+    ['f', 'x', 'xs']
+    """
+    tree, names = _parse(source), set()
+    if tree is None:
+        return names
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _loaded(source: str) -> set[str]:
+    """The names a cell reads and does not bind itself (what it takes from cells above)."""
+    tree = _parse(source)
+    if tree is None:
+        return set()
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return read - _assigned(source)
+
+
+class _SkipPartial(ast.NodeTransformer):
+    """An IPython AST transformer: a cell that reads a name a stopped cell left unfinished
+    (:attr:`Unlocker.partial`) is replaced by :meth:`Unlocker.stand_in`, so that it neither
+    runs on an empty list nor reports a check on it (two empty lists agree)."""
+
+    def visit_Module(self, node):
+        unlocker = _active
+        if unlocker is None or not unlocker.partial:
+            return node
+        if not _loaded(getattr(unlocker, "_source", "")) & set(unlocker.partial):
+            return node
+        call = ast.parse(f"__import__({__name__!r}, fromlist=['_active'])._active.stand_in()")
+        node.body = call.body
+        return ast.fix_missing_locations(node)
 
 
 def _caught() -> None:
@@ -336,6 +464,7 @@ def activate(folder=None) -> Unlocker | None:
     _active = Unlocker(shell, load_recordings(folder))
     shell.set_custom_exc((Exception,), _active.handle)
     shell.ast_transformers.append(_WatchExcept())
+    shell.ast_transformers.append(_SkipPartial())
     shell.events.register("pre_run_cell", _active.pre_run_cell)
     shell.events.register("post_run_cell", _active.post_run_cell)
     checks.blocked_hook = blocked  # a FAIL a locked cell above explains shows as recorded
