@@ -6,6 +6,17 @@ import pytest
 
 from tinygrad_course.grading import pytest_plugin
 
+
+@pytest.fixture(autouse=True)
+def _load_the_plugin(request):
+    """The plugin loads only where grading happens (no entry point: installing the package
+    changes no other project's pytest), so each small session made here names it, as this
+    repository's pyproject.toml and the Gradescope zip's run script do."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester").makeconftest(
+            f"pytest_plugins = [{pytest_plugin.__name__!r}]\n"
+        )
+
 EXAMPLE = '''
 import pytest
 
