@@ -175,3 +175,15 @@ def test_a_gradient_of_another_dtype_takes_its_inputs_dtype(broken_rule):
     x = tg.tensor([1.0, 2.0], dtype=tg.float32, requires_grad=True)
     x.exp().sum().backward()
     assert x.grad.dtype == tg.float32
+
+
+def test_apply_op_takes_an_ops_name_as_the_package_exports_it():
+    from tinygrad_edu import eager
+
+    x = tg.tensor([1.0, 2.0], requires_grad=True)
+    y = eager.apply_op("exp", x)
+    np.testing.assert_allclose(y.numpy(force=True), np.exp([1.0, 2.0]))
+    assert y.grad_fn.name() == "ExpBackward0"
+    assert eager.apply_op(REGISTRY["exp"], x).grad_fn.name() == "ExpBackward0"
+    with pytest.raises(KeyError, match="no op named 'expp'.*did you mean 'exp'"):
+        eager.apply_op("expp", x)

@@ -26,6 +26,7 @@ only from those below it (``tests/test_import_circles.py``, ``EAGER_LAYERS``; th
 # engine's core what it calls but does not define (see engine.py)
 from . import engine_errors, engine_hooks, engine_threads, functional  # noqa: F401
 from .autograd import backward, grad
+from .dispatch import apply_named as apply_op
 from .dlpack import from_dlpack
 from .engine import GraphTask, InputBuffer
 from .engine_observer import Observer, observe
@@ -70,7 +71,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .node import AccumulateGrad, GraphRoot, Node, OpBackward, RemovableHandle, SavedTensor
-from .tensor import Tensor, apply_op
+from .tensor import Tensor
 
 __all__ = [
     "Tensor", "tensor", "apply_op", "backward", "grad", "Function", "FunctionCtx", "from_dlpack",

@@ -12,6 +12,7 @@ with :func:`apply_op` as their ``apply``.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 
@@ -24,7 +25,7 @@ from . import collector, core, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
 from .out import with_out
 
-__all__ = ["apply_op", "METHODS", "FUNCTIONS", "NN_FUNCTIONS"]
+__all__ = ["apply_op", "apply_named", "METHODS", "FUNCTIONS", "NN_FUNCTIONS"]
 
 # NOTE [Views and version counters]
 #     An op declared ``view = True`` (``ops/base.py``: reshape, flatten, squeeze, unsqueeze,
@@ -300,6 +301,22 @@ def _record(op, args, attrs, mask, dev, out):
     node.saved_out = None  # apply_op saves the output, once the tensor exists
     node._freed = False if saves or op.saves_output else None  # None: saved nothing
     return node
+
+
+def apply_named(op, *args, **attrs):
+    """:func:`apply_op` for a user: ``op`` may be an op of the library or its name
+    (``tinygrad_edu.eager.apply_op("exp", t)``); what ``tinygrad_edu.eager`` exports."""
+    if isinstance(op, str):
+        found = REGISTRY.get(op)
+        if found is None:
+            close = difflib.get_close_matches(op, list(REGISTRY), n=3)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise KeyError(
+                f"apply_op: no op named {op!r}{hint}; the op library's names are "
+                "tinygrad_edu.ops.REGISTRY's keys, e.g. 'exp', 'add', 'matmul'"
+            )
+        op = found
+    return apply_op(op, *args, **attrs)
 
 
 def _device_error(op, args, dev, other) -> Exception:
