@@ -42,7 +42,7 @@ LR = 0.01
 
 def fusing(device: str) -> bool:
     """Is there a ``backend="fuse"`` implementation to time (numba installed, on the CPU)?"""
-    from tinygrad_edu.symbolic import kernels
+    from tinygrad_edu.symbolic.static import kernels
 
     return device == "cpu" and kernels.available()
 

@@ -193,7 +193,7 @@ VIZ_LAYERS = [
     ["draw", "order", "memory_plan", "stepper.record", "kernels"],
     ["stepper.captions", "stepper.layout", "stepper.export", "stepper.animate", "compiled"],
     ["stepper", "player"],
-    ["render", "(viz)"],
+    ["render_command", "(viz)"],
 ]
 
 

@@ -20,7 +20,8 @@ __all__ = ["main", "register", "SUBCOMMANDS"]
 
 # name -> (module, one-line help); register() adds to it
 SUBCOMMANDS = {
-    "render": ("tinygrad_edu.viz.render", "draw an example graph in both forms and step backward"),
+    "render": ("tinygrad_edu.viz.render_command",
+               "draw an example graph in both forms and step backward"),
 }
 
 _EPILOG = ("These are the library's own commands. Commands that other packages register (the "

@@ -218,9 +218,9 @@ def test_symbolic_engine_has_them():
     from tinygrad_edu import symbolic as S
 
     x = rng.standard_normal((2, 4, 6, 5))
-    node = S.layers.LAYERS["group_norm"](S.constant(x), 2)
-    node = S.layers.LAYERS["interpolate"](node, scale_factor=2, mode="bilinear")
-    node = S.layers.LAYERS["adaptive_avg_pool2d"](node, (5, 3))
+    node = S.layer_functions.LAYERS["group_norm"](S.constant(x), 2)
+    node = S.layer_functions.LAYERS["interpolate"](node, scale_factor=2, mode="bilinear")
+    node = S.layer_functions.LAYERS["adaptive_avg_pool2d"](node, (5, 3))
     (value,) = S.Executor([node]).run({})
     eager = F.adaptive_avg_pool2d(F.interpolate(F.group_norm(tg.tensor(x), 2), scale_factor=2,
                                                 mode="bilinear"), (5, 3))  # fmt: skip

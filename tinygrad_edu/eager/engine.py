@@ -175,14 +175,7 @@ def execute(task: GraphTask):
 
 
 def _run_on_caller(task):
-    """See NOTE [One gradient]
-    Most nodes get exactly one gradient (a chain of ops). Such a node is ready the moment it
-    arrives, so it skips the input buffer: it is pushed with ``[g]``. Making an InputBuffer
-    and storing it in ``not_ready`` only to pop it at once cost about 3% of a small op's
-    forward and backward (``benchmarks/instructions``). While an observer watches, every
-    gradient goes through a buffer, as the algorithm above says (the stepper shows them).
-
-NOTE [Everything on the CPU]: one heap, this thread, nothing to wait for."""
+    """See NOTE [Everything on the CPU]: one heap, this thread, nothing to wait for."""
     heap, root = task.heap, task.root
     heappop, push = heapq.heappop, functools.partial(heapq.heappush, heap)
     heap.append((-root.sequence_nr, next(task.pushes), root, [None]))
