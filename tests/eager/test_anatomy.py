@@ -318,3 +318,11 @@ def test_persistable_marks_parameters_and_saved_buffers():
     t = tg.zeros(2)
     t.persistable = True
     assert t.persistable and t.stop_gradient
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 3), (0,), (0, 4), (3, 0), (0, 0, 2)])
+def test_a_tensor_without_elements_reports_pytorchs_strides(shape):
+    import torch
+
+    assert tg.zeros(shape).stride() == torch.zeros(shape).stride()
+    assert tg.zeros(shape).is_contiguous()

@@ -89,6 +89,9 @@ def _pytorch_strides(t) -> tuple:
     """``t``'s strides in elements, with PyTorch's values for size-1 dims."""
     strides = _element_strides(t._data)
     base = t._base
+    shape = tuple(t._data.shape)
+    if base is None and 0 in shape:  # no element: PyTorch's contiguous strides, sizes 0 as 1
+        return tuple(math.prod(max(n, 1) for n in shape[i + 1:]) for i in range(len(shape)))
     if base is None or 1 not in t._data.shape or getattr(t._data, "strides", None) is None:
         return strides
     array = base._data
