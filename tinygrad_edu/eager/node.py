@@ -27,6 +27,7 @@ import numpy as _np  # type checks only: numpy turns 0-d results into scalars
 
 from ..backend import device_name, device_of, parse_device, to_device
 from ..ops import RAW
+from ..ops.base import quiet
 from . import core
 
 __all__ = [
@@ -312,7 +313,7 @@ class OpBackward(Node):
         pairs = zip(self.shapes, self.dtypes)
         zeros = [_np.zeros(s, d) if d is not None else 0.0 for s, d in pairs]
         try:
-            with _np.errstate(all="ignore"):
+            with quiet():
                 out = _np.asarray(self.op.forward(_np, *zeros, **(self.attrs or {})))
             shape, dtype = out.shape, out.dtype
         except Exception:  # an op that cannot run on zeros: its shape rule, its input's dtype

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from ..backend import astype
 from .base import REGISTRY, Op, quiet, register
 from .promotion import category, floating
 from .surface import cast, declare, unary
@@ -231,14 +232,9 @@ def sigmoid_of(xp, x):
     instead, and numpy's ``where`` does not vectorise: it took 20 times as long on a 100 x 512
     array.) float16 is computed in float32 and rounded, as PyTorch computes half precision."""
     if x.dtype == getattr(xp, "float16", None):  # (the Array API has no float16)
-        return _astype(xp, sigmoid_of(xp, _astype(xp, x, xp.float32)), xp.float16)
+        return astype(sigmoid_of(xp, astype(x, xp.float32)), xp.float16)
     with quiet():  # exp(-x) overflows to inf, and 1 / inf is the 0 wanted
         return 1 / (1 + xp.exp(-x))
-
-
-def _astype(xp, x, dtype):
-    cast = getattr(xp, "astype", None)  # the Array API's spelling; numpy 1.x lacks it
-    return cast(x, dtype) if cast is not None else x.astype(dtype)
 
 
 @register
