@@ -86,7 +86,9 @@ for name, value in inputs.items():
 #   exist; the ops are the arrows that meet in small circles. The orange dashed part is the
 #   **gradient graph** that `gradients()` built: more boxes, computing $\partial E/\partial A$,
 #   $\partial E/\partial B$, $\partial E/\partial C$ (of $\sum E$). $A$ and $C$ are each used
-#   twice, so their two partial gradients meet in a gold **Σ** node.
+#   twice, so each gets two **partial adjoints**, one per use, that meet in a gold **Σ** node:
+#   $C$'s are `∂E/∂C via D` (through $D = (A+B) \odot C$) and `∂E/∂(A+C)` (through $A + C$,
+#   whose `+` passes the gradient on unchanged).
 # * **bottom, eager** (`tg.tensor`, like PyTorch): every box is a **backward op**
 #   (`MmBackward0`, `MulBackward0`, `AddBackward0`); arrows show where gradients flow next.
 #   There are two `AddBackward0` nodes, told apart by a number in the order your code made
@@ -125,13 +127,17 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 11 CNNs | convolution as im2col, pooling, batch norm, a CNN drawn by module and trained |
 # | 12 PyTorch graphs | draw your PyTorch model, its backward order, DLPack and version counters |
 # | 13 coming from PyTorch | your PyTorch code run unchanged, side by side with PyTorch |
+# | 14 GPT | self-attention and a tiny GPT, trained; its attention maps and backward graph drawn |
+# | 15 compile | `tg.compile`: an eager run traced into a graph, guards, graph breaks, a compiled step |
 # | 16 anatomy | a tensor as a window on its storage: strides, views, versions, node metadata |
 #
 # In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
 # Lesson 9 builds on lesson 8 (the symbolic engine as a small compiler), lesson 10 on lesson 5
 # (the eager engine across devices and threads); lesson 11 takes lesson 6's training loop to
-# convolutional networks, and lesson 12 turns the renderer on PyTorch's own graphs.
+# convolutional networks, and lesson 12 turns the renderer on PyTorch's own graphs. Lesson 14
+# builds a small GPT the way PyTorch users write one; lesson 15 joins the two engines, the way
+# `torch.compile` does; lesson 16 opens up a tensor and a node.
 # **Coming from PyTorch?** Read lesson 13 next: it runs the PyTorch code you already write
 # (`nn.Module`, `F.cross_entropy`, `optim.Adam`, `no_grad()`) on this library, beside PyTorch.
 # Every lesson has small exercises with checks like the one below.

@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import tinygrad_edu as tg
-from tinygrad_course.lessons import check_gradient, summary
+from tinygrad_course.lessons import check_gradient, check_true, summary
 from tinygrad_course.lessons import lesson01 as ex
 
 
@@ -108,7 +108,7 @@ ex.central_difference.check(central_difference)
 # | | truncation | rounding | best $\epsilon$ (float64) | best $\epsilon$ (float32) |
 # |---|---|---|---|---|
 # | forward | $\epsilon$ | $u/\epsilon$ | $\sqrt{u} \approx 10^{-8}$ | $\approx 3 \times 10^{-4}$ |
-# | central | $\epsilon^2$ | $u/\epsilon$ | $u^{1/3} \approx 10^{-5}$ | $\approx 5 \times 10^{-3}$ |
+# | central | $\epsilon^2$ | $u/\epsilon$ | $u^{1/3} \approx 6 \times 10^{-6}$ | $\approx 5 \times 10^{-3}$ |
 #
 # The plot measures it for $f(x) = \sin x$ at $x = 1$, in both precisions.
 
@@ -139,10 +139,26 @@ plt.show()
 # $10^{-4}$ (forward) to $10^{-5}$ (central). Below $\epsilon \approx 10^{-7}$, float32 cannot
 # even tell $x + \epsilon$ from $x$: the estimate is 0 and the error is $\cos 1 \approx 0.54$.
 #
+# Where exactly is the bottom of the float64 central-difference curve? Read off the numbers:
+
+# %%
+errors64 = np.array([abs(float(central(np.sin, x0, e)) - exact) for e in eps_values])
+best = eps_values[int(np.argmin(errors64))]
+print(f"smallest error at eps = {best:.1e} (u^(1/3) = {np.finfo(np.float64).eps ** (1 / 3):.1e})")
+for e in (1e-4, 1e-5, 1e-6, 1e-7, 1e-8):
+    print(f"eps = {e:.0e}: error {abs(float(central(np.sin, x0, e)) - exact):.1e}")
+check_true("the best float64 step lies between 1e-6 and 1e-5", 1e-6 <= best <= 1e-5)
+
+# %% [markdown]
+# The bottom is a few times $10^{-6}$, as $u^{1/3}$ predicts, and it is flat: anywhere from
+# $10^{-6}$ to $10^{-5}$ the error stays near $10^{-11}$, while a step ten times larger
+# (truncation) or smaller (rounding) costs one to two digits.
+#
 # Two lessons for the rest of the course:
 #
-# * **gradient checks run in float64 with central differences** (the library's
-#   `check_gradient` uses $\epsilon = 10^{-6}$), and
+# * **gradient checks run in float64 with central differences and $\epsilon$ between
+#   $10^{-6}$ and $10^{-5}$** (the library's `check_gradient` uses $\epsilon = 10^{-6}$, in that
+#   range), and
 # * a finite difference costs two evaluations of $f$ **per input element** — fine for a test,
 #   hopeless for training a network with a million weights. We need something better.
 
@@ -281,6 +297,7 @@ summary(ex);
 # * A derivative is a local slope; the **chain rule** turns the derivative of a long
 #   computation into a product of simple local derivatives.
 # * **Finite differences** estimate derivatives with two function calls per input; use central
-#   differences in float64 with $\epsilon \approx 10^{-6}$, and only to *check*.
+#   differences in float64 with $\epsilon$ between $10^{-6}$ and $10^{-5}$ (the bottom of the
+#   error curve measured above), and only to *check*.
 # * `tinygrad_edu` records a graph of backward steps while it computes, and `backward()` applies
 #   the chain rule over it. The next lessons open that graph up — in two different forms.

@@ -117,8 +117,9 @@ print("adjoint-sum nodes:", sums)
 
 # %% [markdown]
 # Drawn with one feed, so every box shows its value. Follow the dashed orange arrows from
-# $\partial y/\partial y = 1$ down: the two `partial adjoint of ∂y/∂x` boxes ($e^x$ and $w$) meet in
-# the gold **Σ** box at the bottom. $w$ is used once, so $\partial y/\partial w$ needs no sum.
+# $\partial y/\partial y = 1$ down: the two partial adjoints of $x$, one per use, are named
+# after the use they come through, `∂y/∂x via (x*w)` (its value is $w$) and `∂y/∂x via exp(x)`
+# (its value is $e^x$); they meet in the gold **Σ** box at the bottom. $w$ is used once, so $\partial y/\partial w$ needs no sum.
 
 # %%
 feed = {x: np.array([0.0, 1.0, 2.0]), w: np.array([2.0, 2.0, -1.0])}

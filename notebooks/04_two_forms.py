@@ -203,8 +203,12 @@ except (TypeError, AttributeError) as err:
 # A static graph has two ways out: (a) **rebuild** the graph for each input, running the
 # control flow in Python with the values known (that is what tracing does, and the trace is
 # only valid for that path), or (b) put the control flow **into** the graph as special ops
-# (`cond`, `while_loop` in TensorFlow; Fluid's `While`), which are then hard to differentiate
-# and to draw. Eager code never has to choose.
+# (`cond`, `while_loop` in TensorFlow; Fluid's `While`). Way (b) is more work for the engine:
+# each branch and loop body becomes a sub-graph of its own, the derivative of a `cond` is
+# another `cond`, and reverse mode through a loop whose trip count is known only at run time
+# must save every iteration's values. The symbolic engine does all of it: **lesson 9** builds
+# `grow`-like loops with `while_loop`, differentiates them and draws the branches and loop
+# bodies as boxes within the graph. Eager code never has to choose.
 #
 # ### Exercise 4.2 — a data-dependent loop, eagerly
 #

@@ -28,7 +28,12 @@
 # 7. **reference cycles and memory** — why an unreachable graph disappears at once;
 # 8. **anomaly mode** — finding the node that produced a NaN.
 #
-# The engine is short: `tinygrad_edu/eager/engine.py` is worth reading next to this lesson.
+# Read the engine next to this lesson. Its core, the loop this lesson steps through, is
+# `tinygrad_edu/eager/engine.py`; what a real engine needs besides sits in modules beside it:
+# one queue and thread per device (`engine_threads.py`, lesson 10), hooks (`engine_hooks.py`),
+# anomaly mode and error messages (`engine_errors.py`), the observer the stepper listens to
+# (`engine_observer.py`), and `backward()` itself (`backward.py`). The cell after the imports
+# counts their lines.
 
 # %%
 import gc
@@ -41,6 +46,20 @@ from tinygrad_edu import viz
 from tinygrad_edu.eager import Observer, observe
 from tinygrad_course.lessons import check, check_true, summary
 from tinygrad_course.lessons import lesson05 as ex
+
+# %%
+import importlib
+from pathlib import Path
+
+parts = ["engine", "engine_threads", "engine_hooks", "engine_errors", "engine_observer", "backward"]
+sizes = {}
+for part in parts:
+    path = Path(importlib.import_module(f"tinygrad_edu.eager.{part}").__file__)
+    sizes[path.name] = len(path.read_text(encoding="utf-8").splitlines())
+for name, n in sizes.items():
+    print(f"{n:>5} lines  tinygrad_edu/eager/{name}")
+print(f"{sum(sizes.values()):>5} lines  in all; the core is {sizes['engine.py']} of them, "
+      "docstrings and comments included")
 
 
 # %% [markdown]
@@ -155,8 +174,7 @@ stepper.draw(0)
 
 # %%
 step_add = next(i for i, f in enumerate(stepper.frames) if f.title.startswith("AddBackward0"))
-print(stepper.caption(step_add))
-stepper.draw(step_add)
+stepper.draw(step_add)  # the caption is written under the drawing's title
 
 
 # %% [markdown]

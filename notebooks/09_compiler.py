@@ -21,14 +21,18 @@
 # store, to transform and to translate. We follow one idea per stage, each a small module of
 # `tinygrad_edu/symbolic/`:
 #
-# 1. **Programs and blocks** (Paddle Fluid's design): where nodes are recorded; the startup
-#    program and the scope that holds parameters;
-# 2. **control flow** as sub-blocks: `cond` and `while_loop`, and their gradients — including
-#    reverse mode through a loop whose trip count depends on the data;
-# 3. **graph passes**: pure functions graph → graph that shrink a gradient graph;
-# 4. **memory planning**: free each value after its last use, reuse its buffer;
-# 5. **code generation**: the graph as straight-line Python source;
-# 6. **ONNX**: the graph as a file any runtime can run.
+# | section | what it shows | exercise |
+# |---|---|---|
+# | [1. Programs, blocks and scopes](#1.-Programs,-blocks-and-scopes) | Paddle Fluid's design: where nodes are recorded; the startup program; the scope that holds parameters; a program as JSON | |
+# | [2. Control flow as sub-blocks](#2.-Control-flow-as-sub-blocks) | `cond` and its gradient, drawn; `while_loop`, and reverse mode through a loop whose trip count depends on the data | 9.1 |
+# | [3. Graph passes](#3.-Graph-passes) | pure functions graph → graph that shrink a gradient graph; rewrite rules | 9.2 |
+# | [4. Memory planning](#4.-Memory-planning) | free each value after its last use, reuse its buffer; the peak of an order | 9.3 |
+# | [5. Code generation](#5.-Code-generation) | the graph as straight-line Python source | |
+# | [6. ONNX](#6.-ONNX:-the-graph-as-a-file) | the graph as a file any runtime can run | |
+#
+# The sections build on one another in this order, but each starts with its own heading and
+# can be read in a sitting of its own: 1 and 2 are the program and its control flow, 3 to 6
+# what a compiler does with a program once it has one.
 
 # %%
 import tempfile
@@ -124,6 +128,8 @@ print(f"{len(text)} characters of JSON; same result after the round trip:",
 # %% [markdown]
 # ## 2. Control flow as sub-blocks
 #
+# ### `cond`: a branch as two blocks
+#
 # Python's `if` cannot look at a value that does not exist yet. `cond(pred, true_fn, false_fn,
 # *operands)` instead **traces each branch once** into a sub-block; at run time the node
 # evaluates the branch the predicate picks. Its derivative is another `cond` on the same
@@ -152,7 +158,7 @@ for z0 in (3.0, -3.0):
 viz.draw([c, dc])
 
 # %% [markdown]
-# ### A loop whose length depends on the data
+# ### `while_loop`: a loop whose length depends on the data
 #
 # Lesson 8 ended with `grow`: double `v` while $\sum v^2 < 100$. The eager engine records as
 # many multiplications as the loop happened to run. A static graph has to hold the loop
@@ -270,6 +276,8 @@ viz.draw([d2], labels={d2: "f''"}, legend=False)
 viz.draw([d2_opt], labels={d2_opt: "f''"}, legend=False)
 
 # %% [markdown]
+# ### One mechanism under every pass: `rewrite`
+#
 # Every pass is built on one mechanism, `passes.rewrite(outputs, rule)`: walk the graph in
 # execution order and offer each node — with its inputs already rewritten — to `rule`, which
 # returns a replacement node, or `None` to keep it. A constant is a node whose `op` is
@@ -392,6 +400,8 @@ def peak_bytes(order, outputs, nbytes):
 ex.peak_bytes.check(peak_bytes)
 
 # %% [markdown]
+# ### Measured: a plan for an MLP
+#
 # Now the numbers for an MLP's loss and both weight gradients (batch 256, 784 → 256 → 10, as in
 # the benchmarks). Your `peak_bytes` gives the peak of the plain order and of the plan's order,
 # from the sizes of one run; `tracemalloc` measures what the executors really allocate.

@@ -337,9 +337,10 @@ print(decode(model.generate(context, max_new_tokens=300)[0].tolist()))
 #
 # ## 5. Looking inside
 #
-# Each head kept its last attention weights. For a line of text, row $i$ shows how query $i$
-# spread its attention over the positions $0..i$; the upper triangle is exactly 0, the causal
-# mask at work:
+# Each head kept its last attention weights. For a line of text, row $i$ (query position $i$,
+# the character whose next one is predicted) shows how it spread its attention over the key
+# positions $0..i$ it may see; each row sums to 1, and the upper triangle is exactly 0, the
+# causal mask at work:
 
 # %%
 import matplotlib.pyplot as plt
@@ -351,13 +352,15 @@ with torch.no_grad():
     model(idx)
 model.train()
 heads = model.blocks[0].sa.heads
-fig, axes = plt.subplots(1, len(heads), figsize=(9, 2.6))
-for k, (ax, head) in enumerate(zip(axes, heads)):
-    ax.imshow(ex.attention_map(head.last_weights[0]), cmap="Blues")
+maps = [ex.attention_map(head.last_weights[0]) for head in heads]
+fig, axes = plt.subplots(1, len(heads), figsize=(9, 3.0), layout="constrained")
+for k, (ax, attention) in enumerate(zip(axes, maps)):  # one colour scale, 0 to 1, for all
+    shown = ax.imshow(attention, cmap="Blues", vmin=0, vmax=1)
     ax.set_title(f"layer 0, head {k}", fontsize=9)
-    ax.set_xticks([])
-    ax.set_yticks([])
-plt.tight_layout()
+    ax.tick_params(labelsize=7)
+    ax.set_xlabel("key position (attended to)", fontsize=8)
+axes[0].set_ylabel("query position", fontsize=8)
+fig.colorbar(shown, ax=axes, shrink=0.8, label="attention weight")
 plt.show()
 weights = ex.attention_map(heads[0].last_weights[0])
 check_true("every query's weights sum to 1 and the future gets none",

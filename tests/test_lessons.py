@@ -491,6 +491,21 @@ def test_every_lesson_is_a_pair():
     assert not (NOTEBOOKS / "_build").exists(), "the lessons are their .py sources now"
 
 
+def _listed_lessons(text: str) -> set[int]:
+    """The lesson numbers that open a row of a markdown table (``| 14 GPT | ...``)."""
+    return {int(n) for n in re.findall(r"^(?:# )?\| (\d+) [^|]*\|", text, flags=re.M)}
+
+
+def test_every_lesson_is_in_the_tour_and_the_lessons_page():
+    numbers = {int(name.split("_")[0]) for name in LESSONS}
+    tour = _listed_lessons((NOTEBOOKS / "00_setup.py").read_text(encoding="utf-8"))
+    page = NOTEBOOKS.parent / "docs" / "lessons" / "index.md"
+    order = _listed_lessons(page.read_text(encoding="utf-8"))
+    assert numbers - {0} <= tour, f"lesson 0's tour leaves out {sorted(numbers - {0} - tour)}"
+    assert numbers <= order, f"docs/lessons/index.md leaves out {sorted(numbers - order)}"
+    assert not (tour | order) - numbers, "a table lists a lesson that is not in notebooks/"
+
+
 @pytest.mark.parametrize("name", LESSONS)
 def test_lesson_pair_is_in_sync(name):
     """The .ipynb holds exactly the cells of its .py source."""

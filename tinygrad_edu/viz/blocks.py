@@ -34,11 +34,13 @@ ROLE_NAMES = {
 def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
     """Append the records, edges and clusters of every sub-block run by the nodes of
     ``order`` (and, nested, by the nodes inside them) to ``data``. ``record(node, id, label,
-    **info)`` makes a tensor record as the main graph's are."""
-    work = [(node, None, ids.__getitem__) for node in order if sub_blocks(node)]
+    within=top, **info)`` makes a tensor record as the main graph's are; ``top`` is the
+    control node of ``order`` whose blocks hold it (it tells which output a gradient
+    inside differentiates)."""
+    work = [(node, None, ids.__getitem__, node) for node in order if sub_blocks(node)]
     names: dict = {}
     while work:
-        control, parent, outside = work.pop(0)  # outside(node): its record id out there
+        control, parent, outside, top = work.pop(0)  # outside(node): its record id out there
         for role, block in sub_blocks(control):
             key = f"b{len(data.blocks)}"
             label = f"{control.op.name.replace('_', ' ')}: {ROLE_NAMES.get(role, role)}"
@@ -48,12 +50,15 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
             local = {}
             for k, p in enumerate(block.params):
                 local[p] = f"{key}_p{k}"
-                data.nodes.append(record(p, local[p], f"{p.name}", block=key, param=True))
+                data.nodes.append(
+                    record(p, local[p], f"{p.name}", within=top, block=key, param=True)
+                )
             outer = dict(zip(block.captures, _capture_sources(control, block)))
             inner = _inner_order(block)
             for k, node in enumerate(inner):
                 local[node] = f"{key}_t{k}"
-                data.nodes.append(record(node, local[node], display_name(node, names), block=key))
+                title = display_name(node, names)
+                data.nodes.append(record(node, local[node], title, within=top, block=key))
 
             def source(n, local=local, outer=outer, outside=outside):
                 return local[n] if n in local else outside(outer[n])
@@ -61,7 +66,7 @@ def add_blocks(data: GraphData, order, ids: dict, record, op_ids) -> None:
             for node in inner:
                 symbolic_edges(node, source, local[node], op_ids, data.nodes, data.edges, key)
                 if sub_blocks(node):
-                    work.append((node, key, source))
+                    work.append((node, key, source, top))
             for k, out in enumerate(block.outputs):
                 data.edges.append(EdgeRecord(source(out), outside(control), f"out {k}", "block"))
 

@@ -6,7 +6,9 @@ widget messages. :class:`Frames` instead renders *every* picture once, up front,
 block: the pictures (SVG or PNG, as ``data:`` URIs), their captions, a range slider and a
 play button, driven by a few lines of JavaScript inside the block. Without JavaScript (an
 untrusted notebook) the first picture shows. The pictures scale down to the column they sit
-in (``max-width: 100%``), so a wide graph never makes the page scroll sideways.
+in (``max-width: 100%``), so a wide graph never makes the page scroll sideways, and to
+:data:`PICTURE_MAX_HEIGHT_PX`, so that the controls, the caption and the picture are seen
+together in a 900 px window (see NOTE [A player fits the window]).
 
 * :func:`frames` wraps pictures you already have (``graphviz`` drawings, SVG text, PNG bytes,
   matplotlib figures).
@@ -32,7 +34,19 @@ import io
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["Frames", "frames", "slider", "stepper_frames", "picture_uri"]
+__all__ = [
+    "Frames", "frames", "slider", "stepper_frames", "picture_uri", "PLAYER_MAX_HEIGHT_PX",
+    "PICTURE_MAX_HEIGHT_PX",
+]  # fmt: skip
+
+# NOTE [A player fits the window]: a drawing alone may be 900 px tall (NOTE [Pictures fit a
+# 900 px column] in .style), but a player puts its controls (a row of ~30 px) and a caption
+# (up to three lines of 14 px text) above the picture: at full height the slider scrolls out
+# of view while the picture plays. The picture is therefore capped lower, so that the whole
+# player stays within PLAYER_MAX_HEIGHT_PX of a 900 px window (tests/viz/test_player.py
+# measures the lessons' players in a browser when one is installed).
+PLAYER_MAX_HEIGHT_PX = 850
+PICTURE_MAX_HEIGHT_PX = 740
 
 
 def picture_uri(picture) -> str:
@@ -112,7 +126,9 @@ _SCRIPT = """
 
 _STYLE = (
     "<style>.tge-player{max-width:100%;margin:.5em 0}"
-    ".tge-player img{max-width:100%;height:auto;display:block}"
+    # two classes: more specific than a host page's own ``img`` rule (Jupyter's, the site's)
+    f".tge-player .tge-frame img{{max-width:100%;max-height:{PICTURE_MAX_HEIGHT_PX}px;"
+    "width:auto;height:auto;display:block}"
     ".tge-controls{display:flex;gap:.6em;align-items:center;flex-wrap:wrap;"
     "font:14px sans-serif;margin-bottom:.3em}"
     ".tge-range{flex:1 1 12em;max-width:28em}"
@@ -250,10 +266,14 @@ def slider(
 
 
 def stepper_frames(stepper, interval_ms: int = 1600, autoplay: bool = False) -> Frames:
-    """Every frame of a :class:`~tinygrad_edu.viz.BackwardStepper`, with its caption."""
+    """Every frame of a :class:`~tinygrad_edu.viz.BackwardStepper`, with its caption.
+
+    The caption is shown once, as text above the picture (it wraps to the column and stays
+    readable however much the picture is scaled down); the drawings leave it out.
+    """
     n = len(stepper)
     return frames(
-        [stepper.draw(i) for i in range(n)],
+        [stepper.draw(i, caption=False) for i in range(n)],
         [f"{i}: {stepper.caption(i)}" for i in range(n)],
         label="step",
         interval_ms=interval_ms,

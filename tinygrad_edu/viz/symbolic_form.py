@@ -78,19 +78,53 @@ def add_symbolic(g, data: GraphData, values=None, prefix="", decorate=None, labe
 
 
 def _partial_adjoint_owners(data: GraphData, labels) -> dict:
-    """node -> what it is a partial adjoint of: the summands of an adjoint sum that are
-    plain gradient nodes (not themselves sums, not a named ``grad_of``)."""
+    """node -> its title as one term of an adjoint sum: ``"∂E/∂C via D"``.
+
+    The summands of an adjoint sum that are plain gradient nodes (not themselves sums, not a
+    named ``grad_of``) are each the adjoint through one use of the value: ``C`` used in
+    ``D = (A+B)⊙C`` and in ``A+C`` gets ``∂E/∂C via D`` and ``∂E/∂(A+C)``, the two terms of
+    ``∂E/∂C``. The use is read off the term's inputs (see :func:`_use_of`); when they do not
+    tell it, or two terms come through the same use (``z * z``), the terms are numbered.
+    """
+    names = {rec.ref: rec.label for rec in data.nodes if rec.kind == "tensor"}
+    users: dict = {}  # forward node -> the forward nodes that read it
+    for node in names:
+        for i in node.inputs if not node.is_gradient else ():
+            users.setdefault(i, []).append(node)
     partial_of = {}
     for rec in data.nodes:
         node = rec.ref
         if rec.kind == "tensor" and rec.info["adjoint_sum"] and rec.info.get("grad_of"):
-            for inp in node.inputs:
-                if inp.is_gradient and not inp.is_adjoint_sum and inp.grad_of is None:
-                    what = rec.info["grad_of"]
-                    if what.startswith("∂/") and labels and node in labels:
-                        what = labels[node]  # no seed drawn (an optimised graph): its label
-                    partial_of.setdefault(inp, what)
+            what = rec.info["grad_of"]
+            if what.startswith("∂/") and labels and node in labels:
+                what = labels[node]  # no seed drawn (an optimised graph): its label
+            terms = [i for i in node.inputs
+                     if i.is_gradient and not i.is_adjoint_sum and i.grad_of is None]  # fmt: skip
+            uses = [_use_of(term, users.get(node.grad_of, [])) for term in terms]
+            titles = [f"{what} via {names.get(u, u.name)}" if u is not None else None
+                      for u in uses]  # fmt: skip
+            for k, (term, title) in enumerate(zip(terms, titles)):
+                if title is None or titles.count(title) > 1:
+                    title = f"{what}, term {k + 1}"
+                partial_of.setdefault(term, title)
     return partial_of
+
+
+def _use_of(term, users: list):
+    """The node among ``users`` (the uses of a value) whose derivative rule made ``term``.
+
+    A term is a VJP of one use ``u``: its inputs are ``u``'s adjoint (a gradient node
+    settled as ``∂y/∂u``, or shared with a node that passes it on unchanged, as ``+`` does)
+    and forward values ``u`` read (``u`` itself, or its other inputs). None when these do
+    not single one use out.
+    """
+    adjoints = [i.grad_of for i in term.inputs if i.grad_of is not None]
+    forward = [i for i in term.inputs if not i.is_gradient]
+    for u in adjoints + forward:
+        if u in users:
+            return u
+    found = {id(u): u for u in users for f in forward if any(f is i for i in u.inputs)}
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _op_attrs(rec) -> dict:
@@ -127,7 +161,8 @@ def _tensor_title(rec, partial_of: dict, labels) -> tuple:
     elif info["adjoint_sum"]:
         title = "Σ partial adjoints"
     elif node in partial_of:
-        title = f"partial adjoint of {partial_of[node]}"  # the legend's words
+        title = partial_of[node]
+        sub = join_parts("partial adjoint", sub)  # the legend's words
     if labels and node in labels and labels[node] != title:
         # a title naming what it differentiates (not ∂/∂x: no seed drawn)
         known = info.get("grad_of", "").startswith("∂") and not info["grad_of"].startswith("∂/")

@@ -154,7 +154,12 @@ def symbolic_graph(nodes, labels=None) -> GraphData:
     seed_of = _seeds_of(order)
     display = _display_names(order, labels, seed_of)
 
-    def record(node, rid, label, **extra):
+    def record(node, rid, label, within=None, **extra):
+        # a node inside a sub-block differentiates what the block's control node does: a
+        # gradient branch of `cond` computes ∂c/∂z for the c whose seed fed that cond
+        seed = seed_of.get(node)
+        if seed is None and within is not None:
+            seed = seed_of.get(within)
         info = {
             "shape": node.shape,
             "dtype": node.dtype,
@@ -166,7 +171,6 @@ def symbolic_graph(nodes, labels=None) -> GraphData:
             "output": node in roots,
             **extra,
         }
-        seed = seed_of.get(node)
         y = display.get(seed.inputs[0], seed.inputs[0].name) if seed is not None else None
         if node.grad_of is not None:
             x = display.get(node.grad_of, node.grad_of.name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 
-from ..style import esc
+from ..style import check_dot, esc
 
 __all__ = ["Animate"]
 
@@ -56,11 +56,16 @@ class Animate:
         slider = w.IntSlider(
             value=0, min=0, max=len(self.frames) - 1, description="step", continuous_update=False
         )
-        image = w.Image(value=self.render_png(0), format="png")
+        check_dot()
+
+        def png(i):  # the caption is the text above the picture, not written in it again
+            return self.draw(i, caption=False).pipe(format="png")
+
+        image = w.Image(value=png(0), format="png")
         text = w.HTML(f"<p>{esc(self.caption(0))}</p>")
 
         def show(change):
-            image.value = self.render_png(change["new"])
+            image.value = png(change["new"])
             text.value = f"<p>{esc(self.caption(change['new']))}</p>"
 
         slider.observe(show, names="value")

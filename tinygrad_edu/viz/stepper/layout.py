@@ -22,8 +22,13 @@ WAITING = ("#ffffff", "#64748b")
 class Layout:
     """The drawing half of :class:`~tinygrad_edu.viz.stepper.BackwardStepper` (a mixin)."""
 
-    def draw(self, i: int):
-        """A ``graphviz.Digraph`` of frame ``i``: the whole graph, with this step's state."""
+    def draw(self, i: int, caption: bool = True):
+        """A ``graphviz.Digraph`` of frame ``i``: the whole graph, with this step's state.
+
+        The drawing's title says the step; ``caption=True`` writes the step's caption under
+        it (a picture that stands alone: a PNG, a GIF). A player that shows the caption as
+        text beside the picture passes ``caption=False``, so the words are not there twice.
+        """
         if not -len(self.frames) <= i < len(self.frames):
             raise IndexError(
                 f"frame {i} does not exist; this stepper has {len(self.frames)} "
@@ -32,13 +37,13 @@ class Layout:
         f = self.frames[i]
         g = new_graph(f"step{i % len(self.frames)}")
         g.attr(ranksep="0.3", nodesep="0.25")
-        caption = textwrap.wrap(f.caption, 80)
+        lines = textwrap.wrap(f.caption, 80) if caption else []
         head = f"step {i % len(self.frames)} of {len(self.frames) - 1}" + (
             f": {f.title}" if f.kind == "run" else f" ({f.title})"
         )
         rows = "".join(
             f'<TR><TD ALIGN="LEFT"><FONT POINT-SIZE="13">{esc(line)}</FONT></TD></TR>'
-            for line in caption
+            for line in lines
         )
         g.attr(
             label=f'<<TABLE BORDER="0" CELLSPACING="2"><TR><TD ALIGN="LEFT"><FONT '
