@@ -19,6 +19,10 @@ chain that alternates with ``tanh``). These cases time what a PyTorch user types
   a tensor of 32 random offsets, slicing a 1-D int64 tensor with a 0-d tensor, ``i + n``,
   then ``stack``. Nothing requires grad: pure per-op cost of small indexing ops. Against
   PyTorch and the same lines in numpy.
+* ``lstm_cells``: two ``LSTMCell``s and a ``Linear`` unrolled by hand over 40 steps in
+  float64, forward and backward: the model of pytorch/examples' time_sequence_prediction,
+  the slowest of ``benchmarks.real_programs`` against PyTorch (some 15 small ops per cell
+  step, a ``chunk`` into four gates among them). Against PyTorch.
 
 Every case makes its leaves inside the timed call (as a script does once per run), except the
 MLP's weights, which live across steps as a model's parameters do.
@@ -180,6 +184,48 @@ def _rows_case(size: str = "full", device: str = "cpu") -> Case:
                 sync=_sync(device))  # fmt: skip
 
 
+# -- two LSTMCells unrolled by hand: the slowest real program (time_sequence) ------------------
+def lstm_cells(lib, model, x):
+    """Forward and backward through two stacked ``LSTMCell``s and a ``Linear``, one step per
+    column of ``x`` (batch, steps), as pytorch/examples' time_sequence_prediction unrolls them;
+    returns ``(loss,)`` (the parameters' gradients accumulate, which changes nothing timed)."""
+    cell1, cell2, head = model
+    h = c = h2 = c2 = lib.zeros(x.shape[0], cell1.hidden_size, dtype=lib.float64)
+    outs = []
+    for x_t in x.split(1, dim=1):
+        h, c = cell1(x_t, (h, c))
+        h2, c2 = cell2(h, (h2, c2))
+        outs.append(head(h2))
+    loss = (lib.cat(outs, dim=1) ** 2).mean()
+    loss.backward()
+    return (loss,)
+
+
+def _cells_case(size: str = "full", device: str = "cpu") -> Case:
+    batch, steps, hidden = (12, 40, 51) if size == "full" else (3, 4, 5)
+    x0 = np.random.default_rng(0).standard_normal((batch, steps))
+
+    def model(lib):
+        return (lib.nn.LSTMCell(1, hidden).double(), lib.nn.LSTMCell(hidden, hidden).double(),
+                lib.nn.Linear(hidden, 1).double())  # fmt: skip
+
+    ours, x = tuple(m.to(device) for m in model(tg)), tg.tensor(x0, device=device)
+    impls = {"eager": lambda: lstm_cells(tg, ours, x)}
+    if torch is not None:
+        theirs, tx = model(torch), torch.tensor(x0)
+        with tg.no_grad():  # PyTorch's initial parameters in ours: the losses agree
+            for a, b in zip(ours, theirs):
+                for pa, pb in zip(a.parameters(), b.parameters()):
+                    pa.copy_(tg.tensor(pb.detach().numpy(), device=device))
+        impls["torch"] = lambda: lstm_cells(torch, theirs, tx)
+    title = (f"two LSTMCells ({hidden} hidden) and a Linear unrolled over {steps} steps, batch "
+             f"{batch}, float64, forward and backward")  # fmt: skip
+    ref = "torch" if torch is not None else "eager"
+    return Case("lstm_cells", title, ref, impls,
+                targets={"eager": (1.5, None)} if ref == "torch" else {},
+                sync=_sync(device))  # fmt: skip
+
+
 def _short(dtype) -> str:
     return {"float32": "f32", "float64": "f64"}[np.dtype(dtype).name]
 
@@ -192,6 +238,7 @@ CASES = {
     "deep_f64": _deep_case(np.float64),
     "deep_f32": _deep_case(np.float32),
     "batch_rows": _rows_case,
+    "lstm_cells": _cells_case,
 }
 REPS = {"chain_f64": 60, "chain_f32": 60, "mlp_labels": 100, "mlp_labels_f64": 60,
-        "deep_f64": 5, "deep_f32": 5, "batch_rows": 200}  # fmt: skip
+        "deep_f64": 5, "deep_f32": 5, "batch_rows": 200, "lstm_cells": 20}  # fmt: skip

@@ -219,7 +219,7 @@ EAGER_LAYERS = [
     ["node", "convert"],
     ["engine"],
     ["engine_threads", "engine_hooks", "engine_errors", "engine_observer", "backward"],
-    ["out"],
+    ["out", "split_node"],
     ["dispatch"],
     ["functional", "dlpack", "random"],
     ["tensor_convert", "inplace", "anatomy"],

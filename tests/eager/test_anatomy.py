@@ -291,8 +291,8 @@ def test_output_nr_of_a_function_with_two_outputs():
     a, b = Two.apply(x)
     assert (x.output_nr, a.output_nr, b.output_nr) == (0, 0, 1)
     assert (x * 2).output_nr == 0
-    # split records one node per piece (PyTorch one node with an output per piece)
-    assert [p.output_nr for p in (x * 1).split(1)] == [0, 0]
+    # split records one node with an output per piece, as PyTorch does
+    assert [p.output_nr for p in (x * 1).split(1)] == [0, 1]
 
 
 def test_version_is_shared_by_a_view_and_its_base_as_in_pytorch():

@@ -316,8 +316,7 @@ class Anatomy:
     def output_nr(self) -> int:
         """Which output of its ``grad_fn`` this tensor is: 0 for leaves and one-output ops,
         ``i`` for the i-th output of a node with several (a ``tg.autograd.Function``
-        returning a tuple). ``split``/``chunk``/``unbind`` record one node per piece here, so
-        their pieces say 0 where PyTorch's say ``i``."""
+        returning a tuple, or a piece of ``split``/``chunk``/``unbind``, as in PyTorch)."""
         if self._base is not None:
             self.grad_fn  # noqa: B018 (a stale view replays first, as grad_fn does)
         return self._output_nr

@@ -24,6 +24,7 @@ from ..ops.surface import ValuesIndices, generate
 from . import collector, core, grad_mode
 from .node import OpBackward, SavedTensor, _sequence, place
 from .out import with_out
+from .split_node import SplitBackward
 
 __all__ = ["apply_op", "apply_named", "METHODS", "FUNCTIONS", "NN_FUNCTIONS"]
 
@@ -467,18 +468,54 @@ METHODS, FUNCTIONS, NN_FUNCTIONS = generate(apply_op, apply_inplace=_apply_inpla
 
 
 def _multi_output(fn, node: str):
-    """``split``/``chunk``/``unbind`` return several views of one tensor: PyTorch refuses to
-    record an in-place change through one of them (``Tensor._check_view_inplace``)."""
+    """``split``/``chunk``/``unbind`` return several views of one tensor, recorded as one node
+    with an output per piece (``split_node.py``); PyTorch refuses to record an in-place change
+    through one of them (``Tensor._check_view_inplace``)."""
 
     @functools.wraps(fn)
     def views(*args, **kwargs):
-        pieces = fn(*args, **kwargs)
+        src = args[0] if args else None
+        if isinstance(src, core.Tensor) and src._requires_grad and _modes.grad and not _RARE[0]:
+            _modes.grad = False  # the pieces as plain views; their one node is made below
+            try:
+                pieces = fn(*args, **kwargs)
+            finally:
+                _modes.grad = True
+            if not _join(pieces, src):  # (a namespace whose slices copy: one node per piece)
+                pieces = fn(*args, **kwargs)
+        else:
+            pieces = fn(*args, **kwargs)
         for i, piece in enumerate(pieces):
             if piece._base is not None:
                 piece.__dict__["_view_multi"] = f"Output {i} of {node}"
         return pieces
 
     return views
+
+
+def _join(pieces, src) -> bool:
+    """Give the views ``pieces`` of ``src`` one backward node (``SplitBackward0``,
+    ``SplitWithSizesBackward0`` or ``UnbindBackward0``, as PyTorch names it), piece ``i`` its
+    output ``i``. Each piece's last view step is the slice that made it (``getitem`` with
+    ``index=(slice(None),) * dim + (part, ...)`` and ``piece_of``): it gives the name and dim."""
+    steps = [p.__dict__.get("_view_steps") for p in pieces]
+    if not pieces or not all(steps):
+        return False
+    attrs = steps[0][-1][2]
+    name = _GETITEM.torch_names[_GETITEM.variant((src,), attrs)]
+    node = SplitBackward(name, core.edge(src), len(attrs["index"]) - 2,
+                         attrs["piece_of"] == "unbind", [p._data.shape for p in pieces],
+                         src._data.dtype)  # fmt: skip
+    if not node.sequence_nr & _FREEZE_MASK:
+        collector.graph_grew()  # see NOTE [Long graphs and the cycle collector]
+    if src._device is not _CPU:
+        place(node, src._device)  # the engine runs it on that device's queue
+    for i, p in enumerate(pieces):
+        p._grad_fn, p._output_nr = node, i
+        p._requires_grad = True
+        if not src._view_no_grad:
+            p.__dict__.pop("_view_no_grad", None)  # made with grad mode off, but recorded
+    return True
 
 
 for _table in (METHODS, FUNCTIONS):

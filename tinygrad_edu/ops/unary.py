@@ -225,6 +225,7 @@ class Tanh(Op):
         return (g * (1 - out * out),)
 
 
+@quiet()  # exp(-x) overflows to inf, and 1 / inf is the 0 wanted (a decorator: see quiet)
 def sigmoid_of(xp, x):
     """$1/(1+e^{-x})$ of a floating array, as PyTorch computes it: where $e^{-x}$ overflows
     (below about -88.7 in float32) the result is 0, as PyTorch's is. (The textbook stable form
@@ -233,8 +234,7 @@ def sigmoid_of(xp, x):
     array.) float16 is computed in float32 and rounded, as PyTorch computes half precision."""
     if x.dtype == getattr(xp, "float16", None):  # (the Array API has no float16)
         return astype(sigmoid_of(xp, astype(x, xp.float32)), xp.float16)
-    with quiet():  # exp(-x) overflows to inf, and 1 / inf is the 0 wanted
-        return 1 / (1 + xp.exp(-x))
+    return 1 / (1 + xp.exp(-x))
 
 
 @register
