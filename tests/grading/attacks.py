@@ -340,9 +340,9 @@ def _fd_vjp(op, g, inputs, needs, attrs, h=1e-6):
 '''
 
 
-def finite_difference(repo, edition, out):
-    """The reference, except that every derivative rule (A1.3 to A1.7) is one generic
-    finite-difference ``vjp``: no calculus at all. It must earn nothing on those tasks."""
+def _derivative_rules_replaced(repo, out, call: str, helper: str):
+    """The reference with the body of every derivative rule (A1.3 to A1.7) replaced by
+    ``call`` (given the rule's keyword attributes as ``_kw``) and ``helper`` appended."""
     files = _files(repo, solution_files(repo))
     for f, text in files.items():
         changed = False
@@ -352,13 +352,60 @@ def finite_difference(repo, edition, out):
                 m = re.search(rf"^[ \t]*# BEGIN SOLUTION {re.escape(task)}\n", text, re.M)
                 body = (f"{indent}_kw = {{k: v for k, v in dict(locals()).items() "
                         f"if k not in _FD_ARGS}}\n"
-                        f"{indent}return _fd_vjp(self, g, inputs, needs, _kw)\n")  # fmt: skip
+                        f"{indent}return {call}\n")  # fmt: skip
                 close = text.index("\n", text.index("# END SOLUTION", start)) + 1
                 text = text[: m.start()] + body + text[close:]
                 changed = True
         if changed:
-            files[f] = text + _FD_VJP
+            files[f] = text + helper
     return _write(out, files)
+
+
+def finite_difference(repo, edition, out):
+    """The reference, except that every derivative rule (A1.3 to A1.7) is one generic
+    finite-difference ``vjp``: no calculus at all. It must earn nothing on those tasks."""
+    return _derivative_rules_replaced(repo, out, "_fd_vjp(self, g, inputs, needs, _kw)", _FD_VJP)
+
+
+_CS_VJP = '''
+
+# --- no calculus: the complex step, with each op's forward computation kept aside at import
+# (so that nothing the grader wraps later sees it called)
+import numpy as _cs_np
+
+_CS_ARGS = ("self", "F", "g", "inputs", "out", "shapes", "needs", "_FD_ARGS")
+_FD_ARGS = _CS_ARGS
+_CS_FORWARD = {_c: _c.forward for _c in list(globals().values())
+               if isinstance(_c, type) and "forward" in vars(_c)}
+
+
+def _cs_vjp(op, g, inputs, needs, attrs, h=1e-100):
+    np = _cs_np
+    forward = _CS_FORWARD.get(type(op), type(op).forward)
+    xs = [np.array(x, dtype=np.complex128) for x in inputs]
+    g = np.asarray(g, dtype=np.float64)
+    grads = []
+    for k, x in enumerate(xs):
+        if not needs[k]:
+            grads.append(None)
+            continue
+        grad = np.zeros(x.shape, dtype=np.float64)
+        flat, gflat = x.reshape(-1), grad.reshape(-1)
+        for i in range(flat.size):
+            old = flat[i]
+            flat[i] = old + 1j * h
+            gflat[i] = float(np.sum(g * forward(op, np, *xs, **attrs)).imag) / h
+            flat[i] = old
+        grads.append(grad)
+    return grads
+'''
+
+
+def complex_step(repo, edition, out):
+    """#35 hole 3: every derivative rule is the complex step on the op's forward computation
+    kept aside at import, exact to the last digits; counting calls of the forward inside
+    the child missed it, and it scored all of A1.3-A1.7. It must earn nothing on those."""
+    return _derivative_rules_replaced(repo, out, "_cs_vjp(self, g, inputs, needs, _kw)", _CS_VJP)
 
 
 SUBMISSIONS = {
@@ -370,4 +417,5 @@ SUBMISSIONS = {
     "whole_repository": whole_repository,
     "renamed_file": renamed_file,
     "finite_difference": finite_difference,
+    "complex_step": complex_step,
 }

@@ -371,3 +371,20 @@ def test_a_generic_finite_difference_rule_earns_no_derivative_points(graded):
               and t["status"] == "failed"]  # fmt: skip
     # a hidden check says what kind of difference, never its expressions or the expected values
     assert hidden and all("stay hidden" in o and "assert" not in o for o in hidden), hidden[:2]
+
+
+def test_the_complex_step_with_the_forward_kept_aside_earns_no_derivative_points(graded):
+    """#35, hole 3: every derivative rule takes the complex step on the op's forward kept
+    aside at import. Counting calls of the forward inside the child missed it (it scored all
+    of A1.3-A1.7); the verdict now comes from the rule's graph, evaluated in the grader, and
+    such a rule has none to give. Every other task keeps full marks."""
+    data = _results(graded, "complex_step")
+    tasks = _by_task(data)
+    for task, (score, maximum) in tasks.items():
+        if task in attacks.DERIVATIVE_TASKS:
+            assert score == 0, f"{task}: {score} of {maximum} for the complex step"
+        else:
+            assert score == maximum, f"{task}: {score} of {maximum}"
+    assert set(attacks.DERIVATIVE_TASKS) <= set(tasks)
+    said = " ".join(t["output"] for t in data["tests"] if _task(t) in attacks.DERIVATIVE_TASKS)
+    assert "graph nodes" in said and "forward computation" in said

@@ -316,6 +316,103 @@ def hold(n, each):
 
 def processes():
     return _mine()
+
+
+CHANNELS = ("/tmp/tgedu-chan", "/dev/shm/tgedu-chan", "/var/tmp/tgedu-chan")
+
+
+def offer(token):
+    """Leave a token where a child of another user, running at the same time, could read
+    it: world-readable files in the shared temporary folders (umask 0, chmod)."""
+    done = []
+    for path in CHANNELS:
+        try:
+            os.umask(0)
+        except OSError as e:
+            done.append(f"umask: {e.strerror}")
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+            os.write(fd, token.encode())
+            os.close(fd)
+            os.chmod(path, 0o644)
+            done.append(path)
+        except OSError as e:
+            done.append(f"{path}: {e.strerror}")
+    return done
+
+
+def take():
+    """What another child offered (see offer), if this one can read it."""
+    found = []
+    for path in CHANNELS:
+        try:
+            with open(path) as f:
+                found.append(f.read())
+        except OSError:
+            pass
+    return found
+
+
+def strike(pid):
+    """Try to end, stop, trace or read the memory of process ``pid`` (another slot's child)."""
+    out = {}
+    for name, sig in (("kill", signal.SIGKILL), ("stop", signal.SIGSTOP)):
+        try:
+            os.kill(pid, sig)
+            out[name] = "sent"
+        except OSError as e:
+            out[name] = type(e).__name__
+    LIBC.ptrace.restype = ctypes.c_long
+    r = LIBC.ptrace(ctypes.c_long(16), ctypes.c_long(pid), None, None)  # PTRACE_ATTACH
+    out["ptrace"] = "attached" if r == 0 else _errno()
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as f:
+            f.read(1)
+        out["mem"] = "read"
+    except OSError as e:
+        out["mem"] = type(e).__name__
+    try:
+        out["pidfd"] = "opened" if os.pidfd_open(pid) >= 0 else "no"
+    except OSError as e:
+        out["pidfd"] = type(e).__name__
+    return out
+
+
+def snoop(pids):
+    """What this child can learn about processes it does not own: the grader's and the other
+    slot's child (``pids``) and whatever else /proc lists."""
+    seen = sorted(int(n) for n in os.listdir("/proc") if n.isdigit())
+    others = []
+    for pid in seen:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+                others.append(pid)
+        except OSError:
+            pass
+    readable = {}
+    for pid in sorted(set(pids) | set(others)):
+        got = []
+        for what in ("cmdline", "environ", "status", "stat", "io", "maps"):
+            try:
+                with open(f"/proc/{pid}/{what}", "rb") as f:
+                    f.read(64)
+                got.append(what)
+            except OSError:
+                pass
+        for what in ("cwd", "exe", "root"):
+            try:
+                os.readlink(f"/proc/{pid}/{what}")
+                got.append(what)
+            except OSError:
+                pass
+        try:
+            os.listdir(f"/proc/{pid}/fd")
+            got.append("fd")
+        except OSError:
+            pass
+        if got:
+            readable[str(pid)] = got
+    return {"others": others, "readable": readable}
 '''
 
 KINDS = ["keyrings", "sysv", "mqueue", "files", "abstract socket", "signals", "timers",
@@ -343,11 +440,11 @@ def copies(sandbox_setup):
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _sandbox(sandbox_setup, root: Path, work: str, **limits) -> Sandbox:
-    user = sandbox_setup.users[0] if sandbox_setup.privileged else None
+def _sandbox(sandbox_setup, root: Path, work: str, slot: int = 0, **limits) -> Sandbox:
+    user = sandbox_setup.users[slot] if sandbox_setup.privileged else None
     config = sandbox_config(sandbox_setup.python, user, "user" if user else "rlimits",
                             limits=Limits(**limits) if limits else None, timeout=20)  # fmt: skip
-    return Sandbox(config, root / work, root / "runtime", root / "scratch",
+    return Sandbox(config, root / work, root / "runtime", root / f"scratch-{slot}",
                    log=root / "child.log")  # fmt: skip
 
 
@@ -471,3 +568,59 @@ def test_memory_pressure_kills_only_the_childs_own_processes(copies, sandbox_set
             assert any(os.WIFSIGNALED(s) and os.WTERMSIG(s) == 9 for s in statuses), statuses
     with _sandbox(sandbox_setup, copies, "work-a") as after:  # the grader carries on
         assert after.call("probes.k", "find", {"kind": "files"}) is None
+
+
+def test_a_child_learns_nothing_about_processes_it_does_not_own(copies, sandbox_setup):
+    """#35, the other half of hole 5: in grade-batch one slot's child read the other slot's
+    grader's command line (the names of the submissions it grades), environment, folder and
+    open files in /proc. Each child now has a /proc of its own, mounted ``hidepid=2``: it
+    lists its own processes only, and nothing of the grader's or the other slot's child."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    if "--mount" not in kernel_state.namespaces():
+        pytest.skip("no mount namespace with a private /proc here (needs CAP_SYS_ADMIN)")
+    with (_sandbox(sandbox_setup, copies, "work-a", slot=0) as mine,
+          _sandbox(sandbox_setup, copies, "work-b", slot=1) as other):  # fmt: skip
+        other.start()
+        assert other.call("probes.k", "processes", {}) == []  # it runs, with its own /proc
+        got = mine.call("probes.k", "snoop", {"pids": [os.getpid(), other.proc.pid, 1]})
+    assert got == {"others": [], "readable": {}}, got
+    assert "other processes hidden" in mine.config.describe()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "open (#35 follow-up): grade-batch's two slots share /tmp, /var/tmp and /dev/shm while "
+    "both run; closing it needs a private temporary folder per child (a tmpfs in its mount "
+    "namespace, with the grader's working folder moved out of /tmp and bound back)"))
+def test_two_slots_running_at_once_share_no_file(copies, sandbox_setup):
+    """A channel between two submissions graded at the same time (grade-batch's two slots,
+    two users, two colluding students): one child leaves a world-readable file in /tmp,
+    /dev/shm or /var/tmp (umask 0 and chmod) while the other child runs; the sweep only
+    comes after. File modes alone cannot close it (names and sizes in a shared folder carry
+    data too)."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    token = f"chan-{os.getpid()}"
+    with (_sandbox(sandbox_setup, copies, "work-a", slot=0) as mine,
+          _sandbox(sandbox_setup, copies, "work-b", slot=1) as other):  # fmt: skip
+        other.start()
+        left = mine.call("probes.k", "offer", {"token": token})
+        got = other.call("probes.k", "take", {})
+    assert token not in got, left
+
+
+def test_a_child_cannot_end_stop_trace_or_read_the_other_slots_child(copies, sandbox_setup):
+    """A lost grade for a bystander: one slot's child, given the other slot's child's pid
+    (guessed: pids are sequential), kills or stops it, attaches ptrace, reads its memory.
+    Each slot runs as its own user, and the child has no capability: all fail, and the
+    other child goes on answering."""
+    if not sandbox_setup.privileged:
+        pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    with (_sandbox(sandbox_setup, copies, "work-a", slot=0) as mine,
+          _sandbox(sandbox_setup, copies, "work-b", slot=1) as other):  # fmt: skip
+        other.start()
+        got = mine.call("probes.k", "strike", {"pid": other.proc.pid})
+        assert other.call("probes.k", "processes", {}) == []  # still alive and answering
+    assert got["kill"] == got["stop"] == "PermissionError", got
+    assert got["ptrace"] != "attached" and got["mem"] != "read", got
+    assert got["pidfd"] in ("PermissionError", "ProcessLookupError", "opened"), got

@@ -15,7 +15,8 @@ modules, one concept each: ``pytest_plugin`` (points per task, Gradescope's resu
 the ``run``/``reference`` fixtures), ``probe`` and ``wire`` (probes return plain data),
 ``student`` and ``gitignore`` (student editions), ``gradescope`` (the autograder zip),
 ``autograder``, ``submission``, ``splice``, ``sandbox`` and ``child`` (grading a submission
-without ever importing it), ``batch`` (a folder of submissions), ``tables`` (the instructor
+without ever importing it), ``derived`` (whether a derivative rule is derived, judged from its
+graph in the grader), ``batch`` (a folder of submissions), ``tables`` (the instructor
 guide's tables). See the instructor guide (``docs/instructors.md``).
 """
 

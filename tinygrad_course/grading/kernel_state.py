@@ -21,7 +21,7 @@ import platform
 import shutil
 import subprocess
 
-__all__ = ["OBJECTS", "reset_keyrings", "namespaces"]
+__all__ = ["OBJECTS", "reset_keyrings", "namespaces", "HIDE_PROCESSES"]
 
 # kind -> how it is closed (the instructor guide's threat model repeats this table)
 OBJECTS = {
@@ -37,6 +37,9 @@ OBJECTS = {
     "/dev/shm and every world-writable folder found below the system's top folders",
     "processes": "the sweep kills every process of the user after each child; a process "
     "started with setsid or double-forked is found by its uid",
+    "other processes' /proc entries (command lines, environments, folders, open files of the "
+    "grader and of other slots' children)": "each child gets a mount namespace with its own "
+    "/proc mounted hidepid=2: it sees its own processes only",
     "pending signals": "belong to a process: they die with it (the sweep), and a child "
     "cannot signal processes of other users (the grader's)",
     "timers (alarm, setitimer, POSIX timers, timerfd)": "belong to a process: die with it",
@@ -98,21 +101,40 @@ def reset_keyrings() -> list[str]:
 
 
 _UNSHARE: dict[str, bool] = {}
+# Run (by ``sh -c``) inside the child's own mount namespace, as root, before the drop to the
+# sandbox user: a /proc of its own that shows a user only its own processes, then the child.
+# If the mount fails the child does not start (a /proc showing the grader's command line and
+# the other slot's children is a leak, not a fallback).
+HIDE_PROCESSES = 'mount -t proc -o hidepid=2,nosuid,nodev,noexec proc /proc && exec "$@"'
+
+
+def _per_mount_proc_options() -> bool:
+    """Whether each mount of /proc has options of its own (Linux 5.8): on older kernels a
+    second mount shares the first one's options, so hidepid would change the host's /proc."""
+    try:
+        major, minor = (int(p) for p in platform.release().split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 8)
 
 
 def namespaces() -> list[str]:
     """The ``unshare`` options that work here for a child: ``--net`` (network ports, abstract
-    Unix sockets) and ``--ipc`` (System V IPC, POSIX message queues). Root with
-    CAP_SYS_ADMIN only (Docker's default capabilities lack it)."""
-    unshare = shutil.which("unshare")
+    Unix sockets), ``--ipc`` (System V IPC, POSIX message queues) and ``--mount`` (a /proc
+    mounted with ``hidepid=2``, :data:`HIDE_PROCESSES`). Root with CAP_SYS_ADMIN only
+    (Docker's default capabilities lack it)."""
+    unshare, sh = shutil.which("unshare"), shutil.which("sh")
     if not unshare or os.geteuid() != 0:
         return []
+    trials = {"--net": ["true"], "--ipc": ["true"]}
+    if sh and shutil.which("mount") and _per_mount_proc_options():
+        trials["--mount"] = [sh, "-c", HIDE_PROCESSES, "sh", "true"]
     out = []
-    for flag in ("--net", "--ipc"):
+    for flag, argv in trials.items():
         if flag not in _UNSHARE:
             ok = False
             with contextlib.suppress(OSError, subprocess.SubprocessError):
-                done = subprocess.run([unshare, flag, "--", "true"], capture_output=True,
+                done = subprocess.run([unshare, flag, "--", *argv], capture_output=True,
                                       timeout=20)  # fmt: skip
                 ok = done.returncode == 0
             _UNSHARE[flag] = ok

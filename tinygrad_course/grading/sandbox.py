@@ -52,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import page_cache, wire
+from . import kernel_state, page_cache, wire
 from .sandbox_config import (
     Limits,
     SandboxConfig,
@@ -135,6 +135,8 @@ class Sandbox:
         setpriv = shutil.which("setpriv")
         if setpriv:
             prefix = [shutil.which("unshare"), *c.unshare, "--"] if c.unshare else []
+            if "--mount" in c.unshare:  # its own /proc, showing it only its own processes
+                prefix += [shutil.which("sh"), "-c", kernel_state.HIDE_PROCESSES, "sh"]
             prefix += [setpriv, f"--reuid={c.uid}", f"--regid={c.gid}", "--clear-groups",
                        "--no-new-privs", "--inh-caps=-all", "--"]  # fmt: skip
             return prefix + argv, {}

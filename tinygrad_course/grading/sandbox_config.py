@@ -67,6 +67,7 @@ class SandboxConfig:
         if self.user:
             who = f"as user {self.user} (uid {self.uid}), network {self.network}"
             who += ", IPC " + ("isolated" if "--ipc" in self.unshare else "shared")
+            who += ", other processes " + ("hidden" if "--mount" in self.unshare else "visible")
         else:
             who = (
                 "as the grader's own user: limits and timeouts only, no file isolation "
