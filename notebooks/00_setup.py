@@ -130,6 +130,7 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 14 GPT | self-attention and a tiny GPT, trained; its attention maps and backward graph drawn |
 # | 15 compile | `tg.compile`: an eager run traced into a graph, guards, graph breaks, a compiled step |
 # | 16 anatomy | a tensor as a window on its storage: strides, views, versions, node metadata |
+# | 17 graph to loops | fusion: the kernels a compiler writes, the bytes they save, one by hand |
 #
 # In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.

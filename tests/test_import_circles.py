@@ -254,7 +254,7 @@ SYMBOLIC_STATIC = [
      "static.passes.fold"],
     ["static.initializer", "static.control_flow", "static.passes.dce", "static.codegen"],
     ["static.passes", "static.training", "static.serialize", "static.onnx_ops",
-     "static.fusion"],
+     "static.fusion", "static.traffic", "static.handwritten"],
     ["static.onnx_export", "static.fluid"],
     ["(static)"],
 ]  # fmt: skip

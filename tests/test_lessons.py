@@ -36,7 +36,8 @@ def _fresh():
 
 
 @pytest.mark.parametrize(
-    "module", ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13", "lesson16"]
+    "module",
+    ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13", "lesson16", "lesson17"],
 )
 def test_doctests(module):
     mod = importlib.import_module(f"tinygrad_course.lessons.{module}")

@@ -33,6 +33,7 @@ SUITES = [
     "tests/assignments/test_a3_training.py",
     "tests/assignments/test_a4_gpu.py",
     "tests/assignments/test_a5_strides.py",
+    "tests/assignments/test_a6_softmax.py",
 ]
 PLUGIN = ["-p", "no:tinygrad_edu_grading", "-p", "tinygrad_course.grading.pytest_plugin"]
 FREE_TASKS = {"A1.0", "A2.0", "A3.0"}  # tests of given code: the only ones a student gets free

@@ -154,6 +154,13 @@ GIVEN_CODE_SUBMISSION = {
     ("tinygrad_edu/eager/anatomy.py", "A5.1"): [
         "from ..viz.anatomy import _cells as drawn\n"
         "return max(drawn(size, stride, offset), default=offset)\n"],
+    # softmax's kernels: the library's softmax op, its forward and its derivative rule
+    ("tinygrad_edu/symbolic/static/handwritten.py", "A6.1"): [
+        "from ...ops import get_op\n"
+        "out[...] = get_op('softmax').forward(np, x, axis=-1)\n"],
+    ("tinygrad_edu/symbolic/static/handwritten.py", "A6.2"): [
+        "from ...ops import RAW, get_op\n"
+        "out[...] = get_op('softmax').vjp(RAW, g, (y,), y, None, None, axis=-1)[0]\n"],
 }
 
 

@@ -9,7 +9,7 @@ may import anything below (the package, ``eager``, ``symbolic``, ``nn``, ``viz``
 * :mod:`~tinygrad_course.lessons.exercise`: an :class:`Exercise` grades the learner's answer
   inside a guard (mistakes give a hint, never a traceback) and records the common wrong
   answers its check must reject.
-* ``lesson00`` ... ``lesson16``: each lesson's exercises, imported by its notebook as ``ex``::
+* ``lesson00`` ... ``lesson17``: each lesson's exercises, imported by its notebook as ``ex``::
 
       from tinygrad_course.lessons import lesson01 as ex
       ex.central_difference.check(central_difference)
@@ -73,7 +73,7 @@ __all__ = [
     "lesson_modules",
 ]
 
-LESSONS = tuple(f"lesson{n:02d}" for n in range(17))
+LESSONS = tuple(f"lesson{n:02d}" for n in range(18))
 
 
 def lesson_modules() -> list:
