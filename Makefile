@@ -2,11 +2,15 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 EXTRAS ?= dev,viz,notebooks,docs,compare,onnx,fuse
+# one stamp per pyproject.toml and set of extras: `make lessons` (the lessons extra alone)
+# after `make test` (every extra) installs nothing new, and `make test` after it does
+comma  := ,
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)-$(subst $(comma),+,$(EXTRAS))
 PYTEST_ARGS ?= -n 2
 
-.PHONY: venv graphviz chromium test demo lint format bench gpu-check docs lessons-html lessons clean
+.PHONY: venv graphviz chromium test demo lint format bench gpu-check docs lessons-html lessons \
+  pytorch clean
 
 venv: $(STAMP)
 
@@ -14,7 +18,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[$(EXTRAS)]"
-	@rm -f $(VENV)/.installed-* && touch $@
+	@rm -f $(VENV)/.installed-*-$(subst $(comma),+,$(EXTRAS)) && touch $@
 
 # $(call apt_install,COMMAND,PACKAGE,OTHERWISE,IF_APT_FAILS): when COMMAND is missing, install
 # Debian's PACKAGE if we are root with apt-get (IF_APT_FAILS when that fails, e.g. a held dpkg
@@ -62,11 +66,26 @@ docs: venv
 lessons-html: venv
 	$(BIN)/python docs/lesson_html.py
 
-# A student's one command (in the student edition): the venv, Graphviz, then JupyterLab on
-# lesson 0. Jupyter refuses to run as root without --allow-root (a container, a VM).
+# A student's one command (in the student edition): a venv with the lessons extra alone (no
+# test tools, no PyTorch: `make pytorch` adds it for lessons 12-14), Graphviz, then JupyterLab.
+# The address it prints opens lesson 0, and its file browser lists each lesson once: the
+# jupytext twin NN_name.py of each notebook stays on disk (kept in step), out of the listing.
+# Jupyter refuses to run as root without --allow-root (a container, a VM).
+LESSON_EXTRAS ?= lessons
+LESSON_0 := notebooks/00_setup.ipynb
+HIDE_GLOBS := ["__pycache__","*.pyc","*.pyo",".DS_Store","*~","[0-9][0-9]_*.py"]
 JUPYTER_ARGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
-lessons: venv graphviz
-	$(BIN)/jupyter lab notebooks/00_setup.ipynb $(JUPYTER_ARGS)
+lessons: graphviz
+	@$(MAKE) --no-print-directory venv EXTRAS=$(LESSON_EXTRAS)
+	$(BIN)/jupyter lab --LabApp.default_url=/lab/tree/$(LESSON_0) \
+	  '--ContentsManager.hide_globs=$(HIDE_GLOBS)' $(JUPYTER_ARGS)
+
+# PyTorch's CPU build for lessons 12-14 (plain `pip install torch` fetches the CUDA build, some
+# GBs); on an NVIDIA GPU machine, TORCH_INDEX= takes PyPI's.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+pytorch:
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q torch $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 
 demo: venv graphviz
 	$(BIN)/tinygrad-edu demo

@@ -36,8 +36,10 @@ PACKAGE = ROOT / "tinygrad_edu"
 API_MODULES = (
     "eager", "symbolic", "ops", "backend", "nn", "optim", "data", "viz", "compiler",
 )  # fmt: skip
-# the course's packages (beside the library, in tinygrad_course/), after the library's
+# the course's packages (beside the library, in tinygrad_course/), after the library's; the
+# grading kit's is for instructors, so a student edition's site (lessons recorded) leaves it out
 COURSE_MODULES = ("grading", "lessons")
+INSTRUCTOR_MODULES = ("grading",)
 
 
 def _notebooks() -> list[Path]:
@@ -81,8 +83,10 @@ def _api_modules() -> list[str]:
         for name in API_MODULES
         if (PACKAGE / name / "__init__.py").is_file() or (PACKAGE / f"{name}.py").is_file()
     ]
+    edition = (NOTEBOOKS / ".recorded").is_dir()
     course = [f"tinygrad_course.{name}" for name in COURSE_MODULES
-              if (ROOT / "tinygrad_course" / name / "__init__.py").is_file()]  # fmt: skip
+              if (ROOT / "tinygrad_course" / name / "__init__.py").is_file()
+              and not (edition and name in INSTRUCTOR_MODULES)]  # fmt: skip
     return ["tinygrad_edu", *found, *course]
 
 

@@ -130,7 +130,7 @@ print(logsumexp(tg.randn(2, 5, device=DEVICE)._data))
 # `t.to(device)` copies a tensor to a device; for a tensor that requires grad the copy is
 # recorded in the graph (`ToCopyBackward0`), so its gradient flows back to where it came from.
 # `model.to(device)` moves every parameter of a module in place (they stay leaves). Asking for
-# a GPU that is not there is an error that names the fix:
+# a GPU that is not there is an error that names the fix.
 
 # %%
 def show_error(what, fn):
@@ -140,7 +140,14 @@ def show_error(what, fn):
     except (DeviceError, RuntimeError) as e:
         print(f"{what}:\n    {type(e).__name__}: {e}")
 
+# %% [markdown]
+# These errors come from `get_namespace`'s CUDA branch, which is **assignment A4.1**, the GPU
+# assignment. **Without an NVIDIA GPU, A4.1 is optional**: its tests are skipped on such a
+# machine (your instructor says whether A4 counts in your course). Until it is written, the
+# cell below says that it needs A4.1 and shows what it printed when your edition was made;
+# the rest of the lesson runs on the CPU either way.
 
+# %%
 show_error("tg.tensor(..., device='cuda')", lambda: tg.tensor([1.0], device="cuda").device)
 show_error("x.to('cuda')", lambda: tg.tensor([1.0]).to("cuda").device)
 show_error("get_namespace('cuda:7')", lambda: backend.get_namespace("cuda:7").__name__)

@@ -349,6 +349,12 @@ def test_the_student_editions_own_site_builds(tmp_path):
                           cwd=edition, env=env, capture_output=True, text=True,
                           timeout=900)  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # no page for instructors (the guide once told students what the autograder accepts)
+    assert not (out / "instructors").exists() and not (out / "api" / "grading").exists()
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert "Instructor guide" not in home and "instructors/" not in home
+    how = _page_text((out / "lessons" / "index.html").read_text(encoding="utf-8"))
+    assert "How the lessons work" in how and "For instructors" not in how
     page = (out / "lessons" / "05_backward_engine" / "index.html").read_text(encoding="utf-8")
     text = _page_text(page)
     assert "NOT SOLVED YET" in text and "Traceback" not in text

@@ -437,3 +437,98 @@ def test_the_student_handout_lists_every_task_and_ships_in_the_edition(student_e
     for suite in sorted((out / "tests" / "assignments").glob("test_a[0-9]_*.py")):
         assert f"tinygrad-edu grade tests/assignments/{suite.name}" in handout, suite.name
     assert "wait for" in handout and "each task alone" in handout
+
+
+# -- what is meant for instructors, and an edition made whole or not at all --------------------
+
+
+def _with_instructor_material(repo):
+    """The repository of :func:`_repo` with the instructors' guide, a page with a section for
+    instructors, the site's nav naming the guide, and a students' README."""
+    (repo / "docs").mkdir()
+    (repo / "docs" / "guide.md").write_text("<!-- instructors only -->\n\n# Guide\nhidden tests\n")
+    (repo / "docs" / "lessons.md").write_text(
+        "# Lessons\nfor everyone\n\n<!-- BEGIN INSTRUCTORS ONLY -->\n## For instructors\n"
+        "the markers\n<!-- END INSTRUCTORS ONLY -->\n\nthe end\n"
+    )
+    (repo / "mkdocs.yml").write_text(
+        "nav:\n  - Lessons: lessons.md\n  - Guide: guide.md  # instructors only\n"
+    )
+    (repo / "README.student.md").write_text("# Your edition\nstart with lesson 0\n")
+    return repo
+
+
+def test_instructor_material_stays_out_of_the_edition(tmp_path):
+    repo = _with_instructor_material(_repo(tmp_path))
+    out = tmp_path / "student"
+    report = make_student_edition(repo, out)
+    assert report["left_out"] == ["docs/guide.md"] and not (out / "docs" / "guide.md").exists()
+    lessons = (out / "docs" / "lessons.md").read_text()
+    assert lessons == "# Lessons\nfor everyone\n\n\nthe end\n"
+    assert (out / "mkdocs.yml").read_text() == "nav:\n  - Lessons: lessons.md\n"
+    # the students' README takes the instructor's place, under the usual name
+    assert (out / "README.md").read_text() == "# Your edition\nstart with lesson 0\n"
+    assert not (out / "README.student.md").exists()
+    assert "README.md" in report["copied"] and "docs/lessons.md" in report["stripped"]
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("<!-- BEGIN INSTRUCTORS ONLY -->\nx\n", "line 1: <!-- BEGIN INSTRUCTORS ONLY --> is never"),
+    ("x\n<!-- END INSTRUCTORS ONLY -->\n", "line 2: <!-- END INSTRUCTORS ONLY --> without"),
+    ("<!-- BEGIN INSTRUCTORS ONLY -->\n<!-- BEGIN INSTRUCTORS ONLY -->\n", "line 2: <!-- BEGIN"),
+])  # fmt: skip
+def test_unbalanced_instructor_blocks_name_file_and_line(tmp_path, text, words):
+    repo = _repo(tmp_path)
+    (repo / "page.md").write_text(text)
+    with pytest.raises(MarkerError, match=re.escape(f"page.md, {words}")):
+        make_student_edition(repo, tmp_path / "student")
+    assert not (tmp_path / "student").exists()
+
+
+def _leftovers(folder):
+    """What a run left beside the edition's folder: temporary folders, half editions."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".student"))
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a lesson failed"), KeyboardInterrupt()])
+def test_a_failed_run_leaves_no_half_written_edition(tmp_path, error):
+    """A run that fails while recording the lessons (a missing package in a kernel, Ctrl-C)
+    once left the files it had copied, which the next run refused without --force."""
+    repo = _repo(tmp_path)
+    (repo / "notebooks").mkdir()
+    out = tmp_path / "student"
+
+    def record(src, dst):
+        assert any(dst.parent.rglob("core.py"))  # the edition was being written
+        raise error
+
+    with pytest.raises(type(error)):
+        make_student_edition(repo, out, record=record)
+    assert not out.exists() and _leftovers(tmp_path) == []
+    make_student_edition(repo, out)  # the next run needs no --force
+    assert (out / "toy" / "core.py").is_file()
+
+
+def test_a_failed_forced_run_keeps_the_old_edition(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "notebooks").mkdir()
+    out = tmp_path / "student"
+    make_student_edition(repo, out)
+    (out / "toy" / "mine.txt").write_text("the edition students already have")
+
+    def record(src, dst):
+        raise RuntimeError("a lesson failed")
+
+    with pytest.raises(RuntimeError):
+        make_student_edition(repo, out, force=True, record=record)
+    assert (out / "toy" / "mine.txt").is_file() and _leftovers(tmp_path) == []
+    make_student_edition(repo, out, force=True)
+    assert not (out / "toy" / "mine.txt").exists() and _leftovers(tmp_path) == []
+
+
+def test_an_edition_inside_the_repository_does_not_copy_its_temporary_folder(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / ".student.abc.partial").mkdir()  # what a killed run (SIGKILL) leaves
+    (repo / ".student.abc.partial" / "stale.py").write_text("x = 1\n")
+    report = make_student_edition(repo, repo / "student")
+    assert not any("stale.py" in rel or "student/" in rel for rel in report["copied"])

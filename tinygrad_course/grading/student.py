@@ -35,6 +35,20 @@ What an edition leaves out or cleans, so that no solution reaches students by an
 - jupytext ``.py`` notebooks (``# %%`` cells) are stripped like notebook cells: a region may
   sit at the top level of a cell.
 
+What is meant for instructors only, marked in the repository:
+
+- a Markdown file whose first line is ``<!-- instructors only -->`` (the instructor guide) is
+  left out, and in any Markdown file the lines from ``<!-- BEGIN INSTRUCTORS ONLY -->`` to
+  ``<!-- END INSTRUCTORS ONLY -->`` (a page's section for instructors);
+- in a YAML file, a line that ends with the comment ``# instructors only`` (the site's nav
+  entry for the guide), so that the edition's site builds without a dead link;
+- a file ``NAME.student.EXT`` becomes the edition's ``NAME.EXT`` in place of the
+  instructor's (``README.student.md``: the students' README).
+
+The edition is written to a temporary folder beside ``OUT`` and renamed into place once
+complete: a run that fails (or is interrupted) leaves no half-written edition, and with
+``--force`` the old edition stays as it was until the new one is whole.
+
 Command line: ``tinygrad-edu make-student DIR [--out OUT] [--force]``.
 
 >>> source = "def f(x):\\n    # BEGIN SOLUTION A1\\n    return x\\n    # END SOLUTION\\n"
@@ -51,6 +65,7 @@ import io
 import os
 import re
 import shutil
+import tempfile
 import tokenize
 from pathlib import Path
 
@@ -67,6 +82,8 @@ __all__ = [
     "BUILD_DIRS",
     "solution_regions",
     "SKIP_NAMES",
+    "INSTRUCTORS_ONLY",
+    "for_students",
     "add_arguments",
     "run",
 ]
@@ -81,6 +98,12 @@ SKIP_NAMES = frozenset({
 # folders of build scripts, never copied: a notebook generator holds its lesson's solutions in
 # strings, where no marker is a comment
 BUILD_DIRS = frozenset({"_build"})
+
+# what marks material meant for instructors only (see the module's docstring)
+INSTRUCTORS_ONLY = "<!-- instructors only -->"
+_INSTRUCTORS_BLOCK = ("<!-- BEGIN INSTRUCTORS ONLY -->", "<!-- END INSTRUCTORS ONLY -->")
+_INSTRUCTORS_LINE = re.compile(r"#\s*instructors only\s*$")
+_STUDENT_TWIN = ".student"  # NAME.student.EXT replaces NAME.EXT
 
 _MARKER = re.compile(r"#\s*(BEGIN|END)\s+(SOLUTION|HIDDEN TESTS)\b[ \t]*(\S*)[ \t]*$")
 _MESSAGE = "write your solution here"
@@ -269,6 +292,71 @@ def strip_jupytext(text: str, filename: str = "<string>") -> str:
     return result
 
 
+def for_students(text: str, filename: str = "<string>") -> str | None:
+    """The student version of a Markdown or YAML file's text: None when the whole file is
+    for instructors only (Markdown whose first line is :data:`INSTRUCTORS_ONLY`), else the
+    text without its instructors-only blocks (Markdown) or lines (YAML). See the module's
+    docstring.
+
+    Raises:
+        MarkerError: an instructors-only block that is not closed, or nested (file and line).
+
+    >>> for_students("# Guide\\n<!-- BEGIN INSTRUCTORS ONLY -->\\nsecret\\n"
+    ...              "<!-- END INSTRUCTORS ONLY -->\\nend\\n", "page.md")
+    '# Guide\\nend\\n'
+    """
+    lines = text.splitlines(keepends=True)
+    if filename.endswith((".yml", ".yaml")):
+        return "".join(line for line in lines if not _INSTRUCTORS_LINE.search(line))
+    if lines and lines[0].strip() == INSTRUCTORS_ONLY:
+        return None
+    begin, end = _INSTRUCTORS_BLOCK
+    out, opened = [], None
+    for n, line in enumerate(lines, 1):
+        mark = line.strip()
+        if mark == begin:
+            if opened is not None:
+                raise MarkerError(f"{filename}, line {n}: {begin} inside the block opened at "
+                                  f"line {opened}; close it with {end} first")  # fmt: skip
+            opened = n
+        elif mark == end:
+            if opened is None:
+                raise MarkerError(f"{filename}, line {n}: {end} without a {begin}")
+            opened = None
+        elif opened is None:
+            out.append(line)
+    if opened is not None:
+        raise MarkerError(f"{filename}, line {opened}: {begin} is never closed")
+    return "".join(out)
+
+
+def _student_twin(rel: Path) -> Path | None:
+    """``README.md`` for ``README.student.md`` (the file the twin replaces), else None."""
+    stem = rel.name.split(".")[0] if rel.name.count(".") >= 2 else ""
+    if stem and rel.name.startswith(stem + _STUDENT_TWIN + "."):
+        return rel.with_name(stem + rel.name[len(stem) + len(_STUDENT_TWIN):])
+    return None
+
+
+def _student_text(path: Path, rel: Path, text: str) -> str | None:
+    """What the edition holds for one text file: the stripped text (None: nothing changes,
+    the file is copied as it is); raises :class:`_LeftOut` for a file left out."""
+    if path.suffix == ".py":
+        strip = strip_jupytext if is_jupytext(text) else strip_solutions
+        new = strip(text, str(rel))
+    elif path.suffix == ".ipynb":
+        return strip_notebook(text, str(rel))
+    else:  # Markdown or YAML
+        new = for_students(text, str(rel))
+        if new is None:
+            raise _LeftOut(str(rel))
+    return new if new != text else None
+
+
+class _LeftOut(Exception):
+    """A file meant for instructors only (not copied into the edition)."""
+
+
 def _walk(src: Path, skip: set[Path], gitignore: bool = True):
     """Files under ``src`` to copy, as paths relative to it, in sorted order.
 
@@ -296,16 +384,64 @@ def _walk(src: Path, skip: set[Path], gitignore: bool = True):
                 yield (root / name).relative_to(src)
 
 
+def _plan(src: Path, skip: set[Path]) -> tuple[list, list[str]]:
+    """``(source, target, new text or None)`` per file of the edition (relative paths), and
+    the files left out as meant for instructors only. Every file is read and stripped first,
+    so that an error leaves nothing written."""
+    plan, errors, left_out = [], [], []
+    files = list(_walk(src, skip))
+    twins = {_student_twin(rel): rel for rel in files if _student_twin(rel) is not None}
+    for rel in files:
+        if rel in twins:
+            continue  # the student twin (README.student.md) takes its place
+        path, new = src / rel, None
+        try:
+            if path.suffix in (".py", ".ipynb", ".md", ".yml", ".yaml") and not path.is_symlink():
+                new = _student_text(path, rel, path.read_text(encoding="utf-8"))
+        except _LeftOut:
+            left_out.append(str(rel))
+            continue
+        except MarkerError as e:
+            errors.append(str(e))
+        except UnicodeDecodeError as e:
+            if path.suffix in (".py", ".ipynb"):  # other text files are copied as they are
+                errors.append(f"{rel}: not UTF-8 ({e.reason} at byte {e.start})")
+        plan.append((rel, _student_twin(rel) or rel, new))
+    if errors:
+        raise MarkerError("make-student: nothing written:\n" + "\n".join(errors))
+    return plan, left_out
+
+
+def _write(src: Path, out: Path, plan) -> dict[str, list[str]]:
+    report = {"stripped": [], "copied": []}
+    for rel, target_rel, new in plan:
+        target = out / target_rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (src / rel).is_symlink():
+            os.symlink(os.readlink(src / rel), target)
+            report["copied"].append(str(target_rel))
+        elif new is None:
+            shutil.copy2(src / rel, target)
+            report["copied"].append(str(target_rel))
+        else:
+            target.write_text(new, encoding="utf-8", newline="")
+            shutil.copymode(src / rel, target)
+            report["stripped"].append(str(target_rel))
+    return report
+
+
 def make_student_edition(
     src, dst, force: bool = False, record=None
 ) -> dict[str, list[str]]:
     """Write a student edition of the repository ``src`` to ``dst``.
 
     Every file is copied except version control, virtual environments, caches and build
-    outputs (:data:`SKIP_NAMES`, ``*.egg-info``), build-script folders (:data:`BUILD_DIRS`)
-    and what ``.gitignore`` files ignore; ``.py`` files and notebooks have their solutions
-    replaced and hidden tests removed, notebooks their widget state. All files are processed
-    before anything is written, so a marker error leaves ``dst`` untouched.
+    outputs (:data:`SKIP_NAMES`, ``*.egg-info``), build-script folders (:data:`BUILD_DIRS`),
+    what ``.gitignore`` files ignore and what is marked for instructors only; ``.py`` files
+    and notebooks have their solutions replaced and hidden tests removed, notebooks their
+    widget state. All files are processed before anything is written, so a marker error
+    leaves ``dst`` untouched; the edition is made in a temporary folder beside ``dst`` and
+    renamed into place when complete, so no failure leaves half an edition.
 
     Args:
         src: the instructor's repository.
@@ -319,7 +455,8 @@ def make_student_edition(
             (:mod:`tinygrad_course.lessons.recorded`; slow the first time, then cached).
 
     Returns:
-        ``{"stripped": [...], "copied": [...], "recorded": [...]}``: relative paths, sorted.
+        ``{"stripped": [...], "copied": [...], "left_out": [...], "recorded": [...]}``:
+        relative paths, sorted (``left_out``: the files for instructors only).
 
     Raises:
         MarkerError: listing every file and line with a marker problem.
@@ -329,47 +466,36 @@ def make_student_edition(
         raise FileNotFoundError(f"make-student: {src} is not a folder")
     if dst == src:
         raise ValueError("make-student: the edition must go to a different folder")
-    if dst.exists() and any(dst.iterdir()):
-        if not force:
-            raise FileExistsError(f"make-student: {dst} exists and is not empty; pass --force")
-        shutil.rmtree(dst)
-    plan, errors = [], []
-    for rel in _walk(src, {dst}):
-        path = src / rel
-        new = None
-        try:
-            if path.suffix in (".py", ".ipynb") and not path.is_symlink():
-                text = path.read_text(encoding="utf-8")
-                if path.suffix == ".py":
-                    strip = strip_jupytext if is_jupytext(text) else strip_solutions
-                    stripped = strip(text, str(rel))
-                    new = stripped if stripped != text else None
-                else:
-                    new = strip_notebook(text, str(rel))
-        except (MarkerError, UnicodeDecodeError) as e:
-            errors.append(str(e))
-        plan.append((rel, new))
-    if errors:
-        raise MarkerError("make-student: nothing written:\n" + "\n".join(errors))
-    report = {"stripped": [], "copied": []}
-    for rel, new in plan:
-        target = dst / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if (src / rel).is_symlink():
-            os.symlink(os.readlink(src / rel), target)
-            report["copied"].append(str(rel))
-        elif new is None:
-            shutil.copy2(src / rel, target)
-            report["copied"].append(str(rel))
-        else:
-            target.write_text(new, encoding="utf-8", newline="")
-            shutil.copymode(src / rel, target)
-            report["stripped"].append(str(rel))
-    report["recorded"] = []
-    if record is not None and (src / "notebooks").is_dir():  # lessons.recorded.record_lessons
-        written = record(src / "notebooks", dst / "notebooks")
-        report["recorded"] = sorted(str(p.relative_to(dst)) for p in written)
+    if dst.exists() and any(dst.iterdir()) and not force:
+        raise FileExistsError(f"make-student: {dst} exists and is not empty; pass --force")
+    # an interrupted run's temporary folders (inside src when the edition is) are no input
+    skip = {dst, *dst.parent.glob(f".{dst.name}.*.partial")}
+    plan, left_out = _plan(src, skip)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".partial", dir=dst.parent))
+    try:
+        report = _write(src, tmp, plan)
+        report["left_out"], report["recorded"] = left_out, []
+        if record is not None and (src / "notebooks").is_dir():  # record_lessons
+            written = record(src / "notebooks", tmp / "notebooks")
+            report["recorded"] = sorted(str(p.relative_to(tmp)) for p in written)
+        _replace_dir(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return report
+
+
+def _replace_dir(new: Path, dst: Path) -> None:
+    """Rename the folder ``new`` to ``dst``, replacing what is there; the old edition is
+    moved aside first and deleted only once ``new`` is in place."""
+    old = None
+    if dst.exists() or dst.is_symlink():
+        old = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".old", dir=dst.parent))
+        os.replace(dst, old / dst.name)
+    os.replace(new, dst)  # NOTE: atomic on one file system, and new is beside dst
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def add_arguments(parser) -> None:
@@ -394,6 +520,8 @@ def run(args) -> int:
         return 1
     for rel in report["stripped"]:
         print(f"stripped  {rel}")
+    for rel in report.get("left_out", []):
+        print(f"left out  {rel} (instructors only)")
     recorded = f", {len(report['recorded'])} lessons recorded" if report["recorded"] else ""
     print(
         f"student edition written to {out}: {len(report['stripped'])} files stripped, "

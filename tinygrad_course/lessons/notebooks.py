@@ -172,7 +172,11 @@ def execute_notebook(
     kernel_env["TINYGRAD_EDU_STRICT"] = "1" if strict else "0"
     kernel_env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     node = nbformat.reads(json.dumps(nb), as_version=4)
-    client = NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False)
+    # The kernel's log stops at errors: each kernel would otherwise warn on the terminal that
+    # it talks over local TCP without encryption, once per lesson, about nothing the reader
+    # can act on. Errors in the cells come back as the cells' outputs, as before.
+    client = NotebookClient(node, timeout=timeout, kernel_name="python3", record_timing=False,
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])  # fmt: skip
     client.execute(cwd=str(cwd), env=kernel_env)
     return json.loads(nbformat.writes(node))
 

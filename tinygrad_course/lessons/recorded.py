@@ -29,9 +29,11 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import re
 import sys
 import traceback
+from datetime import datetime
 from pathlib import Path
 
 from . import checks
@@ -44,6 +46,7 @@ __all__ = [
     "cell_key",
     "load_recordings",
     "record_lessons",
+    "RecordingError",
     "record_expected",
     "recorded_expected",
     "recorded_notebook",
@@ -139,26 +142,94 @@ def cell_key(source: str | list) -> str:
     return hashlib.sha256(text.rstrip().encode("utf-8")).hexdigest()[:20]
 
 
-def record_lessons(notebooks_src, notebooks_dst, timeout: int = 300) -> list[Path]:
+def _committed_seconds(notebook: Path) -> float:
+    """How long the lesson took when its notebook was last executed (the cells' timing
+    metadata), or infinity when it does not say: what :func:`record_lessons` starts first."""
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        times = [t for c in cells for k, t in c.get("metadata", {}).get("execution", {}).items()
+                 if k in ("iopub.execute_input", "shell.execute_reply")]  # fmt: skip
+        first, last = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (min(times),
+                                                                                  max(times)))
+        return (last - first).total_seconds()
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("inf")
+
+
+class RecordingError(RuntimeError):
+    """A lesson that failed while its outputs were being recorded (the lesson named, the
+    cell's error in the message)."""
+
+
+def _failed(notebook: Path, error: Exception) -> RecordingError:
+    return RecordingError(
+        f"{notebook.name} stopped while its outputs were being recorded (it must run to its "
+        f"end against the full library):\n{error}"
+    )
+
+
+def _executed_lessons(notebooks: list[Path], cache: Path, timeout: int, jobs: int) -> list:
+    """The executed student edition of each lesson (paths, in the order given), run ``jobs``
+    at a time, the longest first, each in a process of its own (whose kernel a Ctrl-C stops
+    as it does a lone run's).
+
+    Raises:
+        RecordingError: a lesson that failed (after the lessons already running finish)."""
+    from .notebooks import executed_student_edition  # noqa: PLC0415
+
+    if jobs <= 1 or len(notebooks) <= 1:
+        done = []
+        for nb in notebooks:
+            try:
+                done.append(executed_student_edition(nb, cache, timeout))
+            except Exception as e:
+                raise _failed(nb, e) from e
+        return done
+    import concurrent.futures  # noqa: PLC0415
+    import multiprocessing  # noqa: PLC0415
+
+    order = sorted(notebooks, key=_committed_seconds, reverse=True)
+    context = multiprocessing.get_context("spawn")  # no copy of this process's threads
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        futures = {nb: pool.submit(executed_student_edition, nb, cache, timeout) for nb in order}
+        try:
+            for future in concurrent.futures.as_completed(futures.values()):
+                if future.exception() is not None:
+                    nb = next(n for n, f in futures.items() if f is future)
+                    raise _failed(nb, future.exception()) from future.exception()
+            return [futures[nb].result() for nb in notebooks]
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # the lessons not started never start
+            raise
+
+
+def record_lessons(notebooks_src, notebooks_dst, timeout: int = 900,
+                   jobs: int | None = None) -> list[Path]:  # fmt: skip
     """Run each lesson's student edition against this (full) library and store its outputs.
 
     Args:
         notebooks_src: the instructor's ``notebooks/`` folder (``NN_name.ipynb`` lessons).
         notebooks_dst: the edition's ``notebooks/`` folder; recordings go to its
             ``.recorded/`` subfolder, one JSON file per lesson.
-        timeout: seconds a cell may run.
+        timeout: seconds a cell may run (generous: lesson 14 trains a GPT, which on a busy
+            machine, beside the other lessons, takes minutes).
+        jobs: lessons run at a time (default: the CPU count, at most 4). One lesson (the
+            GPT's training) takes most of the time, so the others run beside it.
 
     Returns:
         The lessons' recording files written (the exercises' expected values go beside them,
         :func:`record_expected`).
-    """
-    from .notebooks import executed_student_edition  # noqa: PLC0415
 
+    Raises:
+        RecordingError: a lesson that did not run to its end.
+    """
     src, dst = Path(notebooks_src), Path(notebooks_dst) / RECORDED_DIR
     cache = src.parent / ".cache" / "lessons"
+    notebooks = sorted(src.glob("[0-9][0-9]_*.ipynb"))
+    jobs = min(4, os.cpu_count() or 1) if jobs is None else jobs
     written = []
-    for notebook in sorted(src.glob("[0-9][0-9]_*.ipynb")):
-        done = json.loads(executed_student_edition(notebook, cache, timeout).read_text("utf-8"))
+    for notebook, path in zip(notebooks, _executed_lessons(notebooks, cache, timeout, jobs)):
+        done = json.loads(path.read_text("utf-8"))
         cells = {
             cell_key(c["source"]): c.get("outputs", [])
             for c in done["cells"]
@@ -255,7 +326,10 @@ class Unlocker:
         self.locked = False  # the current cell was shown from its recording
         # name -> the tasks it waits for: names a stopped cell assigns, which hold what the
         # cell made before it stopped (an empty list of losses ...) or an older value
-        self.partial: dict[str, str] = {}
+        self.partial: dict[str, frozenset[str]] = {}
+        # the tasks that stopped the current cell: its names wait for these alone (a cell
+        # stopped by A2.1 does not wait for the GPU assignment a cell above stopped on)
+        self.stopped_by: frozenset[str] = frozenset()
 
     def explain(self, error: BaseException, source: str) -> str | None:
         """The notice for a failed cell, or None when the error is the student's own."""
@@ -266,10 +340,12 @@ class Unlocker:
         if task is not None:
             self.pending[task] = _where(error)
             self.stubs[task] = _stub_frame(error)
+            self.stopped_by = frozenset({task})
             head = (f"This cell needs assignment {task} ({self.pending[task]}), which is not "
                     "written yet.")  # fmt: skip
         elif self.pending and outputs is not None:
-            tasks = ", ".join(sorted(self.pending))
+            self.stopped_by = self._waits_for(source) or frozenset(self.pending)
+            tasks = ", ".join(sorted(self.stopped_by))
             head = (f"This cell uses something a cell above could not make (it needs "
                     f"{tasks}).")  # fmt: skip
         else:
@@ -284,7 +360,7 @@ class Unlocker:
         from IPython.display import clear_output  # noqa: PLC0415
 
         self.locked = True
-        tasks = ", ".join(sorted(self.pending)) or "an assignment"
+        tasks = self.stopped_by or frozenset(self.pending)
         self.partial.update(dict.fromkeys(_assigned(source), tasks))
         if cell_key(source) in self.recordings:
             clear_output()  # what the cell printed before it stopped: the recording replaces it
@@ -300,9 +376,13 @@ class Unlocker:
         self._replace(notice_text, source)
         return None
 
+    def _waits_for(self, source: str) -> frozenset[str]:
+        """The tasks that the unfinished names a cell reads wait for."""
+        return frozenset().union(*(self.partial[n] for n in _loaded(source) & set(self.partial)))
+
     def pre_run_cell(self, info=None) -> None:
         self._source = getattr(info, "raw_cell", "") or ""
-        self.locked = False
+        self.locked, self.stopped_by = False, frozenset()
         for task in [t for t, (path, name) in self.stubs.items() if not _still_stub(path, name)]:
             self.pending.pop(task, None)  # written since: cells that need it run live
             self.stubs.pop(task)
@@ -316,6 +396,7 @@ class Unlocker:
             for task, error in caught.items():
                 self.pending[task], self.stubs[task] = _where(error), _stub_frame(error)
             task, error = next(iter(caught.items()))
+            self.stopped_by = frozenset(caught)
             self._replace(f"This cell needs assignment {task} ({_where(error)}), which is not "
                           "written yet (the cell caught its error in place of the one it "
                           "shows). Below is what this cell showed when your edition was made; "
@@ -333,7 +414,8 @@ class Unlocker:
         :class:`_SkipPartial`): the notice, and the cell's recording where there is one."""
         source = getattr(self, "_source", "")
         names = sorted(_loaded(source) & set(self.partial))
-        tasks = ", ".join(sorted({self.partial[n] for n in names}))
+        self.stopped_by = self._waits_for(source)
+        tasks = ", ".join(sorted(self.stopped_by))
         head = (f"This cell reads {', '.join(names)}, which a cell above could not finish (it "
                 f"needs {tasks}): running it now would compute on what that cell left half "
                 "made.")  # fmt: skip

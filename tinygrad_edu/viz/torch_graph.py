@@ -42,7 +42,9 @@ __all__ = [
     "TORCH_INSTALL_HINT",
 ]
 
-TORCH_INSTALL_HINT = 'pip install "tinygrad_edu[compare]" (or pip install torch)'
+# PyTorch's CPU build (about 200 MB): a plain `pip install torch` on Linux fetches the CUDA one,
+# some GB, which the comparisons do not need
+TORCH_INSTALL_HINT = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
 
 
 def require_torch(what: str):
