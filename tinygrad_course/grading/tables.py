@@ -75,6 +75,8 @@ def regions(repo) -> dict[str, list[tuple[str, str]]]:
         text = (repo / rel).read_text(encoding="utf-8")
         if has_solution_markers(text):
             for task, names in task_functions(text, rel.as_posix()).items():
+                if task == "solution":  # unnamed: a lesson exercise's answer, not a graded task
+                    continue
                 found.setdefault(task, []).extend((rel.as_posix(), q) for q in names)
     return found
 

@@ -6,16 +6,24 @@ with the learner's function (or value). The check runs the answer **inside a gua
 exception raised by the learner's code becomes a FAIL with a hint, never a traceback, and an
 exercise the student edition left as ``raise NotImplementedError`` shows NOT SOLVED YET.
 
-Hints come from three places, most specific first:
+Every exercise records the common wrong answers learners give (:class:`Wrong`, at least
+two), each with the diagnosis of *its* mistake. When the check rejects an answer, it asks
+which of them the answer repeats: the grade of each recorded wrong answer is what that
+mistake produces (the value found where the grade stopped, or the error it raised), and an
+answer that stops at the same place with the same value (within the check's tolerance) or
+the same error made that mistake, so the hint shown is that mistake's diagnosis. Otherwise
+the hint comes from, most specific first:
 
-1. the exercise's ``grade`` function, which compares the answer with the expected result and
-   with the results of anticipated mistakes (``Verdict(False, message, hint)``);
+1. the exercise's ``grade`` function, which may recognise a mistake of its own
+   (``Verdict(False, message, hint)``), or describes how the value differs from the right
+   one without giving it (:func:`diagnose`: shape, sign, a constant factor or offset, which
+   entries);
 2. the exercise's ``hints``: ``(exception type, text in its message, hint)`` triples;
 3. hints for mistakes any exercise can meet (:data:`COMMON_HINTS`: numpy functions on graph
    values, recursion on deep graphs, ...).
 
-Every exercise records at least two common wrong answers (:class:`Wrong`); the test suite
-feeds each to the check and asserts FAIL with that mistake's hint.
+The test suite feeds every recorded wrong answer to its check and asserts FAIL with exactly
+that mistake's hint, and that no hint quotes the reference solution.
 
 >>> ex = Exercise("0.0", "double it", lambda f: Verdict(f(2) == 4, f"f(2) = {f(2)}",
 ...               "multiply by 2"))
@@ -30,6 +38,9 @@ False
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -45,34 +56,91 @@ from .checks import (
     CheckResult,
     _report,
     _results,
+    _to_numpy,
     _tries,
     compare,
     notice,
 )
-from .recorded import recorded_expected, unlock_message
+from .recorded import (
+    _still_stub,
+    recorded_expected,
+    recorded_mistakes,
+    stub_task,
+    unlock_message,
+)
 
 __all__ = [
     "Exercise", "Verdict", "Wrong", "COMMON_HINTS", "grade_steps", "diagnose",
-    "reference_solution",
+    "describe_difference", "reference_solution", "NUMPY_ON_GRAPH", "DEEP_RECURSION",
 ]  # fmt: skip
 
 
 class Verdict(NamedTuple):
     """What a grade function decides: ``ok``, a ``message`` (what was found) and a ``hint``
-    (what to look at when not ok)."""
+    (what to look at when not ok). ``step`` and ``got`` say where the grade stopped and the
+    value the answer gave there (:func:`diagnose` fills them in): two answers that stop at
+    the same step with the same value made the same mistake, whatever their messages say."""
 
     ok: bool
     message: str
     hint: str = ""
+    step: str | None = None
+    got: Any = None
 
 
 class Wrong(NamedTuple):
-    """A common wrong answer: what the mistake is, the answer itself, and a piece of text the
-    check's hint must contain when it is given this answer."""
+    """A common wrong answer: what the mistake is, the answer itself, and the diagnosis of
+    that mistake: the hint the check shows to an answer that makes it (never the solution)."""
 
     what: str
     answer: Any
     hint: str
+
+
+class _Outcome(NamedTuple):
+    """What grading one answer found: its status, message and hint, and where it stopped
+    with what value (a failed step and the value there, or an error's type and text)."""
+
+    status: str
+    message: str
+    hint: str
+    step: str | None = None
+    got: Any = None
+
+    def same_mistake(self, other: _Outcome) -> bool:
+        """Whether two failed answers made the same mistake: the same step with the same
+        value (within a tight tolerance), or, where the grade names no step, the same
+        message."""
+        if self.status != FAIL or other.status != FAIL:
+            return False
+        if self.step is not None and self.step == other.step:
+            if self.got is None or other.got is None:
+                return self.message == other.message
+            return _same_value(self.got, other.got)
+        return self.step is None and other.step is None and self.message == other.message
+
+
+def _same_value(a, b) -> bool:
+    """Whether two values an answer gave are the same (numbers within a tight tolerance;
+    tuples and lists, which may hold arrays of different shapes, item by item)."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    try:
+        return compare(a, b, atol=1e-9, rtol=1e-6)[0]
+    except Exception:  # noqa: BLE001 - values that cannot be compared differ
+        return False
+
+
+def _portable(value):
+    """``value`` as plain data (numbers, strings, arrays) that travels back from the bounded
+    child process by pickle, or None when it cannot (a graph node, a function)."""
+    value = _to_numpy(value)
+    if isinstance(value, (np.ndarray, int, float, complex, str, bool, np.generic)):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_portable(v) for v in value]
+        return None if any(v is None for v in items) else tuple(items)
+    return None
 
 
 # (exception type name, text in the message, hint): mistakes any exercise can meet
@@ -91,6 +159,8 @@ COMMON_HINTS: tuple[tuple[str, str, str], ...] = (
      "a name is not defined: run the cells above this one first (Run All, or Shift+Enter from "
      "the top)"),
 )  # fmt: skip
+# the diagnoses of two of them, for the recorded wrong answers that make them
+NUMPY_ON_GRAPH, DEEP_RECURSION = COMMON_HINTS[0][2], COMMON_HINTS[1][2]
 
 
 # what a second and third failed try add when the exercise has no closer look for the mistake
@@ -143,16 +213,18 @@ class Exercise:
         self.number, self.title, self.grade, self.seconds = number, title, grade, seconds
         self.wrong, self.hints, self.fallback = tuple(wrong), tuple(hints), fallback
         self.more, self.expected = tuple(more), expected
+        self._mistakes: dict[int, _Outcome] = {}  # recorded wrong answer -> what it gives
 
     def values(self):
-        """What ``expected()`` gives: computed by the library, or, where an unwritten
-        assignment stops that (a student edition on day one), as recorded when the edition
+        """What ``expected()`` gives: computed by the library and the lesson's reference, or,
+        where an unwritten assignment stops that (a student edition on day one) or the
+        reference is not there (a student edition holds none), as recorded when the edition
         was made. Without a recording the assignment's error goes on (NOT SOLVED YET, naming
         it)."""
         try:
             return self.expected()
         except NotImplementedError as error:
-            if unlock_message(error) is None:
+            if stub_task(error) is None:
                 raise
             stored = recorded_expected().get(self.number)
             if stored is None:
@@ -174,8 +246,8 @@ class Exercise:
                 return hint
         return "read the error above, fix the code in the exercise cell and run both cells again"
 
-    def _evaluate(self, answer) -> tuple[str, str, str]:
-        """Grade ``answer``: ``(status, message, hint)``; whatever it raises becomes a hint."""
+    def _evaluate(self, answer) -> _Outcome:
+        """Grade ``answer``; whatever it raises becomes a hint."""
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # overflow in a wrong answer
@@ -184,23 +256,58 @@ class Exercise:
             needs = unlock_message(error)
             if needs is not None:  # the library's own stub: the student edition, early on
                 message = f"this check needs {needs}, which is not written yet"
-                return UNSOLVED, message, f"write {needs.split(' (')[0]} first, then run " \
-                    "this cell again"  # fmt: skip
+                return _Outcome(UNSOLVED, message, f"write {needs.split(' (')[0]} first, then "
+                                "run this cell again")  # fmt: skip
             where, _ = _innermost(error)
             message = f"{where} still raises NotImplementedError"
             hint = "write your code in the exercise cell (between the comment lines), run it, " \
                 "then run this cell again"  # fmt: skip
-            return UNSOLVED, message, hint
+            return _Outcome(UNSOLVED, message, hint)
         except MemoryError:
             raise  # the bound's own message says what happened
         except Exception as error:  # the learner's code failed: a hint, never a traceback
             where, line = _innermost(error)
             message = f"{type(error).__name__} in {where} (line {line}): {error}"
-            return FAIL, message, self._hint_for(error)
-        ok, message, hint = verdict
-        if not ok and not hint:
-            hint = "compare what you got with what was expected, line by line"
-        return (PASS if ok else FAIL), message, ("" if ok else hint)
+            return _Outcome(FAIL, message, self._hint_for(error), f"raised "
+                            f"{type(error).__name__}", str(error))  # fmt: skip
+        verdict = Verdict(*verdict)
+        if verdict.ok:
+            return _Outcome(PASS, verdict.message, "")
+        hint = verdict.hint or "compare what you got with what was expected, line by line"
+        return _Outcome(FAIL, verdict.message, hint, verdict.step, _portable(verdict.got))
+
+    def mistake_outcomes(self) -> list[_Outcome | None]:
+        """What each recorded wrong answer gives, graded in this process (its prints
+        swallowed) and kept once it fails; where it cannot be graded yet (it calls an
+        unwritten assignment, or a reference a student edition lacks), what it gave when the
+        edition was made (:func:`~tinygrad_course.lessons.recorded.record_expected`), else
+        None."""
+        stored = None
+        for index, wrong in enumerate(self.wrong):
+            if index in self._mistakes:
+                continue
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    contextlib.redirect_stderr(io.StringIO()):  # fmt: skip
+                try:
+                    known = self._evaluate(wrong.answer)
+                except Exception:  # noqa: BLE001 - a grade that cannot run here
+                    known = None
+            if known is not None and known.status == FAIL:
+                self._mistakes[index] = known
+                continue
+            if stored is None:
+                stored = recorded_mistakes().get(self.number) or []
+            if index < len(stored) and stored[index] is not None:
+                step, got, message = stored[index]
+                self._mistakes[index] = _Outcome(FAIL, message, "", step, got)
+        return [self._mistakes.get(index) for index in range(len(self.wrong))]
+
+    def _recorded_mistake(self, outcome: _Outcome) -> Wrong | None:
+        """The recorded wrong answer whose mistake ``outcome`` repeats, if any."""
+        for wrong, known in zip(self.wrong, self.mistake_outcomes(), strict=True):
+            if known is not None and outcome.same_mistake(known):
+                return wrong
+        return None
 
     def check(self, answer, strict: bool | None = None) -> CheckResult:
         """Grade ``answer``, show PASS / FAIL / NOT SOLVED YET with a hint, and record it.
@@ -213,7 +320,10 @@ class Exercise:
         if printed:
             print(printed, end="" if printed.endswith("\n") else "\n")
         if how == "ok":
-            status, message, hint = value
+            status, message, hint = value[:3]
+            mistake = self._recorded_mistake(value) if status == FAIL else None
+            if mistake is not None:
+                hint = mistake.hint
         elif how == "raised":  # SystemExit, KeyboardInterrupt ... from the learner's code
             status, message = FAIL, f"{type(value).__name__}: {value}"
             hint = "the function stopped the check itself (exit(), sys.exit() ...): return " \
@@ -271,11 +381,38 @@ class Exercise:
         if self.solved or self.fallback is None:
             return answer
         what = getattr(self.fallback, "__name__", "answer")
+        if _stripped(self.fallback):  # a student edition: no reference to run in its place
+            notice(
+                f"{self.name} is not solved yet, and this edition holds no reference {what}: "
+                "the cells that use it show what they showed when the edition was made. Solve "
+                "the exercise, run its check, then run this cell again to use yours."
+            )
+            return _stand_in(self.fallback, self.number)
         notice(
             f"{self.name} is not solved yet, so this cell uses the reference {what}. "
             "Solve the exercise, run its check, then run this cell again to use yours."
         )
         return self.fallback
+
+
+def _stripped(fallback) -> bool:
+    """Whether ``fallback`` is a reference the student edition left as a stub."""
+    code = getattr(fallback, "__code__", None)
+    if code is None:
+        return False
+    return _still_stub(code.co_filename, code.co_name)
+
+
+def _stand_in(fallback, number: str):
+    """What teaching cells get in place of a reference the edition does not hold: it raises
+    the stub error of the exercise's answer (``E1.1``), which a student edition's kernel
+    turns into a notice and the cell's recorded output (:mod:`.recorded`)."""
+
+    @functools.wraps(fallback)
+    def stand_in(*args, **kwargs):
+        raise NotImplementedError(f"E{number}: write your solution here")
+
+    return stand_in
 
 
 def reference_solution(exercise: Exercise, root=None) -> tuple[str | None, str]:
@@ -335,14 +472,18 @@ def diagnose(
     rtol: float = 1e-6,
     what: str = "",
 ) -> Verdict:
-    """Compare ``got`` with ``expected``; when it is wrong, recognise an anticipated mistake.
+    """Compare ``got`` with ``expected``; when it is wrong, recognise an anticipated mistake,
+    or else say how the two differ (:func:`describe_difference`), never what the right value
+    is made of.
 
     Args:
         got, expected: the learner's value and the right one.
         mistakes: ``(value a mistake gives, hint for it)`` pairs, tried in order.
-        hint: the hint when no mistake matches.
+        hint: where to look when no mistake matches (added after the difference); a pointer
+            to the lesson, never the formula.
         atol, rtol: the tolerance (as in :func:`~tinygrad_course.lessons.check`).
-        what: a prefix for the message ("at x = 2: ").
+        what: a prefix for the message ("at x = 2: "); it also names the step of the grade
+            (:attr:`Verdict.step`).
     """
     ok, message = compare(got, expected, atol, rtol)
     if ok:
@@ -353,8 +494,68 @@ def diagnose(
         except Exception:  # noqa: BLE001 - a mistake's value that cannot be compared
             same = False
         if same:
-            return Verdict(False, what + message, mistake_hint)
-    return Verdict(False, what + message, hint)
+            return Verdict(False, what + message, mistake_hint, what, got)
+    difference = describe_difference(got, expected, atol, rtol)
+    return Verdict(False, what + message, f"{difference}; {hint}" if hint else difference, what,
+                   got)  # fmt: skip
+
+
+def describe_difference(got, expected, atol: float = 1e-6, rtol: float = 1e-6) -> str:
+    """How a wrong value differs from the right one, in words that do not give the right one
+    away: the shape, the sign, a constant factor or offset, or which entries are off.
+
+    >>> describe_difference([2.0, 4.0], [1.0, 2.0])
+    'every entry is 2 times the right one: a factor is missing or extra'
+    >>> describe_difference([1.0, -2.0, 3.0], [1.0, 2.0, 3.0])
+    '1 of 3 entries is off (at index 1), the others are right: what sets it apart?'
+    >>> describe_difference(np.zeros((2, 3)), np.zeros((3, 2)))
+    'your value has shape (2, 3) where (3, 2) is expected: check the axes you reduce or stack'
+    """
+    if got is None:
+        return "your function returned nothing: end it with return"
+    g, e = _to_numpy(got), _to_numpy(expected)
+    numeric = "fciub"
+    if not (isinstance(g, np.ndarray) and isinstance(e, np.ndarray)) or \
+            g.dtype.kind not in numeric or e.dtype.kind not in numeric:  # fmt: skip
+        if type(got) is not type(expected) and not isinstance(g, np.ndarray):
+            return (f"your value is a {type(got).__name__} where a "
+                    f"{type(expected).__name__} is expected")  # fmt: skip
+        return "your value is not the one expected: compare them piece by piece"
+    if g.shape != e.shape:
+        return (f"your value has shape {g.shape} where {e.shape} is expected: check the axes "
+                "you reduce or stack")  # fmt: skip
+    g, e = g.astype(np.complex128 if "c" in g.dtype.kind + e.dtype.kind else np.float64), \
+        e.astype(np.complex128 if "c" in g.dtype.kind + e.dtype.kind else np.float64)  # fmt: skip
+    if np.isnan(g).any() and not np.isnan(e).any():
+        return "your value holds NaN: a division by zero, or the log or sqrt of a negative?"
+    off = ~np.isclose(g, e, atol=atol, rtol=rtol)
+    entries = "your value" if g.ndim == 0 else "every entry"
+    nonzero = np.abs(e) > atol
+    if nonzero.any() and not (np.abs(g[~nonzero]) > atol).any():
+        ratios = (g[nonzero] / e[nonzero]).real
+        if np.allclose(ratios, ratios.flat[0], rtol=1e-6):
+            ratio = float(ratios.flat[0])
+            if np.isclose(ratio, -1.0):
+                return f"{entries} has the opposite sign: a minus sign is missing or extra"
+            return (f"{entries} is {ratio:.4g} times the right one: a factor is missing "
+                    "or extra")  # fmt: skip
+    shift = (g - e).real
+    if g.size > 1 and np.allclose(shift, shift.flat[0], rtol=1e-6, atol=atol):
+        return (f"every entry is off by the same {float(shift.flat[0]):.4g}: a term added to "
+                "every entry is missing or extra")  # fmt: skip
+    if g.ndim and 0 < off.sum() < off.size:
+        where = [tuple(int(i) for i in index) if g.ndim > 1 else int(index[0])
+                 for index in np.argwhere(off)[:3]]  # fmt: skip
+        at = ", ".join(str(w) for w in where) + (", ..." if off.sum() > 3 else "")
+        count = int(off.sum())
+        return (f"{count} of {off.size} entries {'is' if count == 1 else 'are'} off (at index "
+                f"{at}), the others are right: what sets {'it' if count == 1 else 'them'} "
+                "apart?")  # fmt: skip
+    if g.ndim == 0:
+        return (f"your value is off by {float(shift):.4g} (no constant factor explains it): work "
+                "the smallest case by hand and compare each step")  # fmt: skip
+    return ("every entry is off, by no common factor or offset: work the smallest case by hand "
+            "and compare each step")
 
 
 def grade_steps(*steps: Callable[[], Verdict]) -> Verdict:

@@ -60,11 +60,14 @@ seed_by_hand = Exercise(
     "0.1", "the seed example by hand", _grade,
     wrong=[
         Wrong("elementwise instead of the matrix product",
-              lambda a, b, c: ((a + b) * c) * (a + c), "use @, not *"),
+              lambda a, b, c: ((a + b) * c) * (a + c),
+              "the second product is a matrix product: use @, not * (* multiplies elementwise)"),
         Wrong("matrix product instead of the elementwise one",
-              lambda a, b, c: ((a + b) @ c) @ (a + c), "use *, not @"),
+              lambda a, b, c: ((a + b) @ c) @ (a + c),
+              "the first product is elementwise (⊙): use *, not @"),
         Wrong("the factors of the matrix product swapped",
-              lambda a, b, c: (a + c) @ ((a + b) * c), "do not commute"),
+              lambda a, b, c: (a + c) @ ((a + b) * c),
+              "matrix products do not commute: E = D @ (A + C), with D first"),
     ],
 )  # fmt: skip
 

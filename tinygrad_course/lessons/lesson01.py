@@ -16,8 +16,11 @@ __all__ = ["EXERCISES", "central_difference", "dh_dx", "neuron_gradients"]
 
 # -- 1.1 the central difference ---------------------------------------------------------------
 def _reference_central_difference(f, x, eps=1e-6):
-    """The central difference (f(x + eps) - f(x - eps)) / (2 eps)."""
+    """Exercise 1.1's answer, for the teaching cells until the learner's passes (the student
+    edition holds no copy: its markers strip it)."""
+    # BEGIN SOLUTION
     return (f(x + eps) - f(x - eps)) / (2 * eps)
+    # END SOLUTION
 
 
 _reference_central_difference.__name__ = "central_difference"
@@ -64,7 +67,7 @@ central_difference = Exercise(
          "how far apart are they?"),
         ("twice the right value",
          "the two points x - eps and x + eps are 2·eps apart, not eps",
-         "divide the difference f(x + eps) - f(x - eps) by the whole distance between them"),
+         "divide the difference of the two values by the whole distance between the two points"),
         ("use the eps argument",
          "the check calls your function with eps=0.1; a step written as a number ignores it",
          "every step and the divisor must be written with the name eps"),
@@ -74,13 +77,17 @@ central_difference = Exercise(
     ],
     wrong=[
         Wrong("the forward difference", lambda f, x, eps=1e-6: (f(x + eps) - f(x)) / eps,
-              "forward difference"),
+              "that is the forward difference: it steps one way only, so its error is of order "
+              "eps"),
         Wrong("divided by eps", lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / eps,
-              "twice the right value"),
+              "twice the right value: how far apart are the two points you step to?"),
         Wrong("eps ignored (a fixed step)",
-              lambda f, x, eps=1e-6: (f(x + 1e-6) - f(x - 1e-6)) / 2e-6, "use the eps argument"),
+              lambda f, x, eps=1e-6: (f(x + 1e-6) - f(x - 1e-6)) / 2e-6,
+              "that is the exact derivative, not the central difference with the eps you are "
+              "given (0.1 here): use the eps argument, not a step of your own"),
         Wrong("'/ 2 * eps' (precedence)",
-              lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 * eps, "precedence"),
+              lambda f, x, eps=1e-6: (f(x + eps) - f(x - eps)) / 2 * eps,
+              "operator precedence: '/ 2 * eps' divides by 2 and then multiplies by eps"),
     ],
     fallback=_reference_central_difference,
 )  # fmt: skip
@@ -91,21 +98,30 @@ def _h(x):
     return np.exp(-(x**2) / 2) * np.tanh(x)
 
 
+_DH_POINTS = (-1.5, -0.3, 0.0, 0.7, 2.0)
+
+
+def _reference_dh_dx(x):
+    """Exercise 1.2's answer (stripped from the student edition, whose check compares with
+    its values at the check's points, recorded when the edition is made)."""
+    # BEGIN SOLUTION
+    gauss = np.exp(-(x**2) / 2)
+    return -x * gauss * np.tanh(x) + gauss * (1 - np.tanh(x) ** 2)
+    # END SOLUTION
+
+
+def _dh_dx_expected() -> list:
+    return _reference_dh_dx(np.array(_DH_POINTS)).tolist()
+
+
 def _grade_dh_dx(fn) -> Verdict:
-    points = np.array([-1.5, -0.3, 0.0, 0.7, 2.0])
+    points = np.array(_DH_POINTS)
     got = fn(points.copy())
-    gauss, t = np.exp(-(points**2) / 2), np.tanh(points)
-    mistakes = [
-        (gauss * (1 - t**2), "product rule: both factors depend on x, so "
-         "(uv)' = u'v + uv'; you have only u v'"),
-        (-gauss * t + gauss * (1 - t**2), "chain rule: d/dx e^(-x²/2) = -x e^(-x²/2) (the "
-         "inner derivative -x is missing)"),
-        (-points * gauss * t + gauss * (1 - t), "tanh'(x) = 1 - tanh(x)², squared"),
-    ]  # fmt: skip
     problem = None
     if np.shape(got) == points.shape:
         problem = gradient_mismatch(_h, [points], grads=[got])
-    verdict = diagnose(got, _h_prime(points), mistakes, "differentiate each factor and "
+    # the anticipated mistakes are dh_dx's recorded wrong answers: the check recognises them
+    verdict = diagnose(got, np.array(dh_dx.values()), [], "differentiate each factor and "
                        "combine them with the product rule", atol=1e-7,
                        what="at x = [-1.5, -0.3, 0, 0.7, 2]: ")  # fmt: skip
     if verdict.ok and problem is None:
@@ -113,13 +129,8 @@ def _grade_dh_dx(fn) -> Verdict:
     return verdict
 
 
-def _h_prime(x):
-    gauss = np.exp(-(x**2) / 2)
-    return -x * gauss * np.tanh(x) + gauss * (1 - np.tanh(x) ** 2)
-
-
 dh_dx = Exercise(
-    "1.2", "a derivative by the chain rule", _grade_dh_dx,
+    "1.2", "a derivative by the chain rule", _grade_dh_dx, expected=_dh_dx_expected,
     more=[
         ("product rule",
          "(u·v)' = u'·v + u·v': your answer has one of the two terms",
@@ -134,12 +145,16 @@ dh_dx = Exercise(
     ],
     wrong=[
         Wrong("only one term of the product rule",
-              lambda x: np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2), "product rule"),
+              lambda x: np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2),
+              "product rule: both factors depend on x, so (uv)' = u'v + uv'; you have only u v'"),
         Wrong("the inner derivative forgotten",
               lambda x: -np.exp(-(x**2) / 2) * np.tanh(x)
-              + np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2), "inner derivative"),
+              + np.exp(-(x**2) / 2) * (1 - np.tanh(x) ** 2),
+              "chain rule: e^(-x²/2) is e raised to a function of x, so its derivative carries the "
+              "derivative of that inner function, which is missing here"),
         Wrong("tanh' as 1 - tanh", lambda x: -x * np.exp(-(x**2) / 2) * np.tanh(x)
-              + np.exp(-(x**2) / 2) * (1 - np.tanh(x)), "squared"),
+              + np.exp(-(x**2) / 2) * (1 - np.tanh(x)),
+              "tanh' is written with tanh squared: yours uses tanh itself, not its square"),
     ],
 )  # fmt: skip
 
@@ -180,7 +195,8 @@ def _grade_neuron(fn) -> Verdict:
             ((dldy * dydz, dldy * dydz), "∂z/∂w = x: multiply dL/dz by x for dL/dw"),
         ]  # fmt: skip
         verdict = diagnose(got, tuple(want), mistakes,
-                           "chain rule: dL/dw = 2(y - t) · σ'(z) · x and dL/db = 2(y - t) · σ'(z)",
+                           "chain rule: multiply the derivatives of each step from L back "
+                           "to w (and to b), one factor per step",
                            atol=1e-10, what=f"at x={x}, w={w}, b={b}, t={t}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -210,14 +226,18 @@ neuron_gradients = Exercise(
          "the check unpacks your result as dL_dw, dL_db = ...",
          "dL/dw is the one with x in it: return it first"),
         ("multiply dL/dz by x",
-         "z = w·x + b: dz/dw is x, dz/db is 1",
-         "dL/dw = dL/dz · x; dL/db = dL/dz"),
+         "z depends on w through its product with x: dz/dw is x, and dz/db is 1",
+         "dL/dw is dL/dz times dz/dw; dL/db is dL/dz times dz/db"),
     ],
     wrong=[
-        Wrong("the factor 2 of the square forgotten", _neuron(scale_dl=1.0), "factor 2"),
-        Wrong("the sigmoid's derivative forgotten", _neuron(2.0, sigmoid=False), "σ'(z)"),
-        Wrong("dL/dw and dL/db swapped", _neuron(2.0, swap=True), "in that order"),
-        Wrong("the x of dL/dw forgotten", _neuron(2.0, times_x=False), "multiply dL/dz by x"),
+        Wrong("the factor 2 of the square forgotten", _neuron(scale_dl=1.0),
+              "d(y - t)²/dy = 2 (y - t): the factor 2 is missing"),
+        Wrong("the sigmoid's derivative forgotten", _neuron(2.0, sigmoid=False),
+              "the sigmoid's derivative σ'(z) = σ(z)(1 - σ(z)) is missing"),
+        Wrong("dL/dw and dL/db swapped", _neuron(2.0, swap=True),
+              "the pair is (dL/dw, dL/db), in that order"),
+        Wrong("the x of dL/dw forgotten", _neuron(2.0, times_x=False),
+              "∂z/∂w = x: multiply dL/dz by x for dL/dw"),
     ],
 )  # fmt: skip
 

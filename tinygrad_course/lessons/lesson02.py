@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import gradient_mismatch
-from .exercise import Exercise, Verdict, Wrong, diagnose
+from .exercise import NUMPY_ON_GRAPH, Exercise, Verdict, Wrong, diagnose
 
 __all__ = ["EXERCISES", "build_loss", "predicted_adjoint_sums", "second_derivative"]
 
@@ -49,7 +49,7 @@ def _grade_build_loss(fn) -> Verdict:
         value,
         np.sum(np.log1p(np.exp(ab)) + av**2),
         mistakes,
-        "q = sum(log(1 + exp(a * b)) + a * a)",
+        "build q from its definition in the lesson, one operation at a time",
         atol=1e-9,
         what="q = ",
     )
@@ -82,11 +82,12 @@ def _loss(log_one=True, square=True, total=True):
 build_loss = Exercise(
     "2.1", "a graph and its gradients", _grade_build_loss,
     wrong=[
-        Wrong("the a² term left out", _loss(square=False), "a_i² term"),
-        Wrong("log(e^(ab)) without the 1", _loss(log_one=False), "add the 1"),
+        Wrong("the a² term left out", _loss(square=False), "the a_i² term is missing"),
+        Wrong("log(e^(ab)) without the 1", _loss(log_one=False),
+              "log(1 + e^(ab)), not log(e^(ab)): add the 1 inside the log"),
         Wrong("numpy's log on a node", lambda a, b: np.log(1 + (a * b).exp()),
-              "numpy functions"),
-        Wrong("not summed", _loss(total=False), "sum the terms"),
+              NUMPY_ON_GRAPH),
+        Wrong("not summed", _loss(total=False), "q is a number: sum the terms with reduce_sum"),
     ],
 )  # fmt: skip
 
@@ -121,9 +122,11 @@ def _grade_sums(fn) -> Verdict:
 predicted_adjoint_sums = Exercise(
     "2.2", "predict the Σ nodes", _grade_sums,
     wrong=[
-        Wrong("a * a counted as one use", lambda: 2, "used three times"),
-        Wrong("every use counted", lambda: 7, "k - 1 additions"),
-        Wrong("a float", lambda: 3.0, "whole number"),
+        Wrong("a * a counted as one use", lambda: 2,
+              "a is used three times: once by a * b and twice by a * a"),
+        Wrong("every use counted", lambda: 7,
+              "count additions, not uses: a value used k times needs k - 1 additions"),
+        Wrong("a float", lambda: 3.0, "return a whole number (an int)"),
     ],
 )  # fmt: skip
 
@@ -167,8 +170,11 @@ def _as_list(y, x):
 second_derivative = Exercise(
     "2.3", "a second derivative", _grade_second,
     wrong=[
-        Wrong("only one gradients() call", _first_only, "first derivative"),
-        Wrong("the list gradients() returns", _as_list, "unpack the one node"),
+        Wrong("only one gradients() call", _first_only,
+              "that is the first derivative: call gradients again, on the gradient node"),
+        Wrong("the list gradients() returns", _as_list,
+              "gradients() returns a list, one node per variable you asked for: unpack the one "
+              "node from it and return that node"),
     ],
 )  # fmt: skip
 

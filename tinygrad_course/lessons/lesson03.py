@@ -14,7 +14,7 @@ import heapq
 import itertools
 from collections import deque
 
-from .exercise import Exercise, Verdict, Wrong, diagnose
+from .exercise import DEEP_RECURSION, Exercise, Verdict, Wrong, diagnose
 
 __all__ = ["EXERCISES", "count_dependencies", "engine_order", "engine_counts", "run_order"]
 
@@ -80,7 +80,7 @@ def run_order(loss) -> list:
 
 
 # -- 3.1 count the dependencies ---------------------------------------------------------------
-def _reference_count(root) -> dict:
+def _engine_count(root) -> dict:
     """The engine's own dependency counts (assignment A2.1's function; in the student edition
     the student's own), with the root counted once, as the exercise asks."""
     from tinygrad_edu.eager.engine import _count_dependencies  # noqa: PLC0415
@@ -139,7 +139,7 @@ def _grade_counts(fn) -> Verdict:
 
 
 def _count_without_root(root):
-    counts = _reference_count(root)
+    counts = _engine_count(root)
     counts[root] -= 1
     if counts[root] == 0:
         del counts[root]
@@ -147,7 +147,7 @@ def _count_without_root(root):
 
 
 def _count_nodes(root):
-    return dict.fromkeys(_reference_count(root), 1)
+    return dict.fromkeys(_engine_count(root), 1)
 
 
 def _count_recursive(root):
@@ -163,7 +163,7 @@ def _count_recursive(root):
                     visit(nxt)
 
     visit(root)
-    return _reference_count(root)
+    return _engine_count(root)
 
 
 def _count_every_visit(root):
@@ -179,16 +179,22 @@ def _count_every_visit(root):
 count_dependencies = Exercise(
     "3.1", "count the dependencies", _grade_counts, expected=_counts_expected,
     wrong=[
-        Wrong("the root left out", _count_without_root, "the seed"),
-        Wrong("one per node instead of one per edge", _count_nodes, "count edges, not nodes"),
-        Wrong("a recursive walk", _count_recursive, "explicit stack"),
-        Wrong("nodes visited again for every edge", _count_every_visit, "visit each node once"),
+        Wrong("the root left out", _count_without_root,
+              "the root receives one gradient too, the seed dL/dL = 1: its count is 1"),
+        Wrong("one per node instead of one per edge", _count_nodes,
+              "count edges, not nodes: a node that two edges point at gets 2"),
+        Wrong("a recursive walk", _count_recursive, DEEP_RECURSION),
+        Wrong("nodes visited again for every edge", _count_every_visit,
+              "a node reached along several edges is walked again for each of them, so the "
+              "edges below it are counted again: visit each node once (push it on the stack "
+              "only the first time you meet it)"),
     ],
 )  # fmt: skip
 
 
 # -- 3.2 predict the engine's order -----------------------------------------------------------
 def _order(root, counts, key):
+    # BEGIN SOLUTION
     pushed = itertools.count()
     ready = [key(root, next(pushed))]
     names = []
@@ -202,22 +208,25 @@ def _order(root, counts, key):
             if counts[nxt] == 0:
                 heapq.heappush(ready, key(nxt, next(pushed)))
     return names
+    # END SOLUTION
 
 
 def _reference_order(root):
-    return _order(root, _reference_count(root), lambda n, k: (-n.sequence_nr, k, n))
+    # BEGIN SOLUTION
+    return _order(root, _engine_count(root), lambda n, k: (-n.sequence_nr, k, n))
+    # END SOLUTION
 
 
 def _order_lifo_ties(root):
-    return _order(root, _reference_count(root), lambda n, k: (-n.sequence_nr, -k, n))
+    return _order(root, _engine_count(root), lambda n, k: (-n.sequence_nr, -k, n))
 
 
 def _order_by_number(root):
-    return sorted(_reference_count(root), key=lambda n: -n.sequence_nr)
+    return sorted(_engine_count(root), key=lambda n: -n.sequence_nr)
 
 
 def _order_fifo(root):
-    counts, queue, names = _reference_count(root), deque([root]), []
+    counts, queue, names = _engine_count(root), deque([root]), []
     while queue:
         node = queue.popleft()
         names.append(node)
@@ -229,7 +238,18 @@ def _order_fifo(root):
     return names
 
 
+def _order_expected() -> dict:
+    """``{graph: the labels of the nodes the engine runs, in order}`` (recorded in a student
+    edition: on day one its engine is the student's unwritten A2.1)."""
+    recorded = {}
+    for title, loss in _graphs()[:2]:
+        label = _labels(loss)
+        recorded[title] = [label.get(n, repr(n)) for n in run_order(loss)]
+    return recorded
+
+
 def _grade_order(fn) -> Verdict:
+    expected = engine_order.values()
     for title, loss in _graphs()[:2]:
         root = loss.grad_fn
         label = _labels(loss)
@@ -247,18 +267,10 @@ def _grade_order(fn) -> Verdict:
                 "return the nodes themselves (two nodes can share a name)",
             )
 
-        def names(nodes, label=label):
-            return [label.get(n, repr(n)) for n in nodes]
-
-        mistakes = [
-            (names(_order_by_number(root)), "a node runs only when all its gradients have "
-             "arrived (its count reaches 0), not simply by sequence_nr"),
-            (names(_order_fifo(root)), "the ready queue is a heap: the ready node with the "
-             "highest sequence_nr runs first, not the one that became ready first"),
-            (names(_order_lifo_ties(root)), "ties (equal sequence_nr, like two AccumulateGrads) "
-             "run first in, first out: put a counter k in (-sequence_nr, k, node)"),
-        ]  # fmt: skip
-        verdict = diagnose(names(got), names(run_order(loss)), mistakes,
+        # the anticipated mistakes are engine_order's recorded wrong answers: the check
+        # recognises them by the order they give
+        names = [label.get(n, repr(n)) for n in got]
+        verdict = diagnose(names, expected[title], [],
                            "pop the highest sequence_nr; decrease a node's count once per edge; "
                            "push it when the count reaches 0", what=f"{title}: ")  # fmt: skip
         if not verdict.ok:
@@ -267,13 +279,19 @@ def _grade_order(fn) -> Verdict:
 
 
 engine_order = Exercise(
-    "3.2", "predict the engine's order", _grade_order,
+    "3.2", "predict the engine's order", _grade_order, expected=_order_expected,
     wrong=[
-        Wrong("sorted by sequence_nr", _order_by_number, "all its gradients have arrived"),
-        Wrong("a first-in-first-out queue", _order_fifo, "the ready queue is a heap"),
-        Wrong("ties last in, first out", _order_lifo_ties, "first in, first out"),
+        Wrong("sorted by sequence_nr", _order_by_number,
+              "a node runs only when all its gradients have arrived (its count reaches 0), not "
+              "simply by sequence_nr"),
+        Wrong("a first-in-first-out queue", _order_fifo,
+              "the ready queue is a heap: the ready node with the highest sequence_nr runs "
+              "first, not the one that became ready first"),
+        Wrong("ties last in, first out", _order_lifo_ties,
+              "ties (equal sequence_nr, like two AccumulateGrads) run first in, first out: put "
+              "a counter k in (-sequence_nr, k, node)"),
         Wrong("names instead of nodes", lambda root: [n.name() for n in _reference_order(root)],
-              "the nodes themselves"),
+              "return the nodes themselves (two nodes can share a name)"),
     ],
 )  # fmt: skip
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .checks import gradient_mismatch
-from .exercise import Exercise, Verdict, Wrong, diagnose
+from .exercise import NUMPY_ON_GRAPH, Exercise, Verdict, Wrong, diagnose
 
 __all__ = ["EXERCISES", "model", "halve_until_small", "which_form"]
 
@@ -42,7 +42,7 @@ def _grade_model(fn) -> Verdict:
         value,
         np.sum(t * x_val + w_val**2),
         mistakes,
-        "m = sum(tanh(x * w) * x + w ** 2)",
+        "build m from its definition in the lesson, one operation at a time",
         atol=1e-9,
         what="m = ",
     )
@@ -64,14 +64,22 @@ def _grade_model(fn) -> Verdict:
 model = Exercise(
     "4.1", "one function, two engines", _grade_model,
     wrong=[
-        Wrong("numpy's tanh", lambda x, w: (np.tanh(x * w) * x + w**2).sum(), "numpy functions"),
-        Wrong("the w² term left out", lambda x, w: ((x * w).tanh() * x).sum(), "w_i² term"),
-        Wrong("not summed", lambda x, w: (x * w).tanh() * x + w**2, "end with .sum()"),
+        Wrong("numpy's tanh", lambda x, w: (np.tanh(x * w) * x + w**2).sum(), NUMPY_ON_GRAPH),
+        Wrong("the w² term left out", lambda x, w: ((x * w).tanh() * x).sum(),
+              "the w_i² term is missing"),
+        Wrong("not summed", lambda x, w: (x * w).tanh() * x + w**2,
+              "m is a number: end with .sum()"),
     ],
 )  # fmt: skip
 
 
 # -- 4.2 a data-dependent loop ----------------------------------------------------------------
+_SUM_Y = ("your loop stops at the sum of y, which negative entries shrink: the size that decides "
+          "is the sum of squares Σ y²")  # fmt: skip
+_SUM_ABS = ("your loop stops at the sum of |y|, which is larger than the sum of squares for "
+            "entries under 1: the size that decides is Σ y²")  # fmt: skip
+
+
 def _grade_halve(fn) -> Verdict:
     import tinygrad_edu as tg  # noqa: PLC0415
 
@@ -85,15 +93,14 @@ def _grade_halve(fn) -> Verdict:
         y = fn(x)
         if not isinstance(y, tg.Tensor) or (y is not x and y.grad_fn is None):
             return Verdict(False, f"for x = {x_val}: the result has no grad_fn", _DETOUR)
-        y.sum().backward()
-        got = np.zeros_like(x_val) if x.grad is None else x.grad.numpy()
+        # the forward pass decides how many halvings ran (y = x / 2^n); the gradient, once the
+        # engine is written, must agree with it
+        got = np.asarray(y.detach().numpy(), dtype=np.float64) / x_val
         mistakes = [
             (np.full(x_val.shape, 2.0 ** -(halvings > 0)), "repeat while the condition holds: a "
              "while loop, not an if"),
-            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: np.abs(y).sum())),
-             "your loop stops at the sum of |y| (or of y), not at the sum of squares Σ y²"),
-            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: y.sum())),
-             "your loop stops at the sum of |y| (or of y), not at the sum of squares Σ y²"),
+            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: np.abs(y).sum())), _SUM_ABS),
+            (np.full(x_val.shape, 2.0 ** -_count(x_val, lambda y: y.sum())), _SUM_Y),
         ]  # fmt: skip
         verdict = diagnose(
             got,
@@ -101,11 +108,32 @@ def _grade_halve(fn) -> Verdict:
             mistakes,
             f"{halvings} halvings were expected here: count by hand how often Σ y² ≥ 1 holds "
             "before y is small",
-            what=f"d(Σy)/dx at x = {x_val}: ",
+            what=f"y / x at x = {x_val}: ",
         )
         if not verdict.ok:
             return verdict
-    return Verdict(True, f"the gradient is 2^-n with the right n for {len(cases)} inputs")
+        problem = _gradient_disagrees(x, y, got)
+        if problem:
+            return Verdict(False, f"for x = {x_val}: {problem}", _DETOUR)
+    return Verdict(True, f"y = x / 2^n with the right n for {len(cases)} inputs, and its "
+                   "gradient (where the engine is written) agrees")  # fmt: skip
+
+
+def _gradient_disagrees(x, y, ratio) -> str | None:
+    """Whether backward through ``y`` gives d(Σy)/dx other than ``ratio``; None where it
+    agrees or where the engine is an unwritten assignment (a student edition's first day)."""
+    from .recorded import stub_task  # noqa: PLC0415
+
+    try:
+        y.sum().backward()
+    except NotImplementedError as error:
+        if stub_task(error) is None:
+            raise
+        return None
+    grad = np.zeros_like(ratio) if x.grad is None else x.grad.numpy()
+    if np.allclose(grad, ratio):
+        return None
+    return f"d(Σy)/dx is {np.round(grad, 4)}, not y / x = {np.round(ratio, 4)}"
 
 
 def _count(x_val, size) -> int:
@@ -141,12 +169,15 @@ halve_until_small = Exercise(
     "4.2", "a data-dependent loop, eagerly", _grade_halve,
     wrong=[
         Wrong("the condition on Σ y instead of Σ y²", _halve(lambda y: y.sum().item() >= 1.0),
-              "sum of squares"),
+              _SUM_Y),
         Wrong("the condition on Σ |y| instead of Σ y²",
-              _halve(lambda y: y.abs().sum().item() >= 1.0), "sum of squares"),
+              _halve(lambda y: y.abs().sum().item() >= 1.0),
+              _SUM_ABS),
         Wrong("if instead of while", _halve(lambda y: (y * y).sum().item() >= 1.0, loop=False),
-              "not an if"),
-        Wrong("halving through numpy", _halve_via_numpy, "cuts the graph"),
+              "repeat while the condition holds: a while loop, not an if"),
+        Wrong("halving through numpy", _halve_via_numpy,
+              "stay with tensor ops (*, +, /, .tanh(), .sum()): going through numpy (.numpy(), "
+              "np.*, tg.tensor(...)) cuts the graph, and backward() cannot reach x"),
     ],
 )  # fmt: skip
 
@@ -184,10 +215,14 @@ def _grade_forms(fn) -> Verdict:
 which_form = Exercise(
     "4.3", "which form?", _grade_forms,
     wrong=[
-        Wrong("everything eager", lambda: dict.fromkeys(_FORMS, "eager"), "as data"),
+        Wrong("everything eager", lambda: dict.fromkeys(_FORMS, "eager"),
+              "another runtime needs the computation as data, a graph it can load without "
+              "Python: that is the symbolic form"),
         Wrong("everything symbolic", lambda: dict.fromkeys(_FORMS, "symbolic"),
-              "data-dependent control flow"),
-        Wrong("a list", lambda: ["eager", "symbolic", "eager", "symbolic"], "return a dict"),
+              "how many steps run depends on the values (when each sentence ends): only eager "
+              "runs such data-dependent control flow directly"),
+        Wrong("a list", lambda: ["eager", "symbolic", "eager", "symbolic"],
+              'return a dict: each situation\'s name -> "eager" or "symbolic"'),
     ],
 )  # fmt: skip
 

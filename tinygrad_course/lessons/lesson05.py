@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exercise import Exercise, Verdict, Wrong, diagnose
-from .lesson03 import _graphs, _reference_count
+from .lesson03 import _engine_count, _graphs
 
 __all__ = ["EXERCISES", "clip_hook", "buffer_additions", "engine_additions"]
 
@@ -73,9 +73,13 @@ def _one_sided_hook(limit):
 clip_hook = Exercise(
     "5.1", "clip a gradient with a hook", _grade_hook,
     wrong=[
-        Wrong("the hook returns a numpy array", _numpy_hook, "must return a tensor"),
-        Wrong("the hook returns nothing", _silent_hook, "returns None"),
-        Wrong("clipped to [0, limit]", _one_sided_hook, "both sides"),
+        Wrong("the hook returns a numpy array", _numpy_hook,
+              "a hook must return a tensor (or None): wrap the clipped array, "
+              "tg.tensor(np.clip(...))"),
+        Wrong("the hook returns nothing", _silent_hook,
+              "return the clipped gradient: a hook that returns None leaves the gradient as it "
+              "was"),
+        Wrong("clipped to [0, limit]", _one_sided_hook, "clip to [-limit, limit], both sides"),
     ],
 )  # fmt: skip
 
@@ -97,21 +101,21 @@ def engine_additions(loss) -> int:
     return seen.sums
 
 
+def _additions_expected() -> list:
+    """The engine's additions for each graph (recorded in a student edition: on day one its
+    engine is the student's unwritten A2.1)."""
+    return [engine_additions(loss) for _, loss in _graphs()]
+
+
 def _grade_additions(fn) -> Verdict:
-    for title, loss in _graphs():
+    for (title, loss), want in zip(_graphs(), buffer_additions.values(), strict=True):
         root = loss.grad_fn
         got = fn(root)
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
             return Verdict(False, f"{title}: returned {got!r}", "return a whole number (an int)")
-        counts = _reference_count(root)
-        mistakes = [
-            (sum(counts.values()), "the first gradient to arrive at a node is stored; only the "
-             "later ones are added to it"),
-            (sum(c > 1 for c in counts.values()), "a node that receives k gradients adds k - 1 "
-             "times, not once"),
-        ]  # fmt: skip
-        verdict = diagnose(int(got), engine_additions(loss), mistakes,
-                           "count the edges into each node; a node with k edges adds k - 1 times",
+        # the anticipated mistakes are the exercise's recorded wrong answers
+        verdict = diagnose(int(got), want, [], "count, for the seed example by hand, the "
+                           "gradients each node receives and how many of them are added",
                            what=f"{title}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -119,12 +123,14 @@ def _grade_additions(fn) -> Verdict:
 
 
 buffer_additions = Exercise(
-    "5.2", "the additions in the input buffers", _grade_additions,
+    "5.2", "the additions in the input buffers", _grade_additions, expected=_additions_expected,
     wrong=[
-        Wrong("every arrival counted", lambda root: sum(_reference_count(root).values()),
-              "stored"),
+        Wrong("every arrival counted", lambda root: sum(_engine_count(root).values()),
+              "the first gradient to arrive at a node is stored; only the later ones are added "
+              "to it"),
         Wrong("one per node with several arrivals",
-              lambda root: sum(c > 1 for c in _reference_count(root).values()), "k - 1 times"),
+              lambda root: sum(c > 1 for c in _engine_count(root).values()),
+              "a node that receives k gradients adds k - 1 times, not once"),
     ],
 )  # fmt: skip
 

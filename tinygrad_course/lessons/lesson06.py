@@ -18,18 +18,38 @@ def _f_grad(p):
     return 2 * (p - 1) * p**2 + 2 * (p - 1) ** 2 * p  # d/dp of (p - 1)² p²
 
 
-def _grade_momentum(fn) -> Verdict:
+_NO_VELOCITY = ("keep a velocity, a running sum of the gradients that decays by mu each step, "
+                "and step with it in place of the bare gradient")
+_DAMPENED = ("no (1 - mu) factor: this momentum adds the whole gradient g_t to the decayed "
+             "velocity")
+
+
+_LR, _MU, _START = 0.05, 0.9, (1.8, -0.6, 0.3)
+
+
+def _momentum_expected() -> list:
+    """``[(p, its momentum buffer)]`` after each of 5 steps of ``tg.optim.SGD(momentum=0.9)``
+    on the lesson's function (recorded in a student edition: on day one its engine, which the
+    optimizer's gradients need, is the student's unwritten A2)."""
     import tinygrad_edu as tg  # noqa: PLC0415
 
-    lr, mu = 0.05, 0.9
-    start = np.array([1.8, -0.6, 0.3])
-    param = tg.nn.Parameter(start.copy())
-    reference = tg.optim.SGD([param], lr=lr, momentum=mu)
-    mine, velocity = start.copy(), None
-    for step in range(1, 6):
+    param = tg.nn.Parameter(np.array(_START))
+    reference = tg.optim.SGD([param], lr=_LR, momentum=_MU)
+    steps = []
+    for _ in range(5):
         reference.zero_grad()
         ((param - 1) ** 2 * param**2).sum().backward()
         reference.step()
+        buffer = reference.state[param]["momentum_buffer"]
+        buffer = buffer.numpy() if hasattr(buffer, "numpy") else buffer
+        steps.append((param.numpy(force=True).tolist(), np.asarray(buffer).tolist()))
+    return steps
+
+
+def _grade_momentum(fn) -> Verdict:
+    lr, mu = _LR, _MU
+    mine, velocity = np.array(_START), None
+    for step, (want_p, want_b) in enumerate(momentum_step.values(), 1):
         result = fn(mine.copy(), _f_grad(mine), None if velocity is None else velocity.copy(),
                     lr, mu)  # fmt: skip
         if not (isinstance(result, tuple) and len(result) == 2):
@@ -39,24 +59,17 @@ def _grade_momentum(fn) -> Verdict:
                 "return the pair (new p, new b)",
             )
         new_p, new_b = (np.asarray(v, dtype=np.float64) for v in result)
-        b_right = _f_grad(mine) if velocity is None else mu * velocity + _f_grad(mine)
-        mistakes = [
-            (mine - lr * _f_grad(mine), "keep a velocity: b = mu * b + g, then p - lr * b"),
-            (mine - lr * (velocity if velocity is not None else 0 * mine), "step with the new "
-             "velocity b_t (computed from this step's g), not the previous one"),
-            (mine - lr * ((1 - mu) * _f_grad(mine) + (0 if velocity is None else mu * velocity)),
-             "no (1 - mu) factor: b_t = mu * b_(t-1) + g_t"),
-        ]  # fmt: skip
-        verdict = diagnose(new_p, param.numpy(force=True), mistakes, "work out b and p for "
+        # the anticipated mistakes are momentum_step's recorded wrong answers
+        verdict = diagnose(new_p, np.array(want_p), [], "work out b and p for "
                            "the first two steps by hand with the lesson's momentum formula "
                            "and compare them with yours", atol=1e-6, rtol=1e-6,
                            what=f"p after step {step}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
-        if not np.allclose(new_b, b_right):
+        if not np.allclose(new_b, np.array(want_b)):
             return Verdict(
                 False,
-                f"step {step}: the velocity returned is not mu * b + g",
+                f"step {step}: the velocity returned is not the updated one",
                 "return the new velocity too, as the second value",
             )
         mine, velocity = new_p, new_b
@@ -78,11 +91,15 @@ def _dampened(p, g, b, lr, mu):
 
 
 momentum_step = Exercise(
-    "6.1", "SGD with momentum, by hand", _grade_momentum,
+    "6.1", "SGD with momentum, by hand", _grade_momentum, expected=_momentum_expected,
     wrong=[
-        Wrong("no momentum at all", _plain_sgd, "keep a velocity"),
-        Wrong("the step uses the old velocity", _old_velocity, "new velocity"),
-        Wrong("a (1 - mu) dampening factor", _dampened, "no (1 - mu) factor"),
+        Wrong("no momentum at all", _plain_sgd,
+              _NO_VELOCITY),
+        Wrong("the step uses the old velocity", _old_velocity,
+              "step with the new velocity b_t (computed from this step's g), not the previous "
+              "one"),
+        Wrong("a (1 - mu) dampening factor", _dampened,
+              _DAMPENED),
     ],
 )  # fmt: skip
 
@@ -160,11 +177,14 @@ def _update(sign=-1.0, scaled=True):
 sgd_update_nodes = Exercise(
     "6.2", "the symbolic update node", _grade_updates,
     wrong=[
-        Wrong("up the gradient", _update(+1.0), "against the gradient"),
-        Wrong("without the learning rate", _update(scaled=False), "learning rate"),
+        Wrong("up the gradient", _update(+1.0),
+              "the loss went up: step against the gradient, not along it (the sign)"),
+        Wrong("without the learning rate", _update(scaled=False),
+              "the steps are too large: scale the gradient by the learning rate lr"),
         Wrong("a bare node instead of a list of updates", lambda scope, p, g, lr: p - lr * g,
-              "list of updates"),
-        Wrong("p kept as it is", _update(scaled=False, sign=0.0), "never changed"),
+              "return a list of updates: [st.Update(p, new value)]"),
+        Wrong("p kept as it is", _update(scaled=False, sign=0.0),
+              "W and b never changed: the new value you give p must differ from p"),
     ],
 )  # fmt: skip
 

@@ -17,7 +17,8 @@ _NAMESPACE_HINT = ("np.* turns a CuPy or strict array into a numpy array (or fai
                    "array (lesson 7, section on namespaces)")  # fmt: skip
 
 
-def _reference(values):
+def _library_softmax(values):
+    """The library's own softmax: the truth the check compares with."""
     import tinygrad_edu as tg  # noqa: PLC0415
 
     return tg.tensor(values).softmax().numpy()
@@ -29,20 +30,15 @@ def _grade_softmax(fn) -> Verdict:
     from tinygrad_edu import backend  # noqa: PLC0415
 
     values = np.array([[1.0, 2.0, 3.0], [1000.0, 1000.0, 999.0]], dtype=np.float32)
-    expected = _reference(values)
-    e = np.exp(values - values.max(axis=-1, keepdims=True))
-    mistakes = [
-        (e / e.sum(axis=0, keepdims=True), "sum along the last axis (axis=-1): each row sums "
-         "to 1"),
-        (e / e.sum(), "sum along the last axis with keepdims=True, not over the whole array"),
-    ]  # fmt: skip
+    expected = _library_softmax(values)
     got = fn(values.copy())
     if np.isnan(np.asarray(backend.to_numpy(got), dtype=np.float64)).any():
         return Verdict(False, "NaN in the result for the row [1000, 1000, 999]",
                        "subtract the row's maximum before exp: e^1000 overflows to inf, and "
                        "inf / inf is NaN")  # fmt: skip
-    verdict = diagnose(backend.to_numpy(got), expected, mistakes, "softmax(a)_i = "
-                       "exp(a_i - m) / sum_j exp(a_j - m), along the last axis", rtol=1e-5,
+    # the anticipated mistakes are portable_softmax's recorded wrong answers
+    verdict = diagnose(backend.to_numpy(got), expected, [], "each row of the result is the "
+                       "softmax of the same row of the input", rtol=1e-5,
                        what="on numpy: ")  # fmt: skip
     if not verdict.ok:
         return verdict
@@ -87,6 +83,14 @@ def _no_max(a):
     return e / xp.sum(e, axis=-1, keepdims=True)
 
 
+def _whole_array(a):
+    from tinygrad_edu import backend  # noqa: PLC0415
+
+    xp = backend.namespace_of(a)
+    e = xp.exp(a - xp.max(a, axis=-1, keepdims=True))
+    return e / xp.sum(e)
+
+
 def _wrong_axis(a):
     from tinygrad_edu import backend  # noqa: PLC0415
 
@@ -98,9 +102,18 @@ def _wrong_axis(a):
 portable_softmax = Exercise(
     "7.1", "a portable softmax", _grade_softmax,
     wrong=[
-        Wrong("np instead of xp", _with_numpy, "array's own namespace"),
-        Wrong("no maximum subtracted", _no_max, "subtract the row's maximum"),
-        Wrong("summed over the wrong axis", _wrong_axis, "last axis"),
+        Wrong("np instead of xp", _with_numpy,
+              "np.* turns a CuPy or strict array into a numpy array (or fails): do the maths "
+              "with the array's own namespace, which the backend finds for any array (lesson "
+              "7, section on namespaces)"),
+        Wrong("no maximum subtracted", _no_max,
+              "subtract the row's maximum before exp: e^1000 overflows to inf, and inf / inf "
+              "is NaN"),
+        Wrong("summed over the wrong axis", _wrong_axis,
+              "sum along the last axis (axis=-1): each row sums to 1"),
+        Wrong("summed over the whole array", _whole_array,
+              "sum each row on its own (along the last axis, keeping it), not the whole "
+              "array: each row sums to 1"),
     ],
     hints=[("TypeError", "", _NAMESPACE_HINT)],
 )  # fmt: skip

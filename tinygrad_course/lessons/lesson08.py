@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exercise import Exercise, Verdict, Wrong, diagnose
+from .exercise import DEEP_RECURSION, NUMPY_ON_GRAPH, Exercise, Verdict, Wrong, diagnose
 
 __all__ = ["EXERCISES", "q_and_gradients", "run_listing", "topo_order", "KERNELS"]
 
@@ -46,8 +46,8 @@ def _grade_q(fn) -> Verdict:
         if all(np.size(v) for v in got) else None  # fmt: skip
     want = np.concatenate([np.ravel(v) for v in expected])
     wrong = [(np.concatenate([np.ravel(v) for v in m]), h) for m, h in mistakes]
-    return diagnose(flat, want, wrong, "q = reduce_sum(tanh(a * b) + a * a); then "
-                    "ad.gradients(q, [a, b])", atol=1e-9,
+    return diagnose(flat, want, wrong, "build q as lesson 2 defines it, then ask "
+                    "ad.gradients for both derivatives", atol=1e-9,
                     what="q, dq/da, dq/db, one after the other: ")  # fmt: skip
 
 
@@ -66,10 +66,12 @@ def _q(square=True, swap=False):
 q_and_gradients = Exercise(
     "8.1", "a gradient graph", _grade_q,
     wrong=[
-        Wrong("the gradients swapped", _q(swap=True), "in the order"),
-        Wrong("the a² term left out", _q(square=False), "a_i² term"),
+        Wrong("the gradients swapped", _q(swap=True),
+              "return them in the order q, dq/da, dq/db (ad.gradients(q, [a, b]) gives [da, "
+              "db])"),
+        Wrong("the a² term left out", _q(square=False), "the a_i² term is missing"),
         Wrong("numpy's tanh on a node", lambda a_val, b_val: np.tanh(_ad().Variable("a")),
-              "numpy functions"),
+              NUMPY_ON_GRAPH),
     ],
 )  # fmt: skip
 
@@ -157,11 +159,13 @@ run_listing = Exercise(
     "8.2", "a tiny ONNX runtime", _grade_listing,
     wrong=[
         Wrong("the initializers left out", lambda g, f: _run(g, f, initializers=False),
-              "initializers"),
+              "start `values` with the feeds and the initializers (graph['initializer'], as "
+              "arrays)"),
         Wrong("the last node's value instead of the outputs",
-              lambda g, f: _run(g, f, last_only=True), "graph['output']"),
+              lambda g, f: _run(g, f, last_only=True),
+              "return the values named in graph['output'], not the last node's value"),
         Wrong("a dict of every value", lambda g, f: dict(zip(g["output"], _run(g, f))),
-              "return a list"),
+              "return a list: the values named in graph['output'], in that order"),
     ],
     hints=[("KeyError", "c0", "start `values` with the feeds and the initializers "
             "(graph['initializer'], as arrays)"),
@@ -249,9 +253,12 @@ def _topo_duplicates(outputs):
 topo_order = Exercise(
     "8.3", "the Executor's order, by hand", _grade_topo,
     wrong=[
-        Wrong("a recursive walk", _topo_recursive, "explicit stack"),
-        Wrong("nodes listed again for each use", _topo_duplicates, "each node once"),
-        Wrong("outputs first", lambda outputs: _outputs_first(outputs), "inputs before"),
+        Wrong("a recursive walk", _topo_recursive, DEEP_RECURSION),
+        Wrong("nodes listed again for each use", _topo_duplicates,
+              "list each node once: skip a node that is already listed"),
+        Wrong("outputs first", lambda outputs: _outputs_first(outputs),
+              "inputs before the nodes that use them: append a node only after all its inputs "
+              "are listed"),
     ],
 )  # fmt: skip
 

@@ -98,9 +98,15 @@ def grow_reference_le(start) -> tuple:
 grow_static = Exercise(
     "9.1", "a data-dependent loop, and its gradient", _grade_grow,
     wrong=[
-        Wrong("a Python while on a node", _python_while, "while_loop"),
-        Wrong("<= instead of <", lambda v: _loop(v, le=True), "strictly less than"),
-        Wrong("the counter starts at 1", lambda v: _loop(v, first=1), "from 0"),
+        Wrong("a Python while on a node", _python_while,
+              "Python's while looks at a value, and a node has none yet: use "
+              "while_loop(cond_fn, body_fn, (0, v)), whose condition and body are traced into "
+              "sub-blocks"),
+        Wrong("<= instead of <", lambda v: _loop(v, le=True),
+              "stop as soon as sum(u * u) reaches 100: the condition is strictly less than "
+              "(<), as in lesson 8's grow"),
+        Wrong("the counter starts at 1", lambda v: _loop(v, first=1),
+              "count the doublings from 0: the counter's start value is 0"),
     ],
     hints=[("TypeError", "holds no value yet",
             "Python's while looks at a value, and a node has none yet: use "
@@ -119,7 +125,9 @@ def _is_one(node) -> bool:
 
 
 def _reference_mul_by_one(node):
-    """``x * 1`` and ``1 * x`` -> ``x``; any other node: None (keep it)."""
+    """Exercise 9.2's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
     if node.op.name != "mul":
         return None
     a, b = node.inputs
@@ -128,6 +136,7 @@ def _reference_mul_by_one(node):
     if _is_one(a):
         return b
     return None
+    # END SOLUTION
 
 
 _reference_mul_by_one.__name__ = "mul_by_one"
@@ -158,6 +167,8 @@ def _any_constant(node):
 
 def _ones_array(node):
     """An array of ones taken for the number 1 (x * ones((2, 3)) is not x: its shape grows)."""
+    # the answer with one mistake: stripped from the student edition like the answer
+    # BEGIN SOLUTION
     S = _sym()
     if node.op.name != "mul":
         return None
@@ -166,11 +177,12 @@ def _ones_array(node):
         if one.op is S.CONSTANT and np.all(np.asarray(one.attrs["value"]) == 1):
             return other
     return None
+    # END SOLUTION
 
 
 def _self_for_no_change(node):
     """Returns the node itself (not None) when there is nothing to rewrite."""
-    out = _reference_mul_by_one(node)
+    out = _right_only(node)
     return node if out is None else out
 
 
@@ -231,11 +243,8 @@ def _grade_rule(rule) -> Verdict:
         (_rewritten(_returns_the_one), "return the other input (x), not the constant 1"),
         (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
          "the constant's value, not only at its op)"),
-        (_rewritten(_ones_array), "a constant array of ones is not the number 1: x * ones((2, "
-         "3)) has shape (2, 3), so replacing it by x changes the result's shape; only a "
-         "0-d constant is the number"),
     ]  # fmt: skip
-    return diagnose(got, _rewritten(_reference_mul_by_one), mistakes,
+    return diagnose(got, np.array(mul_by_one.values()), mistakes,
                     "compare the node count and the values with the original graph's: which "
                     "mul did your rule keep or remove that it should not?",
                     what="node count, then the values: ")  # fmt: skip
@@ -243,12 +252,21 @@ def _grade_rule(rule) -> Verdict:
 
 mul_by_one = Exercise(
     "9.2", "a rewrite rule", _grade_rule,
+    expected=lambda: _rewritten(_reference_mul_by_one).tolist(),
     wrong=[
-        Wrong("only x * 1", _right_only, "1 * x as well"),
-        Wrong("returns the constant", _returns_the_one, "the other input"),
-        Wrong("any constant goes", _any_constant, "only the constant 1"),
-        Wrong("an array of ones taken for 1", _ones_array, "array of ones"),
-        Wrong("the node itself for no change", _self_for_no_change, "return None"),
+        Wrong("only x * 1", _right_only, "1 * x as well: the constant may be either input"),
+        Wrong("returns the constant", _returns_the_one,
+              "return the other input (x), not the constant 1"),
+        Wrong("any constant goes", _any_constant,
+              "only the constant 1 may go: x * 2 must stay (look at the constant's value, not "
+              "only at its op)"),
+        Wrong("an array of ones taken for 1", _ones_array,
+              "a constant array of ones is not the number 1: x * ones((2, 3)) has shape (2, "
+              "3), so replacing it by x changes the result's shape; only a 0-d constant is the "
+              "number"),
+        Wrong("the node itself for no change", _self_for_no_change,
+              "to keep a node, return None: a node returned is a replacement, and a pass that "
+              "replaces a node by itself never knows it is done"),
     ],
     hints=[("KeyError", "value", "only constants have node.attrs['value']: check "
             "node.op is CONSTANT (or node.op.name == 'constant') first")],
@@ -258,8 +276,9 @@ mul_by_one = Exercise(
 
 # -- 9.3 the peak memory of an execution order ------------------------------------------------
 def _reference_peak(order, outputs, nbytes) -> int:
-    """The largest number of bytes alive during one step of ``order`` when each value is freed
-    right after the last step that reads it (outputs are kept)."""
+    """Exercise 9.3's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
     from tinygrad_edu.symbolic.memory import liveness  # noqa: PLC0415
 
     last_use, _ = liveness(order, outputs)
@@ -267,6 +286,7 @@ def _reference_peak(order, outputs, nbytes) -> int:
     for k in range(len(order)):
         peak = max(peak, sum(nbytes[n] for n in order[: k + 1] if last_use[n] >= k))
     return peak
+    # END SOLUTION
 
 
 _reference_peak.__name__ = "peak_bytes"
@@ -314,8 +334,16 @@ def _peak_graphs():
             ("an MLP's loss and gradients", mlp.order, mlp.nodes, nbytes)]  # fmt: skip
 
 
+def _peak_expected() -> list:
+    """The reference's peak for each graph (recorded in the student edition, which holds no
+    reference)."""
+    return [_reference_peak(order, outputs, nbytes) for _, order, outputs, nbytes in
+            _peak_graphs()]  # fmt: skip
+
+
 def _grade_peak(fn) -> Verdict:
-    for title, order, outputs, nbytes in _peak_graphs():
+    expected = peak_bytes.values()
+    for (title, order, outputs, nbytes), want in zip(_peak_graphs(), expected, strict=True):
         got = fn(list(order), list(outputs), dict(nbytes))
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
             return Verdict(False, f"{title}: returned {got!r}", "return a whole number of "
@@ -328,9 +356,9 @@ def _grade_peak(fn) -> Verdict:
             (_peak_variant(order, outputs, nbytes, keep_outputs=False), "outputs are handed "
              "back to the caller: they stay alive to the end"),
         ]  # fmt: skip
-        verdict = diagnose(int(got), _reference_peak(order, outputs, nbytes), mistakes,
-                           "during step k, the values alive are those computed at a step <= k "
-                           "that are outputs or are read at a step >= k",
+        verdict = diagnose(int(got), want, mistakes,
+                           "list the values alive at each step of the order by hand, and "
+                           "compare the largest total with yours",
                            what=f"{title}: ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -338,15 +366,18 @@ def _grade_peak(fn) -> Verdict:
 
 
 peak_bytes = Exercise(
-    "9.3", "the peak memory of an execution order", _grade_peak,
+    "9.3", "the peak memory of an execution order", _grade_peak, expected=_peak_expected,
     wrong=[
         Wrong("nothing freed", lambda order, outputs, nbytes: sum(nbytes[n] for n in order),
-              "free a value"),
+              "that is every value kept to the end: free a value after the last step that "
+              "reads it"),
         Wrong("freed before its last reader runs",
-              lambda o, outs, nb: _peak_variant(o, outs, nb, strict=True), "still alive"),
+              lambda o, outs, nb: _peak_variant(o, outs, nb, strict=True),
+              "a value is still alive during the step that reads it last (last use >= k), not "
+              "only before it"),
         Wrong("outputs freed too",
               lambda o, outs, nb: _peak_variant(o, outs, nb, keep_outputs=False),
-              "stay alive to the end"),
+              "outputs are handed back to the caller: they stay alive to the end"),
     ],
     fallback=_reference_peak,
 )  # fmt: skip

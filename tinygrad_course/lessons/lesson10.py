@@ -66,7 +66,7 @@ def _key(name) -> str:
 
 
 def _grade_lanes(fn) -> Verdict:
-    want = {_key(k): v for k, v in _right_lanes().items()}
+    want = {_key(k): v for k, v in lanes.values().items()}
     got = fn()
     if not isinstance(got, dict):
         return Verdict(False, f"returned a {type(got).__name__}", "return a dict: node name -> "
@@ -126,26 +126,46 @@ def _cuda_for_sim():
 
 
 lanes = Exercise(
-    "10.1", "which queue runs each node", _grade_lanes,
+    "10.1", "which queue runs each node", _grade_lanes, expected=_right_lanes,
     wrong=[
-        Wrong("everything on the caller's queue", _all_cpu, "only the CPU queue"),
-        Wrong("each copy on the device it copies from", _copies_swapped, "ToCopyBackward"),
-        Wrong("AccumulateGrad (w) on the CPU", _leaf_on_cpu, "lives on 'sim:0'"),
-        Wrong("AccumulateGrad (x) on sim:0", _leaf_x_on_sim, "lives on 'cpu'"),
-        Wrong("'cuda:0' for the simulated device", _cuda_for_sim, "not a device of this graph"),
+        Wrong("everything on the caller's queue", _all_cpu,
+              "only the CPU queue belongs to the calling thread; a node whose gradient lives "
+              "on sim:0 goes to sim:0's queue, worked by its own thread"),
+        Wrong("each copy on the device it copies from", _copies_swapped,
+              "a ToCopyBackward node receives the gradient of the copy, so it runs where the "
+              "copy lives (the device .to() copied *to*), and sends the gradient back"),
+        Wrong("AccumulateGrad (w) on the CPU", _leaf_on_cpu,
+              "a leaf's AccumulateGrad runs on the leaf's own device: AccumulateGrad (w) adds "
+              "into a leaf that lives on 'sim:0'"),
+        Wrong("AccumulateGrad (x) on sim:0", _leaf_x_on_sim,
+              "a leaf's AccumulateGrad runs on the leaf's own device: AccumulateGrad (x) adds "
+              "into a leaf that lives on 'cpu'"),
+        Wrong("'cuda:0' for the simulated device", _cuda_for_sim,
+              "TanhBackward (y): 'cuda:0' is not a device of this graph; its tensors live on "
+              "'cpu' and 'sim:0' (x on 'cpu', w on 'sim:0'), and each queue belongs to one of "
+              "them"),
     ],
 )  # fmt: skip
 
 
 # -- 10.2 how long a backward over two devices takes ------------------------------------------
 def _reference_finish_time(tasks) -> float:
-    """The time the last task finishes: one worker per device, each running its tasks in list
-    order, a task starting once its device is free and the tasks it waits for are done."""
+    """Exercise 10.2's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
+    return max(_reference_schedule(tasks).values())
+    # END SOLUTION
+
+
+def _reference_schedule(tasks) -> dict:
+    """When each task finishes (the answer's timeline: the student edition holds no copy)."""
+    # BEGIN SOLUTION
     done, free = {}, {}
     for t in tasks:
         start = max([free.get(t["device"], 0.0)] + [done[a] for a in t["after"]])
         done[t["name"]] = free[t["device"]] = start + t["cost"]
-    return max(done.values())
+    return done
+    # END SOLUTION
 
 
 _reference_finish_time.__name__ = "finish_time"
@@ -170,11 +190,7 @@ def _critical_path(tasks) -> float:
 
 
 def _last_in_list(tasks) -> float:
-    done, free = {}, {}
-    for t in tasks:
-        start = max([free.get(t["device"], 0.0)] + [done[a] for a in t["after"]])
-        done[t["name"]] = free[t["device"]] = start + t["cost"]
-    return done[tasks[-1]["name"]]
+    return _reference_schedule(tasks)[tasks[-1]["name"]]
 
 
 def _task(name, device, cost, *after):
@@ -204,8 +220,15 @@ def _schedules():
             ("a long GPU branch", uneven)]  # fmt: skip
 
 
+def _finish_expected() -> list:
+    """The reference's finishing time of each schedule (recorded in the student edition,
+    which holds no reference)."""
+    return [_reference_finish_time(tasks) for _, tasks in _schedules()]
+
+
 def _grade_finish(fn) -> Verdict:
-    for title, tasks in _schedules():
+    expected = finish_time.values()
+    for (title, tasks), want in zip(_schedules(), expected, strict=True):
         got = fn([dict(t, after=list(t["after"])) for t in tasks])
         mistakes = [
             (_one_thread(tasks), "that is one thread running every node; here each device has "
@@ -214,10 +237,8 @@ def _grade_finish(fn) -> Verdict:
              "device can sit idle until the gradients it needs arrive"),
             (_critical_path(tasks), "one device runs one task at a time: a task also waits "
              "until its device is free"),
-            (_last_in_list(tasks), "that is when the last task in the list finishes; the "
-             "backward ends when the last of all its tasks ends, whichever that is"),
         ]  # fmt: skip
-        verdict = diagnose(got, _reference_finish_time(tasks), mistakes,
+        verdict = diagnose(got, want, mistakes,
                            "draw the timeline of this schedule by hand, one row per device, "
                            "and compare each task's start with yours",
                            what=f"{title}: ")  # fmt: skip
@@ -228,11 +249,19 @@ def _grade_finish(fn) -> Verdict:
 
 finish_time = Exercise(
     "10.2", "how long a backward over two devices takes", _grade_finish,
+    expected=_finish_expected,
     wrong=[
-        Wrong("one thread for everything", _one_thread, "one thread"),
-        Wrong("the busiest device's total", _busiest_device, "waits for the tasks"),
-        Wrong("the longest chain, devices shared freely", _critical_path, "one task at a time"),
-        Wrong("the finish of the last task listed", _last_in_list, "last of all its tasks"),
+        Wrong("one thread for everything", _one_thread,
+              "that is one thread running every node; here each device has its own thread, so "
+              "their work overlaps"),
+        Wrong("the busiest device's total", _busiest_device,
+              "a task also waits for the tasks in its 'after' list: a device can sit idle "
+              "until the gradients it needs arrive"),
+        Wrong("the longest chain, devices shared freely", _critical_path,
+              "one device runs one task at a time: a task also waits until its device is free"),
+        Wrong("the finish of the last task listed", _last_in_list,
+              "that is when the last task in the list finishes; the backward ends when the "
+              "last of all its tasks ends, whichever that is"),
     ],
     hints=[("KeyError", "", "keep the finishing time of every task by name (a dict), and the "
             "time each device becomes free (another dict, starting at 0)")],
@@ -328,8 +357,11 @@ def _checkpoint(detach=True, use_g=True, grad_mode=True, by_hand=False):
 
 
 def _reference_checkpoint(x):
-    """``Checkpoint.apply(x)``: block(x), recomputed and differentiated inside backward."""
+    """Exercise 10.3's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
     return _checkpoint()(x)
+    # END SOLUTION
 
 
 _reference_checkpoint.__name__ = "checkpoint"
@@ -339,12 +371,26 @@ checkpoint = Exercise(
     "10.3", "a checkpoint: backward inside backward", _grade_checkpoint,
     wrong=[
         Wrong("recomputed without enable_grad", _checkpoint(grad_mode=False),
-              "grad mode is off"),
-        Wrong("g ignored", _checkpoint(use_g=False), "grad_outputs=g"),
+
+              "the recomputation recorded no graph: inside backward grad mode is off (as in "
+              "PyTorch), and the saved x is cut from the graph; recompute from a fresh tensor "
+              "that requires grad, with grad mode turned back on (see the lesson's section on "
+              "grad modes)"),
+        Wrong("g ignored", _checkpoint(use_g=False),
+              "the gradient must go through g, the gradient arriving at the output: pass "
+              "grad_outputs=g to tg.grad (or y.backward(g))"),
         Wrong("recomputed from the saved x as it is", _checkpoint(detach=False),
-              "cut from the graph"),
-        Wrong("the derivative by hand", _checkpoint(by_hand=True), "reentrant"),
-        Wrong("block(x) without a Function", lambda x: block(x), "Checkpoint.forward"),
+
+              "the recomputation recorded no graph: inside backward grad mode is off (as in "
+              "PyTorch), and the saved x is cut from the graph; recompute from a fresh tensor "
+              "that requires grad, with grad mode turned back on (see the lesson's section on "
+              "grad modes)"),
+        Wrong("the derivative by hand", _checkpoint(by_hand=True),
+              "recompute block(xd) and differentiate it with tg.grad (a nested, reentrant "
+              "backward): that is what a checkpoint does"),
+        Wrong("block(x) without a Function", lambda x: block(x),
+              "compute block(x) inside Checkpoint.forward (it runs without recording a graph) "
+              "and return Checkpoint.apply(x)"),
     ],
     hints=[("RuntimeError", "does not require grad",
             "the recomputation recorded no graph: inside backward grad mode is off (as in "

@@ -25,8 +25,11 @@ _CONFIGS = [
 
 
 def _reference_size(n, kernel, stride=1, padding=0, dilation=1) -> int:
-    r"""$\lfloor (n + 2p - d(k-1) - 1)/s \rfloor + 1$, PyTorch's formula."""
+    """Exercise 11.1's answer, for the teaching cells until the learner's passes (the student
+    edition holds no copy: its markers strip it)."""
+    # BEGIN SOLUTION
     return (n + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    # END SOLUTION
 
 
 _reference_size.__name__ = "conv_output_size"
@@ -52,39 +55,45 @@ def _sizes(fn) -> np.ndarray:
     return np.array([fn(n, k, s, p, d) for n, k, s, p, d in _CONFIGS])
 
 
-def _grade_size(fn) -> Verdict:
+def _conv_sizes() -> list:
+    """The output width of the library's own conv2d for each configuration: the truth the
+    check compares with (no formula of its own)."""
     import tinygrad_edu as tg  # noqa: PLC0415
     import tinygrad_edu.nn.functional as F  # noqa: PLC0415
 
+    return [F.conv2d(tg.zeros(1, 1, n, n), tg.zeros(1, 1, k, k), stride=s, padding=p,
+                     dilation=d).shape[-1] for n, k, s, p, d in _CONFIGS]  # fmt: skip
+
+
+def _grade_size(fn) -> Verdict:
     got = [fn(n, k, s, p, d) for n, k, s, p, d in _CONFIGS]
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in got):
         kinds = sorted({type(v).__name__ for v in got})
         return Verdict(False, f"returned {', '.join(kinds)}", "return a whole number: use // "
                        "(floor division), not /")  # fmt: skip
-    # the truth is the library's own conv2d, on the first configurations
-    for n, k, s, p, d in _CONFIGS[:3]:
-        y = F.conv2d(tg.zeros(1, 1, n, n), tg.zeros(1, 1, k, k), stride=s, padding=p, dilation=d)
-        assert y.shape[-1] == _reference_size(n, k, s, p, d)
     mistakes = [
         (_sizes(_no_dilation), "a dilated kernel spans d·(k - 1) + 1 pixels, not k"),
-        (_sizes(_one_side), "padding is added on both sides: n + 2·padding"),
+        (_sizes(_one_side), "padding is added on both sides of the input, not on one"),
         (_sizes(_ceil), "round down (floor, //): a window that does not fit is dropped"),
         (_sizes(_no_plus_one), "count the first window too: + 1 at the end"),
     ]  # fmt: skip
     what = "sizes for (n, k, stride, padding, dilation) = " + ", ".join(map(str, _CONFIGS[:3])) \
         + ", ...: "  # fmt: skip
-    return diagnose(np.array(got), _sizes(_reference_size), mistakes, "change one of stride, "
-                    "padding and dilation at a time: which one does your size get wrong? (with "
-                    "none, a k-wide kernel fits n - k + 1 times)", what=what)  # fmt: skip
+    return diagnose(np.array(got), np.array(conv_output_size.values()), mistakes, "change "
+                    "one of stride, padding and dilation at a time: which one does your size "
+                    "get wrong?", what=what)  # fmt: skip
 
 
 conv_output_size = Exercise(
-    "11.1", "a convolution's output size", _grade_size,
+    "11.1", "a convolution's output size", _grade_size, expected=_conv_sizes,
     wrong=[
-        Wrong("dilation ignored", _no_dilation, "dilated kernel"),
-        Wrong("padding on one side", _one_side, "both sides"),
-        Wrong("rounded up", _ceil, "round down"),
-        Wrong("the + 1 left out", _no_plus_one, "+ 1"),
+        Wrong("dilation ignored", _no_dilation,
+              "a dilated kernel spans d·(k - 1) + 1 pixels, not k"),
+        Wrong("padding on one side", _one_side,
+              "padding is added on both sides of the input, not on one"),
+        Wrong("rounded up", _ceil, "round down (floor, //): a window that does not fit is "
+                                   "dropped"),
+        Wrong("the + 1 left out", _no_plus_one, "count the first window too: + 1 at the end"),
     ],
     fallback=_reference_size,
 )  # fmt: skip
@@ -137,14 +146,15 @@ def _grade_conv(fn) -> Verdict:
     want = F.conv2d(tg.tensor(x, dtype="float64"), tg.tensor(w, dtype="float64")).numpy()
     if got.shape != want.shape:
         return Verdict(False, f"expected shape {want.shape}, got {got.shape}", "the output is "
-                       "(N, O, OH, OW) with OH = H - kh + 1 and OW = W - kw + 1")  # fmt: skip
+                       "(N, O, OH, OW): one value per image, output channel and position of "
+                       "the window")  # fmt: skip
     mistakes = [
         (_flipped(x, w), "a deep-learning conv2d is a cross-correlation: the window is not "
          "flipped, w[o, c, i, j] meets x[n, c, p + i, q + j]"),
-        (_not_transposed(x, w), "the product has shape (O, N·OH·OW): reshape it to "
-         "(O, N, OH, OW), then transpose to (N, O, OH, OW)"),
-        (_offsets_outer(x, w), "the rows of cols must follow w.reshape(O, C·kh·kw): channel "
-         "first, then the kernel row i, then the column j (cols[c, i, j, n, p, q])"),
+        (_not_transposed(x, w), "the product's rows are the output channels, but the "
+         "result puts the batch first: after the reshape, swap the first two axes"),
+        (_offsets_outer(x, w), "the rows of cols must come in the order of a row of the "
+         "reshaped weights: channel first, then the kernel row, then the kernel column"),
     ]  # fmt: skip
     mistakes = [(np.ravel(value), hint) for value, hint in mistakes]  # short messages: 1-D
     return diagnose(np.ravel(got), np.ravel(want), mistakes, "compute one output "
@@ -156,22 +166,30 @@ def _grade_conv(fn) -> Verdict:
 conv2d_im2col = Exercise(
     "11.2", "conv2d as im2col and one product", _grade_conv,
     wrong=[
-        Wrong("the kernel flipped", _flipped, "cross-correlation"),
-        Wrong("the product reshaped without the transpose", _not_transposed, "transpose"),
-        Wrong("cols with the offsets outer", _offsets_outer, "channel first"),
+        Wrong("the kernel flipped", _flipped,
+              "a deep-learning conv2d is a cross-correlation: the window is not flipped, w[o, "
+              "c, i, j] meets x[n, c, p + i, q + j]"),
+        Wrong("the product reshaped without the transpose", _not_transposed,
+              "the product's rows are the output channels, but the result puts the batch "
+              "first: after the reshape, swap the first two axes"),
+        Wrong("cols with the offsets outer", _offsets_outer,
+              "the rows of cols must come in the order of a row of the reshaped weights: "
+              "channel first, then the kernel row, then the kernel column"),
     ],
 )  # fmt: skip
 
 
 # -- 11.3 batch norm's running statistics -----------------------------------------------------
 def _reference_running(running_mean, running_var, x, momentum=0.1):
-    """PyTorch's update: moving averages of the batch mean and the unbiased batch variance,
-    per channel (over N, H and W)."""
+    """Exercise 11.3's answer (its check compares with the library's BatchNorm2d; the student
+    edition holds no copy)."""
+    # BEGIN SOLUTION
     axes = (0, 2, 3)
     n = x.size // x.shape[1]
     mean, var = x.mean(axis=axes), x.var(axis=axes) * n / (n - 1)
     return ((1 - momentum) * running_mean + momentum * mean,
             (1 - momentum) * running_var + momentum * var)  # fmt: skip
+    # END SOLUTION
 
 
 _reference_running.__name__ = "update_running"
@@ -184,7 +202,15 @@ def _biased(running_mean, running_var, x, momentum=0.1):
 
 
 def _swapped(running_mean, running_var, x, momentum=0.1):
-    return _reference_running(running_mean, running_var, x, momentum=1 - momentum)
+    axes = (0, 2, 3)
+    return (momentum * running_mean + (1 - momentum) * x.mean(axis=axes),
+            momentum * running_var + (1 - momentum) * x.var(axis=axes, ddof=1))  # fmt: skip
+
+
+def _bessel_batch_only(running_mean, running_var, x, momentum=0.1):
+    axes, n = (0, 2, 3), x.shape[0]
+    return ((1 - momentum) * running_mean + momentum * x.mean(axis=axes),
+            (1 - momentum) * running_var + momentum * x.var(axis=axes) * n / (n - 1))  # fmt: skip
 
 
 def _per_pixel(running_mean, running_var, x, momentum=0.1):
@@ -215,22 +241,30 @@ def _grade_running(fn) -> Verdict:
                        "(axis=(0, 2, 3))")  # fmt: skip
     mistakes = [
         (np.concatenate(_biased(mean0, var0, x)), "the running variance uses the unbiased "
-         "variance, n/(n-1) times the biased one the batch is normalised with (n = N·H·W)"),
+         "variance (Bessel's correction), not the biased one the batch is normalised with"),
         (np.concatenate(_swapped(mean0, var0, x)), "momentum is the weight of the *new* batch: "
          "(1 - m)·running + m·batch, with m = 0.1"),
     ]  # fmt: skip
     return diagnose(np.concatenate(flat), want, mistakes, "follow one channel "
-                    "through one update by hand: which weight do the old running value and "
-                    "the batch's statistic get?", atol=1e-9,
+                    "through one update by hand and compare each number with yours", atol=1e-9,
                     what="running mean and variance of 3 channels: ")  # fmt: skip
 
 
 update_running = Exercise(
     "11.3", "batch norm's running statistics", _grade_running,
     wrong=[
-        Wrong("the biased variance", _biased, "unbiased"),
-        Wrong("momentum the wrong way round", _swapped, "weight of the *new* batch"),
-        Wrong("statistics per pixel", _per_pixel, "per channel"),
+        Wrong("the biased variance", _biased,
+              "the running variance uses the unbiased variance (Bessel's correction), not "
+              "the biased one the batch is normalised with"),
+        Wrong("Bessel's correction with the batch size", _bessel_batch_only,
+              "Bessel's correction counts every value averaged per channel (N·H·W of them), "
+              "not only the N images of the batch"),
+        Wrong("momentum the wrong way round", _swapped,
+              "momentum is the weight of the *new* batch: (1 - m)·running + m·batch, with m = "
+              "0.1"),
+        Wrong("statistics per pixel", _per_pixel,
+              "one mean and one variance per channel: average over N, H and W (axis=(0, 2, "
+              "3)), so each has the running statistics' shape (C,)"),
     ],
     hints=[("TypeError", "unexpected keyword", "keep the signature update_running("
             "running_mean, running_var, x, momentum=0.1)"),

@@ -14,7 +14,7 @@ import importlib.util
 
 import numpy as np
 
-from .exercise import Exercise, Verdict, Wrong
+from .exercise import DEEP_RECURSION, Exercise, Verdict, Wrong
 
 __all__ = ["EXERCISES", "parameters_reached", "as_ours", "has_torch"]
 
@@ -29,9 +29,18 @@ def has_torch() -> bool:
 
 # -- 12.1 which parameters does the loss reach? -----------------------------------------------
 def _reference_reached(loss) -> list:
-    """The leaf tensors whose ``.grad`` a backward from ``loss`` fills, each once: walk the
-    ``grad_fn`` graph with an explicit stack; an ``AccumulateGrad`` node's ``.variable`` is
-    its leaf."""
+    """Exercise 12.1's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
+    return [node.variable for node in _reference_accumulators(loss)]
+    # END SOLUTION
+
+
+def _reference_accumulators(loss, skip_none: bool = True) -> list:
+    """The ``AccumulateGrad`` nodes a backward from ``loss`` reaches, each once (the walk of
+    Exercise 12.1's answer; the student edition holds no copy). ``skip_none=False``: the
+    mistake of following the ``None`` entries too."""
+    # BEGIN SOLUTION
     found, seen, stack = [], set(), [loss.grad_fn] if loss.grad_fn is not None else []
     while stack:
         node = stack.pop()
@@ -39,9 +48,11 @@ def _reference_reached(loss) -> list:
             continue
         seen.add(node)
         if hasattr(node, "variable"):
-            found.append(node.variable)
-        stack.extend(n for n, _ in node.next_functions if n is not None and n not in seen)
+            found.append(node)
+        stack.extend(n for n, _ in node.next_functions
+                     if (n is not None or not skip_none) and n not in seen)  # fmt: skip
     return found
+    # END SOLUTION
 
 
 _reference_reached.__name__ = "parameters_reached"
@@ -64,20 +75,12 @@ def _recursive(loss) -> list:
 
 
 def _no_none_check(loss) -> list:
-    found, stack = [], [loss.grad_fn]
-    seen = set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if hasattr(node, "variable"):
-            found.append(node.variable)
-        stack.extend(n for n, _ in node.next_functions)  # None included: fails on it
-    return found
+    return [n.variable for n in _reference_accumulators(loss, skip_none=False)]
 
 
 def _no_seen(loss) -> list:
+    # the answer with one mistake: stripped from the student edition like the answer
+    # BEGIN SOLUTION
     found, stack = [], [loss.grad_fn]
     while stack:
         node = stack.pop()
@@ -85,23 +88,11 @@ def _no_seen(loss) -> list:
             found.append(node.variable)
         stack.extend(n for n, _ in node.next_functions if n is not None)
     return found
+    # END SOLUTION
 
 
 def _nodes_not_tensors(loss) -> list:
-    return [_accumulate_of(t, loss) for t in _reference_reached(loss)]
-
-
-def _accumulate_of(leaf, loss):
-    stack, seen = [loss.grad_fn], set()
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        if getattr(node, "variable", None) is leaf:
-            return node
-        stack.extend(n for n, _ in node.next_functions if n is not None)
-    return None
+    return _reference_accumulators(loss)
 
 
 def _our_graphs():
@@ -157,8 +148,12 @@ def _grade_reached(fn) -> Verdict:
             return Verdict(False, f"{title}: a leaf that gets no gradient is listed",
                            "list only the leaves behind AccumulateGrad nodes of this graph")
         if sorted(ids) != sorted(id(t) for t in reached):
+            missed = len({id(t) for t in reached} - set(ids))
             return Verdict(False, f"{title}: found {len(ids)} of the {len(reached)} leaves",
-                           "follow every entry of next_functions, all the way down")  # fmt: skip
+                           f"your walk missed {missed} of the leaves: print the nodes it "
+                           "visits and find the branch it never went down" if missed else
+                           "your list holds tensors that are not leaves behind this graph's "
+                           "AccumulateGrad nodes")  # fmt: skip
     where = "our graphs and a PyTorch model" if has_torch() else "our graphs (PyTorch is not " \
         "installed)"  # fmt: skip
     return Verdict(True, f"the right leaves, each once, in {where}; a 3000-deep chain too")
@@ -167,11 +162,15 @@ def _grade_reached(fn) -> Verdict:
 parameters_reached = Exercise(
     "12.1", "which parameters does the loss reach?", _grade_reached,
     wrong=[
-        Wrong("a recursive walk", _recursive, "explicit stack"),
-        Wrong("None entries followed", _no_none_check, "(None, 0)"),
-        Wrong("nodes visited again", _no_seen, "each node once"),
+        Wrong("a recursive walk", _recursive, DEEP_RECURSION),
+        Wrong("None entries followed", _no_none_check,
+              "an input that needs no gradient has the entry (None, 0) in next_functions: skip "
+              "None"),
+        Wrong("nodes visited again", _no_seen,
+              "each node once: keep a set of the nodes seen and skip them (a weight used twice "
+              "is reached along two paths)"),
         Wrong("the AccumulateGrad nodes instead of the leaves", _nodes_not_tensors,
-              ".variable"),
+              "return the leaves themselves: an AccumulateGrad node's .variable"),
     ],
     hints=[("AttributeError", "'NoneType' object has no attribute", "an input that needs no "
             "gradient has the entry (None, 0) in next_functions: skip None")],
@@ -181,12 +180,15 @@ parameters_reached = Exercise(
 
 # -- 12.2 one buffer, two libraries -----------------------------------------------------------
 def _reference_as_ours(x):
-    """Our leaf tensor on ``x``'s memory (a DLPack exporter), tracked by our engine."""
+    """Exercise 12.2's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
     import tinygrad_edu as tg  # noqa: PLC0415
 
     if hasattr(x, "detach"):  # PyTorch will not export a tensor that requires grad
         x = x.detach()
     return tg.from_dlpack(x).requires_grad_()
+    # END SOLUTION
 
 
 _reference_as_ours.__name__ = "as_ours"
@@ -218,8 +220,8 @@ def _grade_as_ours(fn) -> Verdict:
             x[0, 0] = 100.0
         if float(t.detach().numpy()[0, 0]) != 100.0:
             return Verdict(False, f"{what}: a write into the source did not show in ours",
-                           "share the memory, do not copy it: tg.from_dlpack(x), without "
-                           "copy=True and without np.array(...)")  # fmt: skip
+                           "share the memory, do not copy it: a write into the source must "
+                           "show in ours")  # fmt: skip
         if not (t.requires_grad and t.is_leaf):
             return Verdict(False, f"{what}: ours does not require grad", "our engine should "
                            "track it: call .requires_grad_() on our tensor")  # fmt: skip
@@ -251,20 +253,24 @@ def _not_detached(x):
     return tg.from_dlpack(x).requires_grad_()
 
 
+_NOT_DETACHED = ("PyTorch will not export a tensor that requires grad: pass x.detach() (the same "
+                 "memory, outside PyTorch's graph), then call .requires_grad_() on ours")
+# copy=True and np.array(...) do the same thing (a copy): the check cannot tell them apart
+_COPIED = ("ours is a copy (copy=True and np.array(...) both copy): share the memory instead, "
+           "so that a write into the source shows in ours")
 _WRONG_AS_OURS = [
-    Wrong("copy=True", _copied, "do not copy"),
-    Wrong("no requires_grad_()", _untracked, "requires_grad_()"),
-    Wrong("a copy through np.array", _via_numpy, "do not copy"),
+    Wrong("copy=True", _copied, _COPIED),
+    Wrong("no requires_grad_()", _untracked, "our engine should track it: call "
+          ".requires_grad_() on our tensor"),
+    Wrong("a copy through np.array", _via_numpy, _COPIED),
 ]
 if has_torch():  # only PyTorch refuses to export a tensor that requires grad
-    _WRONG_AS_OURS.append(Wrong("a PyTorch tensor not detached", _not_detached, "x.detach()"))
+    _WRONG_AS_OURS.append(Wrong("a PyTorch tensor not detached", _not_detached, _NOT_DETACHED))
 
 as_ours = Exercise(
     "12.2", "one buffer, two libraries", _grade_as_ours,
     wrong=_WRONG_AS_OURS,
-    hints=[("RuntimeError", "refuses to share", "PyTorch will not export a tensor that requires "
-            "grad: pass x.detach() (the same memory, outside PyTorch's graph), then "
-            "call .requires_grad_() on ours"),
+    hints=[("RuntimeError", "refuses to share", _NOT_DETACHED),
            ("AttributeError", "'numpy.ndarray' object has no attribute 'detach'", "numpy "
             "arrays have no .detach(): detach only what has one (hasattr(x, 'detach'))")],
     fallback=_reference_as_ours,

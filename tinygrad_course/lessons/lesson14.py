@@ -118,10 +118,12 @@ def _large_negative(scores, T):
 
 
 def _reference_mask(scores, T):
-    """The scores with every future key (j > i) at -inf: the fallback of the teaching cells
-    until 14.1 is solved."""
+    """Exercise 14.1's answer, for the check and the teaching cells; the student edition holds
+    no copy (its markers strip it)."""
+    # BEGIN SOLUTION
     tg = _tg()
     return scores.masked_fill(tg.tril(tg.ones(T, T)) == 0, float("-inf"))
+    # END SOLUTION
 
 
 _reference_mask.__name__ = "masked_scores"
@@ -130,13 +132,25 @@ masked_scores = Exercise(
     "14.1", "the causal mask", _grade_mask,
     fallback=_reference_mask,
     wrong=[
-        Wrong("the mask upside down (the past masked)", _triu_mask, "upside down"),
-        Wrong("the diagonal masked too", _strict_past, "look at itself"),
-        Wrong("zeros instead of -inf", _zero_not_inf, "-inf"),
-        Wrong("only the first query masked", _only_last_row, "keys 0..i only"),
+        Wrong("the mask upside down (the past masked)", _triu_mask,
+              "the mask is upside down: tril(ones) is 1 where a query MAY look; fill where it "
+              "is 0 (tril == 0), not where it is 1"),
+        Wrong("the diagonal masked too", _strict_past,
+              "a token may look at itself: keep the diagonal (tril keeps it, tril(diagonal=-1) "
+              "does not)"),
+        Wrong("zeros instead of -inf", _zero_not_inf,
+              "softmax gives a weight of exactly 0 only to -inf (exp(-inf) = 0): fill the "
+              "future positions with float('-inf')"),
+        Wrong("only the first query masked", _only_last_row,
+              "query i may look at keys 0..i only: mask every key j > i"),
         Wrong("the mask made from the scores (scores.tril() == 0)", _mask_from_scores,
-              "made from the scores"),
-        Wrong("-1e9 instead of -inf", _large_negative, "not -inf"),
+
+              "the mask was made from the scores: tril() of the scores is 0 wherever an "
+              "allowed score is 0 too; make it from the positions alone, a T x T matrix of ones"),
+        Wrong("-1e9 instead of -inf", _large_negative,
+              "-1e9 is a finite score, not -inf: it stays a score that a larger one can "
+              "outweigh; softmax turns -inf into exactly 0 at any scale: fill with "
+              "float('-inf')"),
     ],
     hints=[("AttributeError", "masked_fill",
             "masked_fill is a method of the scores tensor: scores.masked_fill(mask, value)")],
@@ -179,7 +193,8 @@ def _grade_softmax_backward(fn) -> Verdict:
             continue
         return Verdict(False, f"shape {shape}: off by up to {np.abs(a - want).max():.3g}",
                        _softmax_hint(a, s, g))  # fmt: skip
-    return Verdict(True, "s * (g - sum(g * s)) along the row, as central differences say")
+    return Verdict(True, "the softmax's vector-Jacobian product along each row, as central "
+                   "differences say")
 
 
 def _softmax_hint(a, s, g) -> str:
@@ -214,10 +229,15 @@ def _no_keepdim(s, g):
 softmax_backward = Exercise(
     "14.2", "the attention softmax's gradient", _grade_softmax_backward,
     wrong=[
-        Wrong("the Jacobian's diagonal only", _diagonal_only, "only the diagonal"),
-        Wrong("the factor s forgotten", _no_s_factor, "multiply by s"),
-        Wrong("the sum of g, not of g * s", _sum_of_g, "weighted by the softmax"),
-        Wrong("the sum without keepdim", _no_keepdim, "keepdim=True"),
+        Wrong("the Jacobian's diagonal only", _diagonal_only,
+              "that is only the diagonal of the Jacobian: each output s_j depends on every "
+              "score, so subtract the row's sum(g * s) before multiplying by s"),
+        Wrong("the factor s forgotten", _no_s_factor,
+              "multiply by s: ds_j/dz_k = s_j (delta_jk - s_k)"),
+        Wrong("the sum of g, not of g * s", _sum_of_g,
+              "the row's sum is of g * s (weighted by the softmax), not of g alone"),
+        Wrong("the sum without keepdim", _no_keepdim,
+              "the row sum needs keepdim=True to broadcast back over the row"),
     ],
     hints=[("ShapeError", "broadcast", "the row sum needs keepdim=True to broadcast back "
             "over the row"),

@@ -101,11 +101,20 @@ def _values(spec, x):  # "the same tensor": values within what the trace saw
 guard = Exercise(
     "15.1", "a guard", _grade_guard,
     wrong=[
-        Wrong("only the shape", _only_shape, "dtype"),
-        Wrong("the number of elements", _numel, "not the number of elements"),
-        Wrong("requires_grad ignored", _no_grad_flag, "requires_grad too"),
-        Wrong("looks at the values", _values, "never at the values"),
-        Wrong("always reuses", lambda spec, x: True, "must fail"),
+        Wrong("only the shape", _only_shape,
+              "the dtype is part of the specialisation: float32 code is not float64 code"),
+        Wrong("the number of elements", _numel,
+              "the program was made for 4×3 arrays: compare the shape itself, not the number "
+              "of elements"),
+        Wrong("requires_grad ignored", _no_grad_flag,
+              "whether the input requires grad decides whether there is a backward program: "
+              "compare requires_grad too"),
+        Wrong("looks at the values", _values,
+              "a guard looks at what the program was specialised on (shape, dtype, "
+              "requires_grad), never at the values: new values are what it is for"),
+        Wrong("always reuses", lambda spec, x: True,
+              "a guard must fail when what the program was made for differs: the shape, the "
+              "dtype or requires_grad"),
     ],
     hints=[("AttributeError", "has no attribute 'shape'",
             "x is a tensor and spec a dict: x.shape, x.dtype, x.requires_grad; spec['shape'] ...")],
@@ -120,7 +129,9 @@ def noisy_step(x, w):
     return loss
 
 
-def _reference(x, w):
+def _loss_as_written(x, w):
+    """The loss :func:`noisy_step` computes, without its print: the lesson gives it, so it is
+    no hidden answer (the exercise is to remove the graph break, not to find the loss)."""
     return ((x @ w).tanh() ** 2).mean()
 
 
@@ -144,7 +155,7 @@ def _grade_no_break(fn) -> Verdict:
         if not isinstance(out, tg.Tensor):
             return Verdict(False, f"returned {type(out).__name__}",
                            "return the loss tensor itself (print it outside the function)")
-        want = _reference(tg.tensor(x.numpy(force=True)), tg.tensor(w.numpy(force=True)))
+        want = _loss_as_written(tg.tensor(x.numpy(force=True)), tg.tensor(w.numpy(force=True)))
         if not np.allclose(out.detach().numpy(), want.numpy(), rtol=1e-12):
             return Verdict(False, f"loss {out.detach().numpy()} instead of {want.numpy()}",
                            "keep the computation as it was: only the print goes")  # fmt: skip
@@ -185,10 +196,15 @@ def _sum_not_mean(x, w):
 no_break = Exercise(
     "15.2", "a graph break removed", _grade_no_break,
     wrong=[
-        Wrong("still prints", _still_prints, "print it after the call"),
-        Wrong("returns loss.item() as a new tensor", _item, "hand a tensor's value to Python"),
-        Wrong("detaches the loss", _detached, "do not detach"),
-        Wrong("changes the loss", _sum_not_mean, "only the print goes"),
+        Wrong("still prints", _still_prints,
+              "printing the loss hands its value to Python, and the graph breaks there: return "
+              "the loss and print it after the call"),
+        Wrong("returns loss.item() as a new tensor", _item,
+              ".item() hands the loss's value to Python, and the graph breaks there: return the "
+              "loss tensor itself, as computed"),
+        Wrong("detaches the loss", _detached, "do not detach the loss: return it as computed"),
+        Wrong("changes the loss", _sum_not_mean,
+              "keep the computation as it was: only the print goes"),
     ],
 )  # fmt: skip
 

@@ -7,8 +7,6 @@ The answers are checked against the library's own ``x.stride()`` and ``x.storage
 
 >>> [ex.number for ex in EXERCISES]
 ['16.1', '16.2']
->>> _slice_reference((4, 3, 2), (1, 20, 10), 1, 1, 1, 3, 2)
-((4, 1, 2), (1, 40, 10), 21)
 """
 
 from __future__ import annotations
@@ -99,21 +97,36 @@ def _grade_contiguous(fn) -> Verdict:
 contiguous = Exercise(
     "16.1", "the strides of a contiguous tensor", _grade_contiguous,
     wrong=[
-        Wrong("column-major", _column_major, "column-major"),
-        Wrong("each dim's own size included", _own_size_included, "not its own size"),
-        Wrong("stride 1 everywhere", _ones, "the last dim only"),
-        Wrong("the sizes themselves", _sizes, "not a size"),
-        Wrong("numpy's strides, in bytes", _numpy_strides, "in bytes"),
+        Wrong("column-major", _column_major,
+              "those are column-major (Fortran) strides: in a row-major tensor the last dim is "
+              "the one whose neighbours sit next to each other"),
+        Wrong("each dim's own size included", _own_size_included,
+              "a dim's stride counts the elements of the dims after it, not its own size: the "
+              "last dim's stride is 1"),
+        Wrong("stride 1 everywhere", _ones,
+              "stride 1 everywhere is true of the last dim only: one step along an earlier dim "
+              "skips a whole row (or block)"),
+        Wrong("the sizes themselves", _sizes,
+              "a stride is a step in memory, not a size: how many elements lie between x[..., "
+              "i, ...] and x[..., i + 1, ...]"),
+        Wrong("numpy's strides, in bytes", _numpy_strides,
+              "those are numpy's strides of a float64 array, in bytes: x.stride() counts "
+              "elements (8 bytes each here)"),
     ],
 )  # fmt: skip
 
 
 # -- 16.2 the window a slice makes ---------------------------------------------------------------
-def _slice_reference(shape, stride, offset, dim, start, stop, step):
+def _reference_slice(shape, stride, offset, dim, start, stop, step):
+    """Exercise 16.2's answer, which the recorded wrong answers start from (the check's truth
+    is the library's own slicing); the student edition holds no copy (its markers strip
+    it)."""
+    # BEGIN SOLUTION
     size = max(0, -(-(stop - start) // step))
     new_shape = shape[:dim] + (size,) + shape[dim + 1 :]
     new_stride = stride[:dim] + (stride[dim] * step,) + stride[dim + 1 :]
     return new_shape, new_stride, offset + start * stride[dim]
+    # END SOLUTION
 
 
 def _slice_cases():
@@ -153,23 +166,11 @@ def _grade_slice(fn) -> Verdict:
         if not isinstance(g_offset, int) or isinstance(g_offset, bool):
             return Verdict(False, f"{what}: the offset is {g_offset!r}",
                            "the storage offset is one int, in elements")  # fmt: skip
-        args = (shape, stride, offset, dim, start, stop, step)
-        mistakes = [
-            (_slice_no_step_in_stride(*args), "with a step, the slice skips elements: the "
-             "dim's stride grows by the step"),
-            (_slice_offset_unmoved(*args), "the slice starts later in memory: the offset moves "
-             "by start steps along the dim"),
-            (_slice_offset_by_start(*args), "the offset counts elements of the storage: "
-             "moving start places along the dim moves start times that dim's stride"),
-            (_slice_size_floor(*args), "count the elements the slice takes: a last step that "
-             "starts inside the range still takes an element (round up, not down)"),
-            (_slice_size_ignores_step(*args), "with a step, the slice takes fewer elements "
-             "than stop - start"),
-            (_slice_from_zero(*args), "the tensor is already a window: start from its own "
-             "offset, not from the storage's first element"),
-        ]  # fmt: skip
-        verdict = diagnose((g_shape, g_stride, g_offset), want, mistakes,
-                           "only the sliced dim's size and stride change, and the offset",
+        # the anticipated mistakes are slice_window's recorded wrong answers: the check
+        # recognises them by the (shape, stride, offset) they give
+        verdict = diagnose((g_shape, g_stride, g_offset), want, [],
+                           "work this slice by hand: which elements does it take, and where "
+                           "in the storage does each lie?",
                            what=f"{what}: (shape, stride, offset) ")  # fmt: skip
         if not verdict.ok:
             return verdict
@@ -178,36 +179,36 @@ def _grade_slice(fn) -> Verdict:
 
 
 def _slice_no_step_in_stride(shape, stride, offset, dim, start, stop, step):
-    s, _, o = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, _, o = _reference_slice(shape, stride, offset, dim, start, stop, step)
     return s, tuple(stride), o
 
 
 def _slice_offset_unmoved(shape, stride, offset, dim, start, stop, step):
-    s, t, _ = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, t, _ = _reference_slice(shape, stride, offset, dim, start, stop, step)
     return s, t, offset
 
 
 def _slice_offset_by_start(shape, stride, offset, dim, start, stop, step):
-    s, t, _ = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, t, _ = _reference_slice(shape, stride, offset, dim, start, stop, step)
     return s, t, offset + start
 
 
 def _slice_size_floor(shape, stride, offset, dim, start, stop, step):
-    s, t, o = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, t, o = _reference_slice(shape, stride, offset, dim, start, stop, step)
     s = list(s)
     s[dim] = (stop - start) // step
     return tuple(s), t, o
 
 
 def _slice_size_ignores_step(shape, stride, offset, dim, start, stop, step):
-    s, t, o = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, t, o = _reference_slice(shape, stride, offset, dim, start, stop, step)
     s = list(s)
     s[dim] = stop - start
     return tuple(s), t, o
 
 
 def _slice_from_zero(shape, stride, offset, dim, start, stop, step):
-    s, t, o = _slice_reference(shape, stride, offset, dim, start, stop, step)
+    s, t, o = _reference_slice(shape, stride, offset, dim, start, stop, step)
     return s, t, o - offset
 
 
@@ -215,14 +216,20 @@ slice_window = Exercise(
     "16.2", "the window a slice makes", _grade_slice,
     wrong=[
         Wrong("the stride not multiplied by the step", _slice_no_step_in_stride,
-              "grows by the step"),
-        Wrong("the offset not moved", _slice_offset_unmoved, "the offset moves"),
+              "with a step, the slice skips elements: the dim's stride grows by the step"),
+        Wrong("the offset not moved", _slice_offset_unmoved,
+              "the slice starts later in memory: the offset moves by start steps along the dim"),
         Wrong("the offset moved by start elements", _slice_offset_by_start,
-              "times that dim's stride"),
-        Wrong("the size rounded down", _slice_size_floor, "round up"),
-        Wrong("the size as stop - start", _slice_size_ignores_step, "fewer elements"),
+              "the offset counts elements of the storage: moving start places along the dim "
+              "moves start times that dim's stride"),
+        Wrong("the size rounded down", _slice_size_floor,
+              "count the elements the slice takes: a last step that starts inside the range "
+              "still takes an element (round up, not down)"),
+        Wrong("the size as stop - start", _slice_size_ignores_step,
+              "with a step, the slice takes fewer elements than stop - start"),
         Wrong("the offset counted from the storage's start", _slice_from_zero,
-              "its own offset"),
+              "the tensor is already a window: start from its own offset, not from the "
+              "storage's first element"),
     ],
     hints=[("TypeError", "can only concatenate tuple",
             "shape and stride arrive as tuples: build the new ones with tuple(...) or "

@@ -49,6 +49,7 @@ __all__ = [
     "RecordingError",
     "record_expected",
     "recorded_expected",
+    "recorded_mistakes",
     "recorded_notebook",
     "activate",
     "blocked",
@@ -57,7 +58,11 @@ __all__ = [
 
 RECORDED_DIR = ".recorded"  # under the edition's notebooks/ folder
 EXPECTED_FILE = "expected.json"  # in RECORDED_DIR: the exercises' expected values
+MISTAKES_FILE = "mistakes.json"  # in RECORDED_DIR: what each recorded wrong answer gives
 _STUB = re.compile(r"^(\S+): write your solution here$")
+# what a lesson exercise's stand-in raises where the edition holds no reference answer to run
+# in its place (:meth:`~tinygrad_course.lessons.exercise.Exercise.use`): ``E1.1``
+_EXERCISE_TASK = re.compile(r"^E(\d+\.\d+)$")
 
 
 def stub_task(error: BaseException | None) -> str | None:
@@ -74,17 +79,37 @@ def stub_task(error: BaseException | None) -> str | None:
 
 
 def _is_assignment(task: str) -> bool:
-    """A graded assignment's task (``A2.1``), not a lesson exercise's unnamed region."""
-    return task != "solution"
+    """A graded assignment's task (``A2.1``), not a lesson exercise's unnamed region nor the
+    stand-in for an exercise's answer (``E1.1``)."""
+    return task != "solution" and not _EXERCISE_TASK.match(task)
+
+
+def _needed(task: str, error: BaseException) -> str:
+    """How a notice names what unlocks a cell: an assignment (its function and file) or the
+    learner's answer to a lesson exercise."""
+    exercise = _EXERCISE_TASK.match(task)
+    if exercise:
+        return f"your answer to Exercise {exercise.group(1)} (solve it and run its check)"
+    return f"assignment {task} ({_where(error)})"
+
+
+def _solved(task: str) -> bool:
+    """Whether ``task`` is an exercise's stand-in whose exercise has passed its check since."""
+    exercise = _EXERCISE_TASK.match(task)
+    if not exercise:
+        return False
+    head = f"Exercise {exercise.group(1)} —"
+    return any(name.startswith(head) and result.passed
+               for name, result in checks._results.items())  # fmt: skip
 
 
 def unlock_message(error: BaseException) -> str | None:
     """``assignment A2.1 (`_count_dependencies` in tinygrad_edu/eager/engine.py)`` when
     ``error`` comes from an unwritten assignment's stub, else None."""
     task = stub_task(error)
-    if task is None or not _is_assignment(task):
+    if task is None or task == "solution":
         return None
-    return f"assignment {task} ({_where(error)})"
+    return _needed(task, error)
 
 
 def _stub_error(error: BaseException) -> BaseException:
@@ -250,12 +275,33 @@ def record_expected(notebooks_dst) -> Path:
     They are values (numbers), not code: nothing a student could run as a solution."""
     from . import lesson_modules  # noqa: PLC0415
 
-    values = {ex.number: ex.expected() for module in lesson_modules()
-              for ex in module.EXERCISES if ex.expected is not None}  # fmt: skip
+    exercises = [ex for module in lesson_modules() for ex in module.EXERCISES]
+    values = {ex.number: ex.expected() for ex in exercises if ex.expected is not None}
     out = Path(notebooks_dst) / RECORDED_DIR / EXPECTED_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(values, sort_keys=True) + "\n", encoding="utf-8")
+    # what each recorded wrong answer gives where the check stops (its step, value and
+    # message): the check recognises a learner's mistake by it even where the wrong answer
+    # cannot run yet (it calls an unwritten assignment, or a reference the edition lacks)
+    mistakes = {ex.number: [_plain(o) for o in ex.mistake_outcomes()] for ex in exercises}
+    (out.parent / MISTAKES_FILE).write_text(json.dumps(mistakes, sort_keys=True) + "\n",
+                                            encoding="utf-8")  # fmt: skip
     return out
+
+
+def _plain(outcome):
+    """A failed grade's ``(step, value, message)`` as JSON data, or None."""
+    if outcome is None:
+        return None
+
+    def plain(value):
+        if hasattr(value, "tolist"):
+            return value.tolist()
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        return value
+
+    return [outcome.step, plain(outcome.got), outcome.message]
 
 
 def recorded_expected(folder=None) -> dict:
@@ -269,11 +315,23 @@ def recorded_expected(folder=None) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def recorded_mistakes(folder=None) -> dict:
+    """What each exercise's recorded wrong answers gave when this edition was made
+    (:func:`record_expected`): ``{number: [[step, value, message] or None, ...]}``, ``{}``
+    where there are none."""
+    if folder is None:
+        folder = Path(__file__).resolve().parents[2] / "notebooks" / RECORDED_DIR
+    path = Path(folder) / MISTAKES_FILE
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def load_recordings(folder) -> dict[str, list]:
     """Every recording under ``folder`` (a ``.recorded`` folder), merged: key -> outputs."""
     merged: dict[str, list] = {}
     for path in sorted(Path(folder).glob("*.json")):
-        if path.name == EXPECTED_FILE:
+        if path.name in (EXPECTED_FILE, MISTAKES_FILE):
             continue
         merged.update(json.loads(path.read_text(encoding="utf-8"))["cells"])
     return merged
@@ -335,14 +393,14 @@ class Unlocker:
         """The notice for a failed cell, or None when the error is the student's own."""
         task = stub_task(error)
         outputs = self.recordings.get(cell_key(source))
-        if task is not None and not _is_assignment(task):
+        if task == "solution":
             return None  # the lesson's own exercise: its check cell says NOT SOLVED YET
         if task is not None:
             self.pending[task] = _where(error)
             self.stubs[task] = _stub_frame(error)
             self.stopped_by = frozenset({task})
-            head = (f"This cell needs assignment {task} ({self.pending[task]}), which is not "
-                    "written yet.")  # fmt: skip
+            head = (f"This cell needs {_needed(task, error)}, which is not "
+                    f"{'written' if _is_assignment(task) else 'solved'} yet.")  # fmt: skip
         elif self.pending and outputs is not None:
             self.stopped_by = self._waits_for(source) or frozenset(self.pending)
             tasks = ", ".join(sorted(self.stopped_by))
@@ -383,7 +441,8 @@ class Unlocker:
     def pre_run_cell(self, info=None) -> None:
         self._source = getattr(info, "raw_cell", "") or ""
         self.locked, self.stopped_by = False, frozenset()
-        for task in [t for t, (path, name) in self.stubs.items() if not _still_stub(path, name)]:
+        for task in [t for t, (path, name) in self.stubs.items()
+                     if _solved(t) or not _still_stub(path, name)]:  # fmt: skip
             self.pending.pop(task, None)  # written since: cells that need it run live
             self.stubs.pop(task)
 
@@ -397,7 +456,7 @@ class Unlocker:
                 self.pending[task], self.stubs[task] = _where(error), _stub_frame(error)
             task, error = next(iter(caught.items()))
             self.stopped_by = frozenset(caught)
-            self._replace(f"This cell needs assignment {task} ({_where(error)}), which is not "
+            self._replace(f"This cell needs {_needed(task, error)}, which is not "
                           "written yet (the cell caught its error in place of the one it "
                           "shows). Below is what this cell showed when your edition was made; "
                           "once you have written it, run the cell again to see it live.",
@@ -493,7 +552,7 @@ def _caught() -> None:
     notes an unwritten assignment's error that the cell's own handler caught."""
     error = sys.exc_info()[1]
     task = stub_task(error)
-    if _active is not None and task is not None and _is_assignment(task):
+    if _active is not None and task is not None and task != "solution":
         _active.caught.setdefault(task, error)
 
 
