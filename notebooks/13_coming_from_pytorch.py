@@ -55,7 +55,7 @@ except ImportError:
 def have_torch(what: str) -> bool:
     """True when PyTorch is installed; otherwise say what needs it and how to install it."""
     if real_torch is None:
-        print(f'{what} needs PyTorch: pip install "tinygrad_edu[compare]" (or pip install torch)')
+        print(f'{what} needs PyTorch (CPU build): pip install torch --index-url https://download.pytorch.org/whl/cpu')
     return real_torch is not None
 
 

@@ -50,7 +50,7 @@ except ImportError:  # the lesson runs without PyTorch; the comparisons are skip
 def have_torch(what: str) -> bool:
     """Whether PyTorch is here to compare with (and how to get it when it is not)."""
     if torch is None:
-        print(f'{what} needs PyTorch: pip install "tinygrad_edu[compare]" (or pip install torch)')
+        print(f'{what} needs PyTorch (CPU build): pip install torch --index-url https://download.pytorch.org/whl/cpu')
     return torch is not None
 
 
