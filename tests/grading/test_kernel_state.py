@@ -588,25 +588,27 @@ def test_a_child_learns_nothing_about_processes_it_does_not_own(copies, sandbox_
     assert "other processes hidden" in mine.config.describe()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "open (#35 follow-up): grade-batch's two slots share /tmp, /var/tmp and /dev/shm while "
-    "both run; closing it needs a private temporary folder per child (a tmpfs in its mount "
-    "namespace, with the grader's working folder moved out of /tmp and bound back)"))
 def test_two_slots_running_at_once_share_no_file(copies, sandbox_setup):
     """A channel between two submissions graded at the same time (grade-batch's two slots,
     two users, two colluding students): one child leaves a world-readable file in /tmp,
     /dev/shm or /var/tmp (umask 0 and chmod) while the other child runs; the sweep only
     comes after. File modes alone cannot close it (names and sizes in a shared folder carry
-    data too)."""
+    data too): each child has a fresh tmpfs over every world-writable folder, in its own
+    mount namespace (``tests/grading/test_private_tmp.py`` checks the rest of it)."""
     if not sandbox_setup.privileged:
         pytest.skip(f"no sandbox user here: {sandbox_setup.reason}")
+    if "--mount" not in kernel_state.namespaces():
+        pytest.skip("no mount namespace here (needs CAP_SYS_ADMIN): the folders are shared")
     token = f"chan-{os.getpid()}"
     with (_sandbox(sandbox_setup, copies, "work-a", slot=0) as mine,
           _sandbox(sandbox_setup, copies, "work-b", slot=1) as other):  # fmt: skip
         other.start()
         left = mine.call("probes.k", "offer", {"token": token})
         got = other.call("probes.k", "take", {})
+    assert left == ["/tmp/tgedu-chan", "/dev/shm/tgedu-chan", "/var/tmp/tgedu-chan"], left
     assert token not in got, left
+    for path in ("/tmp/tgedu-chan", "/dev/shm/tgedu-chan", "/var/tmp/tgedu-chan"):
+        assert not os.path.lexists(path), path  # nor in the grader's folders
 
 
 def test_a_child_cannot_end_stop_trace_or_read_the_other_slots_child(copies, sandbox_setup):

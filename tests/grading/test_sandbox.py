@@ -215,7 +215,9 @@ def test_the_sandbox_user_cannot_read_or_write_the_graders_files(box, sandbox_se
     if not sandbox_setup.privileged:
         pytest.skip(f"no privilege drop here: {sandbox_setup.reason}")
     make, root = box
-    private = Path(tempfile.mkdtemp(prefix="tgedu-private-"))  # 0700, like /autograder/source
+    # 0700, like /autograder/source; in the working copy, which the child sees even when its
+    # temporary folders are its own (a folder elsewhere in /tmp is not even there for it)
+    private = Path(tempfile.mkdtemp(prefix="tgedu-private-", dir=root / "work"))
     (private / "hidden_tests.py").write_text("def test_hidden(): pass\n")
     try:
         with make() as sb:
@@ -258,7 +260,7 @@ def test_a_working_copy_is_for_its_own_sandbox_user_only(box, sandbox_setup):
     from tinygrad_course.grading.autograder import _tree_modes  # noqa: PLC0415
 
     make, root = box
-    copy = root / "copy-of-a"  # a working copy of the submission graded as user a
+    copy = root / "work" / "copy-of-a"  # a working copy of the submission graded as user a
     (copy / "pkg").mkdir(parents=True)
     (copy / "pkg" / "solution.pyc").write_bytes(b"student a's code")
     with make() as sb:
@@ -291,8 +293,11 @@ def test_nothing_the_child_started_or_wrote_survives_it(box, sandbox_setup):
     marker = Path(tempfile.gettempdir()) / f"tgedu-left-{os.getpid()}"
     with make() as sb:
         assert sb.call("probes.p", "escape", {"marker": str(marker)}) == "started"
-        uid = sb.config.uid
-        assert marker.exists() and stat.S_IMODE(marker.stat().st_mode) & 0o077 == 0  # umask
+        uid, private = sb.config.uid, "--mount" in sb.config.unshare
+        # a /tmp of its own (a mount namespace) keeps the file from the grader's /tmp at all
+        assert marker.exists() != private
+        if not private:
+            assert stat.S_IMODE(marker.stat().st_mode) & 0o077 == 0  # umask
     assert not _processes_of(uid), "a process of the sandbox user outlived its child"
     assert not marker.exists(), "a file the sandbox user left in /tmp survived the sweep"
 
@@ -307,7 +312,8 @@ def test_a_file_left_in_any_world_writable_folder_is_swept(box, sandbox_setup):
         with make() as sb:
             assert str(stash) in sb.config.writable
             assert sb.call("probes.p", "write", {"path": str(stash / "for-later"), "size": 9})
-            assert (stash / "for-later").exists()
+            # with private temporary folders the child wrote into a tmpfs of its own
+            assert (stash / "for-later").exists() != ("--mount" in sb.config.unshare)
         assert not (stash / "for-later").exists(), "a later child could read what it left"
     finally:
         shutil.rmtree(stash, ignore_errors=True)

@@ -21,7 +21,8 @@ import platform
 import shutil
 import subprocess
 
-__all__ = ["OBJECTS", "reset_keyrings", "namespaces", "HIDE_PROCESSES"]
+__all__ = ["OBJECTS", "reset_keyrings", "namespaces", "HIDE_PROCESSES", "private_folders",
+           "TEMP_BYTES"]  # fmt: skip
 
 # kind -> how it is closed (the instructor guide's threat model repeats this table)
 OBJECTS = {
@@ -32,9 +33,13 @@ OBJECTS = {
     "the child); and the sweep removes every segment, queue and semaphore set of the user",
     "POSIX message queues": "blocked: mq_open fails with EPERM (seccomp); a private IPC "
     "namespace where the kernel allows it",
-    "POSIX shared memory and semaphores": "files in /dev/shm: the sweep deletes them",
-    "files in world-writable folders": "the sweep deletes what the user owns in /tmp, /var/tmp, "
-    "/dev/shm and every world-writable folder found below the system's top folders",
+    "POSIX shared memory and semaphores": "files in /dev/shm: a tmpfs of the child's own where "
+    "the kernel allows a mount namespace (it dies with the child); the sweep deletes them",
+    "files in world-writable folders": "each child gets a fresh tmpfs over /tmp, /var/tmp, "
+    "/dev/shm and every other world-writable folder in its mount namespace, where the kernel "
+    "allows one: a child of another slot, running at the same time, has its own; and the sweep "
+    "deletes what the user owns in those folders and every world-writable folder found below "
+    "the system's top folders",
     "processes": "the sweep kills every process of the user after each child; a process "
     "started with setsid or double-forked is found by its uid",
     "other processes' /proc entries (command lines, environments, folders, open files of the "
@@ -102,10 +107,68 @@ def reset_keyrings() -> list[str]:
 
 _UNSHARE: dict[str, bool] = {}
 # Run (by ``sh -c``) inside the child's own mount namespace, as root, before the drop to the
-# sandbox user: a /proc of its own that shows a user only its own processes, then the child.
-# If the mount fails the child does not start (a /proc showing the grader's command line and
-# the other slot's children is a leak, not a fallback).
-HIDE_PROCESSES = 'mount -t proc -o hidepid=2,nosuid,nodev,noexec proc /proc && exec "$@"'
+# sandbox user: a /proc of its own that shows a user only its own processes, then a fresh
+# tmpfs over each world-writable folder, then the child. Arguments: the tmpfs size, a staging
+# folder (empty, root's), then groups "+FOLDER PATH...": a tmpfs is mounted on the staging
+# folder, each PATH (a folder below FOLDER the child needs: its working copy, its scratch
+# folder, the interpreter's environment) is bound into it at the same place, and the whole is
+# moved onto FOLDER; "--" ends the groups and the child's command follows. The staging folder
+# lies in at most one FOLDER, which comes last (see :func:`private_folders`).
+# If a mount fails the child does not start (a /proc showing the grader's command line, or a
+# /tmp shared with the other slot's child, is a leak, not a fallback).
+HIDE_PROCESSES = r"""mount -t proc -o hidepid=2,nosuid,nodev,noexec proc /proc || exit 126
+size=$1 stage=$2 dest=
+shift 2
+umask 022
+place() {
+  if [ -n "$dest" ]; then mount --move "$stage" "$dest" || exit 126; fi
+}
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  case $1 in
+    +*) place
+        dest=${1#+}
+        mount -t tmpfs -o "size=$size,nr_inodes=65536,mode=1777,nosuid,nodev" tgedu-tmp \
+          "$stage" || exit 126 ;;
+    *) mkdir -p "$stage${1#"$dest"}" && mount --bind "$1" "$stage${1#"$dest"}" || exit 126 ;;
+  esac
+  shift
+done
+place
+shift
+cd "$(pwd -P)" || exit 126  # the folder it was started in, as the new mounts show it
+umask 077
+exec "$@"
+"""
+TEMP_BYTES = 256 << 20  # the size of each private tmpfs (its pages count as the child's memory)
+
+
+def private_folders(folders, needed, stage) -> list[str]:
+    """The arguments of :data:`HIDE_PROCESSES` that give a child a fresh tmpfs over each of
+    ``folders`` that is a real folder here, with each of ``needed`` that lies below one
+    bound back at the same place (the grader's working area may live in /tmp).
+
+    Links (``/var/lock`` to ``/run/lock``) and folders below another of ``folders`` are
+    covered once; the folder holding ``stage`` goes last, while the stage is still reachable.
+    """
+    real = []
+    for folder in folders:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            path = os.path.realpath(folder)
+            if path not in real:
+                real.append(path)
+    real = [f for f in real if not any(_below(f, other) for other in real if other != f)]
+    stage = os.path.realpath(stage)
+    real.sort(key=lambda f: _below(stage, f))
+    paths = sorted({os.path.realpath(p) for p in needed if os.path.isdir(p)})
+    paths = [p for p in paths if not any(_below(p, q) for q in paths if q != p)]
+    args = [str(TEMP_BYTES), stage]
+    for folder in real:
+        args += ["+" + folder, *(p for p in paths if _below(p, folder))]
+    return [*args, "--"]
+
+
+def _below(path: str, folder: str) -> bool:
+    return path != folder and path.startswith(folder.rstrip("/") + "/")
 
 
 def _per_mount_proc_options() -> bool:
@@ -121,19 +184,28 @@ def _per_mount_proc_options() -> bool:
 def namespaces() -> list[str]:
     """The ``unshare`` options that work here for a child: ``--net`` (network ports, abstract
     Unix sockets), ``--ipc`` (System V IPC, POSIX message queues) and ``--mount`` (a /proc
-    mounted with ``hidepid=2``, :data:`HIDE_PROCESSES`). Root with CAP_SYS_ADMIN only
-    (Docker's default capabilities lack it)."""
+    mounted with ``hidepid=2`` and private temporary folders, :data:`HIDE_PROCESSES`). Root
+    with CAP_SYS_ADMIN only (Docker's default capabilities lack it)."""
     unshare, sh = shutil.which("unshare"), shutil.which("sh")
     if not unshare or os.geteuid() != 0:
         return []
     trials = {"--net": ["true"], "--ipc": ["true"]}
     if sh and shutil.which("mount") and _per_mount_proc_options():
-        trials["--mount"] = [sh, "-c", HIDE_PROCESSES, "sh", "true"]
+        trials["--mount"] = [sh, "-c", HIDE_PROCESSES, "sh"]
+    import tempfile  # noqa: PLC0415 - not at the top: the child imports this file first thing
+
     out = []
     for flag, argv in trials.items():
         if flag not in _UNSHARE:
             ok = False
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
+            with contextlib.suppress(OSError, subprocess.SubprocessError), \
+                    tempfile.TemporaryDirectory(prefix="tgedu-ns-") as base:  # fmt: skip
+                if flag == "--mount":  # the whole of it: /proc, a tmpfs, a bind, a move
+                    for name in ("stage", "folder/kept"):
+                        os.makedirs(os.path.join(base, name))
+                    argv = [*argv, *private_folders([os.path.join(base, "folder")],
+                            [os.path.join(base, "folder/kept")], os.path.join(base, "stage")),
+                            "test", "-d", os.path.join(base, "folder/kept")]  # fmt: skip
                 done = subprocess.run([unshare, flag, "--", *argv], capture_output=True,
                                       timeout=20)  # fmt: skip
                 ok = done.returncode == 0

@@ -11,7 +11,12 @@ child (:mod:`tinygrad_course.grading.child`) runs
 - with **resource limits** it sets on itself before importing anything submitted: CPU time,
   address space, processes (per user), file size, open files, no core dumps;
 - with a **clean environment** (``python -I``, a fixed ``PATH``, one thread per numeric
-  library, ``HOME`` and ``TMPDIR`` in a private scratch folder);
+  library, ``HOME`` in a private scratch folder, ``TMPDIR`` there too or, where the kernel
+  allows a mount namespace, in a /tmp of the child's own);
+- with **temporary folders of its own** where it has a mount namespace: a fresh tmpfs over
+  /tmp, /var/tmp, /dev/shm and every other world-writable folder, with the working copy and
+  its scratch folder bound back in (:data:`~tinygrad_course.grading.kernel_state.HIDE_PROCESSES`),
+  so a child of another ``grade-batch`` slot, running at the same time, finds nothing there;
 - under a **timeout per call**: past it the child's process group is killed;
 - with its **own memory**: as root the grader sets the child's OOM score to 1000 and, where
   a memory cgroup can be made, moves it into one of its own
@@ -121,6 +126,7 @@ class Sandbox:
         self.proc: subprocess.Popen | None = None
         self._req = self._resp = None
         self._scratch: Path | None = None
+        self._stage: Path | None = None  # the mount point the child's tmpfs is made on
         self._out: int | None = None  # the running child's output file (the grader's fd)
         self._cgroup: MemoryCgroup | None = None
         self.memory_note = ""  # why the running child has no memory cgroup, if it has none
@@ -135,8 +141,14 @@ class Sandbox:
         setpriv = shutil.which("setpriv")
         if setpriv:
             prefix = [shutil.which("unshare"), *c.unshare, "--"] if c.unshare else []
-            if "--mount" in c.unshare:  # its own /proc, showing it only its own processes
-                prefix += [shutil.which("sh"), "-c", kernel_state.HIDE_PROCESSES, "sh"]
+            if self._stage is not None:  # c.unshare has --mount
+                # its own /proc, showing it only its own processes, and its own temporary
+                # folders, shared with no other child (another slot's runs at the same time)
+                python = Path(c.python)
+                needed = (self.workdir, self.runtime, self._scratch, python.parent.parent,
+                          python.resolve().parent.parent)  # fmt: skip
+                mounts = kernel_state.private_folders(c.writable, needed, self._stage)
+                prefix += [shutil.which("sh"), "-c", kernel_state.HIDE_PROCESSES, "sh", *mounts]
             prefix += [setpriv, f"--reuid={c.uid}", f"--regid={c.gid}", "--clear-groups",
                        "--no-new-privs", "--inh-caps=-all", "--"]  # fmt: skip
             return prefix + argv, {}
@@ -154,6 +166,9 @@ class Sandbox:
         if c.user:
             os.chown(self._scratch, c.uid, c.gid)
         os.chmod(self._scratch, 0o700)
+        if c.user and "--mount" in c.unshare and shutil.which("setpriv"):  # see _command
+            # root's, empty: where the child's tmpfs is put together before it is moved in
+            self._stage = Path(tempfile.mkdtemp(prefix="mnt-", dir=self.scratch_root))
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         limits = json.dumps(c.limits.as_dict())
@@ -172,8 +187,9 @@ class Sandbox:
         try:
             self.proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self._scratch,
-                env=_env(self._scratch), pass_fds=(req_r, resp_w), start_new_session=True,
-                umask=0o077, close_fds=True, **kwargs,
+                env=_env(self._scratch, private_tmp=self._stage is not None),
+                pass_fds=(req_r, resp_w), start_new_session=True, umask=0o077, close_fds=True,
+                **kwargs,
             )  # fmt: skip
         finally:
             os.close(req_r)
@@ -241,6 +257,9 @@ class Sandbox:
         if self._scratch is not None:
             remove_tree(self._scratch)  # the child may have nested it past rmtree's reach
             self._scratch = None
+        if self._stage is not None:  # empty here: its mounts lived in the child's namespace
+            remove_tree(self._stage)
+            self._stage = None
 
     def log_tail(self, n: int = 2000) -> str:
         """The end of the child's stray output (for the instructor's log)."""

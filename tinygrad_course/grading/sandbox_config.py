@@ -67,7 +67,9 @@ class SandboxConfig:
         if self.user:
             who = f"as user {self.user} (uid {self.uid}), network {self.network}"
             who += ", IPC " + ("isolated" if "--ipc" in self.unshare else "shared")
-            who += ", other processes " + ("hidden" if "--mount" in self.unshare else "visible")
+            private = "--mount" in self.unshare
+            who += ", other processes " + ("hidden" if private else "visible")
+            who += ", temporary folders " + ("private" if private else "shared")
         else:
             who = (
                 "as the grader's own user: limits and timeouts only, no file isolation "
@@ -138,11 +140,15 @@ def runtime_files() -> dict[str, bytes]:
     return {name: (here / name).read_bytes() for name in names}
 
 
-def _env(scratch: Path) -> dict:
+def _env(scratch: Path, private_tmp: bool = False) -> dict:
+    """The child's environment. ``private_tmp``: its /tmp is a tmpfs of its own (a mount
+    namespace, :data:`kernel_state.HIDE_PROCESSES`), so temporary files go there; else into
+    its scratch folder, which no other user can enter."""
     env = {k: os.environ[k] for k in _PASS_ENV if k in os.environ}
     one = "1"
+    tmp = "/tmp" if private_tmp else str(scratch)
     env.update(
-        PATH=_PATH, HOME=str(scratch), TMPDIR=str(scratch), LANG="C.UTF-8", LC_ALL="C.UTF-8",
+        PATH=_PATH, HOME=str(scratch), TMPDIR=tmp, LANG="C.UTF-8", LC_ALL="C.UTF-8",
         OMP_NUM_THREADS=one, OPENBLAS_NUM_THREADS=one, MKL_NUM_THREADS=one,
         NUMEXPR_NUM_THREADS=one, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE=one,
         PYTHONIOENCODING="utf-8", MPLBACKEND="Agg",
