@@ -4,6 +4,10 @@
   4-element array) and its gradient: the interpreting ``Executor``, the same graph after
   ``compile()``, and the same computation written by hand in numpy (the reference).
   Target: compiled within 1.3x of numpy.
+* ``compiled_chain_undeclared``: the same chain on a ``Variable("x")`` declared with no shape
+  and no dtype, fed a float64 array: ``compile()`` specialises on the first feed's shape and
+  dtype (NOTE [Specialising on the first feed] in ``symbolic/static/codegen.py``), against
+  the chain by hand in float64. Target: compiled within 1.0x of numpy.
 * ``mlp_compiled``: the ``mlp_step`` training step (784-256-10, batch 256, float32): the
   symbolic graph run by the ``Executor``, by an ``Executor`` with a memory plan, compiled,
   and compiled with the memory plan in the code (``compile(..., example=feed)``), against
@@ -30,7 +34,7 @@ from .cases import Case, _chain, _mlp_data, _sync, hand_chain, hand_mlp_step, pe
 
 __all__ = ["compiled_chain", "mlp_compiled", "CASES", "REPS", "peak_extras"]
 
-REPS = {"compiled_chain": 60, "mlp_compiled": 100}
+REPS = {"compiled_chain": 60, "compiled_chain_undeclared": 60, "mlp_compiled": 100}
 
 
 def compiled_chain(size: str = "full", device: str = "cpu") -> Case:
@@ -49,6 +53,23 @@ def compiled_chain(size: str = "full", device: str = "cpu") -> Case:
              "compiled": lambda: fn({x: x0})}  # fmt: skip
     return Case("compiled_chain", f"{n}-op chain and its gradient, compiled vs interpreted",
                 "numpy", impls, targets={"compiled": (1.3, None)},
+                sync=_sync(device))  # fmt: skip
+
+
+def compiled_chain_undeclared(size: str = "full", device: str = "cpu") -> Case:
+    n = 1000 if size == "full" else 30
+    xp = backend.get_namespace(device)
+    x0d = xp.asarray(np.array([0.1, -0.2, 0.3, -0.4], np.float64))
+    x = Variable("x")  # no shape, no dtype: the code is specialised on the feed's
+    y = _chain(x, n)
+    outs = [y, *gradients(y.sum(), [x])]
+    ex = Executor(outs, device=device)
+    fn = compile(outs, device=device)
+    impls = {"numpy": hand_chain(xp, x0d, n), "symbolic": lambda: ex.run({x: x0d}),
+             "compiled": lambda: fn({x: x0d})}  # fmt: skip
+    return Case("compiled_chain_undeclared",
+                f"{n}-op chain and its gradient, float64, Variable of no declared shape",
+                "numpy", impls, targets={"compiled": (1.0, None)},
                 sync=_sync(device))  # fmt: skip
 
 
@@ -88,4 +109,8 @@ def peak_extras(case) -> dict:
     return out
 
 
-CASES = {"compiled_chain": compiled_chain, "mlp_compiled": mlp_compiled}
+CASES = {
+    "compiled_chain": compiled_chain,
+    "compiled_chain_undeclared": compiled_chain_undeclared,
+    "mlp_compiled": mlp_compiled,
+}

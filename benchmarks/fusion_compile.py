@@ -50,7 +50,7 @@ def measure(backend: str, cache: str) -> dict:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
-        rows = [("numpy code", measure("inductor", cache)),
+        rows = [("numpy code", measure("numpy", cache)),
                 ("fused, first compile", measure("fuse", cache)),
                 ("fused, cached", measure("fuse", cache))]  # fmt: skip
     print("| backend | calls 1, 2, 3, 4 (s) | traces | kernels (distinct sources) | "

@@ -149,11 +149,12 @@ def _step_impl(L, model, optimizer, xb, yb, compiled=False, device="cpu", backen
 
 def model_impls(
     build, optimizer, size: str = "full", compiled: bool = False, device: str = "cpu",
-    fused: bool = False,
+    numpy_code: bool = False,
 ) -> dict:
     """The step of model ``build`` with ``optimizer`` on one batch, as ``eager``, ``torch``
-    and (``compiled``) ``compiled`` implementations, all from PyTorch's initial weights, on
-    ``device`` (``"cuda"``: CuPy against PyTorch CUDA)."""
+    and (``compiled``) ``compiled`` implementations (``tg.compile``'s default backend), all
+    from PyTorch's initial weights, on ``device`` (``"cuda"``: CuPy against PyTorch CUDA);
+    ``numpy_code``: also ``numpy code``, compiled with ``backend="numpy"`` (no fusion)."""
     batch, block = (16, 32) if size == "full" else (2, 8)
     rng = np.random.default_rng(0)
     data = rng.integers(0, VOCAB, (batch, block + 1))
@@ -171,9 +172,9 @@ def model_impls(
     impls = {"eager": _step_impl(tg, *ours(), xb, yb, device=device)}
     if compiled:
         impls["compiled"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device)
-    if fused:  # compiled with backend="fuse": fused loop kernels
-        impls["fused"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device,
-                                    backend="fuse")  # fmt: skip
+    if numpy_code:  # compiled with backend="numpy": one numpy call per op, no kernels
+        impls["numpy code"] = _step_impl(tg, *ours(), xb, yb, compiled=True, device=device,
+                                         backend="numpy")  # fmt: skip
     tdev = _torch_device(device)
     theirs.to(tdev)
     impls["torch"] = _step_impl(torch, theirs, optimizer(torch, theirs), xb, yb, device=tdev)

@@ -15,8 +15,10 @@ users write it (#25):
   with ``F.cross_entropy`` on class labels and plain SGD compiled as one program. Against
   PyTorch eager, with our eager step.
 
-``tgc_mlp_step`` and ``tgc_gpt_step`` also time ``fused``: the same step compiled with
-``backend="fuse"`` (fused loop kernels, ``symbolic/static/fusion.py``), where numba is installed.
+``compiled`` is ``tg.compile``'s default backend: fused loop kernels
+(``symbolic/static/fusion.py``) where numba is installed, else the numpy code. Where it fuses,
+the steps are also timed as ``numpy code``: compiled with ``backend="numpy"`` (one numpy call
+per op), to see what the kernels buy.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ LR = 0.01
 
 
 def fusing(device: str) -> bool:
-    """Is there a ``backend="fuse"`` implementation to time (numba installed, on the CPU)?"""
-    from tinygrad_edu.symbolic.static import kernels
+    """Does ``compiled`` fuse (numba installed, on the CPU): is a ``numpy code`` row, compiled
+    without fusion, worth timing beside it?"""
+    from tinygrad_edu.symbolic.static import fusion
 
-    return device == "cpu" and kernels.available()
+    return device == "cpu" and fusion.choose("inductor") == "fuse"
 
 
 def hand_sgd_step(xp, xd, yd, w1d, w2d, lr=LR):
@@ -107,7 +110,7 @@ def tgc_mlp_step(size: str = "full", device: str = "cpu") -> Case:
 
     impls["compiled"] = eager_step(True)
     if fusing(device):
-        impls["fused"] = eager_step(True, "fuse")
+        impls["numpy code"] = eager_step(True, "numpy")
     impls["eager"] = eager_step(False)
     if torch is not None:
         impls["torch"] = _torch_sgd_step(x, labels, w1.copy(), w2.copy(), device)
@@ -133,7 +136,7 @@ def tgc_chain(size: str = "full", device: str = "cpu") -> Case:
 
 def tgc_gpt_step(size: str = "full", device: str = "cpu") -> Case:
     impls, shape = model_impls(gpt, adamw, size, compiled=True, device=device,
-                               fused=fusing(device))  # fmt: skip
+                               numpy_code=fusing(device))  # fmt: skip
     return Case("tgc_gpt_step", f"GPT training step (2 layers, 4 heads, 64 channels), AdamW, "
                 f"{shape}, tg.compile", "torch", impls, sync=_sync(device))  # fmt: skip
 
@@ -143,7 +146,7 @@ def tgc_cnn_step(size: str = "full", device: str = "cpu") -> Case:
     init = _cnn_init(side)
     x, labels = _cnn_data(batch, side)
 
-    def ours(compiled: bool):
+    def ours(compiled: bool, backend: str = "inductor"):
         model = lenet(side)
         model.load_state_dict(init)
         model.to(device)
@@ -157,7 +160,7 @@ def tgc_cnn_step(size: str = "full", device: str = "cpu") -> Case:
             opt.step()
             return loss
 
-        fn = tg.compile(step) if compiled else step
+        fn = tg.compile(step, backend=backend) if compiled else step
 
         def run():
             return (fn(xt, yt), *model.parameters())
@@ -166,6 +169,8 @@ def tgc_cnn_step(size: str = "full", device: str = "cpu") -> Case:
         return run
 
     impls = {"compiled": ours(True), "eager": ours(False)}
+    if fusing(device):
+        impls["numpy code"] = ours(True, "numpy")
     if torch is not None:
         tdev = _torch_device(device)
         model = torch_lenet(side).to(tdev)

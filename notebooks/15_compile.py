@@ -94,7 +94,10 @@ viz.draw_compiled(cmodel, "backward")
 
 # %% [markdown]
 # Both graphs become straight-line Python, one line per op, each value deleted after its last
-# use (lesson 9's code generator):
+# use (lesson 9's code generator). Where numba is installed, the default backend also groups
+# runs of elementwise ops into loop kernels: a `kernel0(...)` line computes several ops at
+# once (`compiled.explain()` lists them; `tg.compile(model, backend="numpy")` keeps one line
+# per op):
 
 # %%
 print(cmodel.programs[0].source_code[:1500])

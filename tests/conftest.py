@@ -14,6 +14,17 @@ import pytest
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+# tg.compile's default backend fuses elementwise chains into numba kernels where numba is
+# installed. The suite pins the default to the numpy code generator (one documented switch,
+# see tinygrad_edu/symbolic/static/fusion.py): numba's first compile of each kernel costs about
+# a second, which over the suite's hundreds of tg.compile calls measured about 130 s more CPU
+# time on a cold kernel cache, and most tests here are about tracing, guards and graph breaks,
+# not about code generation (many compare with eager at 1e-6, which the numpy code meets and
+# a kernel's other summation order need not). The fused path is guarded where it is the
+# subject: tests/compiler/test_fusion.py asks for it, and runs a tenth of the differential
+# fuzzer's programs with it. `TINYGRAD_EDU_COMPILE_BACKEND=fuse make test` runs all fused.
+os.environ.setdefault("TINYGRAD_EDU_COMPILE_BACKEND", "numpy")
+
 # pytester runs small pytest sessions in a temp dir (the grading plugin's tests use it). The
 # grading plugin itself (points, --gradescope, the run/reference fixtures) is loaded by
 # pyproject.toml's addopts for this repository's runs, not here: this file is shipped in the

@@ -211,7 +211,9 @@ class CompiledCallable:
             warnings.warn("tg.compile: dynamic=True is not supported; every new shape is "
                           "traced again (as with dynamic=False)", stacklevel=3)  # fmt: skip
         self.fn, self.fullgraph, self.disable = fn, bool(fullgraph), bool(disable)
-        self.backend = backend  # "fuse": fused loop kernels (symbolic/static/fusion.py)
+        self.backend = backend
+        #: the code generator: "fuse" (loop kernels, symbolic/static/fusion.py) or "numpy"
+        self.generator = _fusion.choose(backend)
         self._entries: list[_Entry] = []
         self._warned = False
         self._modules = None
@@ -222,7 +224,7 @@ class CompiledCallable:
 
     # -- the call ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        token = _fusion.backend.set(self.backend)  # (read where the programs are compiled)
+        token = _fusion.backend.set(self.generator)  # (read where programs are compiled)
         try:
             return self._call(*args, **kwargs)
         finally:
@@ -572,10 +574,16 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     Args:
         model: the function or module.
         fullgraph: make every graph break an error naming the line.
-        backend: ``"fuse"``: elementwise chains and their row reductions become loop
-            kernels compiled with numba (:mod:`tinygrad_edu.symbolic.static.fusion`; with numba
-            installed, else the numpy code); any other name (PyTorch's ``"inductor"``): the
-            numpy code, one numpy call per op.
+        backend: PyTorch's default ``"inductor"``: the best this library has, fused loop
+            kernels where numba is installed (the ``fuse`` extra), else the numpy code (the
+            same answers, to rounding); ``$TINYGRAD_EDU_COMPILE_BACKEND`` (``numpy`` or
+            ``fuse``) pins what the default means. ``"fuse"``: elementwise chains and their
+            row reductions become loop kernels compiled with numba
+            (:mod:`tinygrad_edu.symbolic.static.fusion`), an error without numba.
+            ``"numpy"`` (PyTorch's ``"eager"`` and ``"aot_eager"`` are read as it): the
+            numpy code, one numpy call per op. What the fuser cannot take (integers,
+            float16, another device, empty or 0-d arrays, a kernel numba fails on) is the
+            numpy code in every case.
         dynamic, mode, options: accepted for PyTorch code.
         disable: run ``model`` as it is (no tracing).
     """

@@ -29,6 +29,7 @@ from ..eager.tensor import Tensor
 from ..nn.module import Module
 from ..optim.lr_scheduler import LRScheduler
 from ..optim.optimizer import Optimizer
+from ..symbolic.static import kernels
 from .tensor_reads import ACTIVE
 
 __all__ = ["patch_training", "patch_effects", "install_training_hooks", "install_effect_hooks"]
@@ -288,6 +289,7 @@ def install_effect_hooks(before, scheduler=None):
     ``step()`` (or, given, ``scheduler(sched, step, args, kwargs)`` in place of the latter);
     returns the function that undoes it. The tracer and a replay each install their own."""
     saved = [(builtins, "print", builtins.print)]
+    busy = [False]  # a side effect is being handled: what it prints is the library's
     for cls in _subclasses(LRScheduler):
         if "step" in cls.__dict__:
             saved.append((cls, "step", cls.__dict__["step"]))
@@ -297,7 +299,14 @@ def install_effect_hooks(before, scheduler=None):
             return lambda sched, *a, **k: scheduler(sched, fn, a, k)
 
         def run(*a, **k):
-            before(reason)
+            # (not from inside a side effect's own handling, nor from numba compiling a
+            # kernel: see NOTE [numba prints while it compiles] in symbolic/static/kernels.py)
+            if not busy[0] and not kernels.compiling_now():
+                busy[0] = True
+                try:
+                    before(reason)
+                finally:
+                    busy[0] = False
             return fn(*a, **k)
 
         return run

@@ -51,7 +51,8 @@ from ...ops.losses import nll_log_softmax_plain, nll_pick, plain_index
 from ..executor import Executor, check_feed_keys, feed_hints, feed_value, run_kernel, to_numpy
 from ..graph import topo_sort
 from ..memory import UFUNCS, MemoryPlan, supports_out
-from ..tensor_node import CONSTANT, PLACEHOLDER, Node
+from ..tensor_node import CONSTANT, PLACEHOLDER, RECORDER, Node, apply_op
+from .program import Block
 
 __all__ = ["compile", "CompiledGraph", "TEMPLATES"]
 
@@ -78,9 +79,14 @@ class CompiledGraph:
     """
 
     def __init__(self, nodes, device: str, source: str, env: dict, feedable, variables,
-                 raw: bool = False):  # fmt: skip
+                 raw: bool = False, order=None):  # fmt: skip
         self.nodes, self.device, self.source = nodes, device, source
-        self.order = topo_sort(nodes)
+        self.order = topo_sort(nodes) if order is None else order
+        #: signature of the feeds -> the code specialised on it (None: it could not be made);
+        #: see :meth:`_specialised`
+        self.specialisations: dict = {}
+        self._specialise = None  # the Variables to key on, when some shape is not declared
+        self._free_dead = True
         #: the Variables the code reads (a raw caller feeds exactly these)
         self.needs = {n for n in self.order if n.op is PLACEHOLDER}
         filename = f"<compiled graph {next(_counter)}>"
@@ -99,8 +105,13 @@ class CompiledGraph:
     def __call__(self, feed_dict=None) -> list:
         """The outputs for ``feed_dict`` (Variable -> value), as numpy arrays."""
         feed_dict = feed_dict or {}
+        fn = self._fn
+        if self._specialise is not None:
+            special = self._specialised(feed_dict)
+            if special is not None:  # (its errors are explained on this graph, fed as it is)
+                fn = special._fn
         try:
-            return self._fn(feed_dict)
+            return fn(feed_dict)
         except (TypeError, ValueError) as e:
             if "feed_dict" in str(e) or "was not fed" in str(e) or "not used by" in str(e):
                 raise
@@ -112,6 +123,22 @@ class CompiledGraph:
 
     run = __call__
 
+    def _specialised(self, feed_dict):
+        """The code for the shapes and dtypes of this feed (NOTE [Specialising on the first
+        feed]), made at the first call with them; None: run the generic code."""
+        try:
+            key = tuple((type(v), v.shape, v.dtype) for v in map(feed_dict.__getitem__,
+                                                                  self._specialise))  # fmt: skip
+        except (KeyError, AttributeError, TypeError):  # a Variable not fed, a list: generic
+            return None
+        hit = self.specialisations.get(key, self)
+        if hit is not self:
+            return hit
+        if len(self.specialisations) >= SPECIALISATIONS:
+            return None
+        made = self.specialisations[key] = _specialise(self, feed_dict)
+        return made
+
     def _explain(self, feed_dict, error) -> None:
         """Re-run with the interpreter, whose errors name the failing node and shapes."""
         try:
@@ -121,7 +148,8 @@ class CompiledGraph:
 
 
 def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
-            example=None, donated=(), raw: bool = False) -> CompiledGraph:  # fmt: skip
+            example=None, donated=(), raw: bool = False,
+            feed_as=None) -> CompiledGraph:  # fmt: skip
     """Compile ``outputs`` (a node or a list of nodes) into a Python function.
 
     Args:
@@ -142,6 +170,12 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
         raw: the caller feeds exactly ``fn.needs``, arrays of the Variables' shapes and dtypes
             on ``device`` (``tg.compile`` makes them so), and takes the results as arrays on
             the device: the feed checks and conversions, and the copy to numpy, are skipped.
+        feed_as: placeholder -> the Variable whose fed value it reads (a specialised copy
+            of a graph reads the original's feed; NOTE [Specialising on the first feed]).
+
+    A graph with a Variable of unknown shape or dtype is specialised on the shapes and
+    dtypes of each call's feed (NOTE [Specialising on the first feed]); ``fn.source`` is the
+    generic code, ``fn.specialisations`` the compiled specialisations.
 
     Returns:
         a :class:`CompiledGraph`: ``fn(feed_dict)`` returns the outputs as numpy arrays;
@@ -156,7 +190,8 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
     frees = MemoryPlan(order, nodes).frees if free_dead else [()] * len(order)
     donated = donated if isinstance(donated, dict) else dict.fromkeys(donated)
     donated = donated if free_dead else {}
-    source = _function("compiled", nodes, order, frees, env, device, donated=donated, raw=raw)
+    source = _function("compiled", nodes, order, frees, env, device, donated=donated, raw=raw,
+                       feed_as=feed_as)  # fmt: skip
     if example is not None:
         executor = Executor(nodes, device, plan_memory=True)
         executor.run(example)  # profiles the example's shapes; the plan is made
@@ -166,7 +201,70 @@ def compile(outputs, device: str = "cpu", free_dead: bool = True,  # noqa: A001
         planned = _function("compiled", nodes, replay.order, replay.frees, env, device,
                             replay=replay, variables=variables, raw=raw)  # fmt: skip
         source = planned + "\n\n\n" + generic
-    return CompiledGraph(nodes, device, source, env, feedable, variables, raw)
+    graph = CompiledGraph(nodes, device, source, env, feedable, variables, raw, order)
+    graph._free_dead = free_dead
+    if not raw and example is None and not donated and feed_as is None and any(
+            v.shape is None or v.dtype is None for v in variables) and _clonable(order):
+        graph._specialise = variables  # fmt: skip
+    return graph
+
+
+# NOTE [Specialising on the first feed]
+# A Variable declared without a shape (or a dtype) leaves every node after it without one,
+# and then the code cannot be numpy's plain expression (``_plain``: numpy's dtype is only
+# surely PyTorch's where the dtypes are known): each op calls its kernel through
+# ``run_kernel``, a wrapper costing microseconds per op (2.84x hand numpy on the 1000-op
+# chain of 4 elements). So such a graph, like ``tg.compile``, specialises: at the first call
+# with given feed types, shapes and dtypes, the graph is rebuilt on Variables declared with
+# them (the ops' shape and dtype rules run again), compiled, and kept under that signature;
+# every call computes its feeds' signature (the guard) and runs the code made for it. A new
+# signature makes another specialisation, up to SPECIALISATIONS; past that, a feed that is
+# not an array, a Variable not fed, a graph with control flow (blocks are not rebuilt) or
+# shapes its rules reject run the generic code, whose errors are the interpreter's. The
+# specialised code reads the feed by the original Variables and converts it the same way,
+# and nothing of one call's values is baked into it, so no call sees another's value.
+SPECIALISATIONS = 8  # as tg.compile's cache_size_limit
+
+
+def _clonable(order) -> bool:
+    """Can the graph be rebuilt node by node (no control-flow blocks, no fused kernels)?"""
+    return all(n.block is None and getattr(n.op, "kernel", None) is None and not any(
+        isinstance(a, Block) for a in n.attrs.values()) for n in order)  # fmt: skip
+
+
+def _specialise(graph: CompiledGraph, feed_dict):
+    """``graph`` compiled for the shapes and dtypes of ``feed_dict``'s values, or None where
+    the shape rules reject them (the generic code then raises the interpreter's error)."""
+    memo: dict = {}
+    feed_as: dict = {}
+    recording, RECORDER.block = RECORDER.block, None  # the copies join no Program
+    try:
+        for v in graph._specialise:
+            value = feed_dict[v]
+            shape = v.shape if v.shape is not None else tuple(value.shape)
+            memo[v] = copy = Node(PLACEHOLDER, name=v.name, shape=shape,
+                                  dtype=v.dtype or value.dtype)  # fmt: skip
+            copy.persistable = v.persistable
+            feed_as[copy] = v
+        for n in graph.order:
+            if n in memo or n.op is CONSTANT:
+                continue
+            ins = [memo.get(i, i) for i in n.inputs]
+            new = apply_op(n.op, *ins, name=n.name, **n.attrs)
+            new.dtype = new.dtype or n.dtype
+            if n.op.name == "sum_to" and new.shape == ins[0].shape and new.dtype is not None \
+                    and new.dtype == ins[0].dtype:  # fmt: skip
+                memo[n] = ins[0]  # a gradient already of its shape: the kernel returns it as is
+                continue
+            new.is_gradient, new.is_adjoint_sum = n.is_gradient, n.is_adjoint_sum
+            new.grad_of = memo.get(n.grad_of, n.grad_of)
+            memo[n] = new
+    except Exception:  # noqa: BLE001 (a shape rule rejects the feed: the generic code says so)
+        return None
+    finally:
+        RECORDER.block = recording
+    nodes = [memo.get(n, n) for n in graph.nodes]
+    return compile(nodes, graph.device, free_dead=graph._free_dead, feed_as=feed_as)
 
 
 def _on_device(value):
@@ -177,7 +275,7 @@ def _on_device(value):
 
 
 def _function(fname, nodes, order, frees, env, device, replay=None, variables=(),
-              donated=None, raw=False) -> str:  # fmt: skip
+              donated=None, raw=False, feed_as=None) -> str:  # fmt: skip
     """The source of one function computing ``nodes`` in ``order``, freeing ``frees``; with a
     ``replay`` (a memory plan), writing planned results into buffers ``b0``, ``b1`` ...; an
     op that is the last reader of a ``donated`` placeholder writes into its array. ``raw``
@@ -210,7 +308,7 @@ def _function(fname, nodes, order, frees, env, device, replay=None, variables=()
             args = [names[i] for i in node.inputs]
             b = replay.buffer[k] if replay is not None else None
             if node.op is PLACEHOLDER:
-                env[f"_node_{name}"] = node
+                env[f"_node_{name}"] = node if feed_as is None else feed_as.get(node, node)
                 expr = feed.format(name)
             elif node.op is CONSTANT:
                 env[f"_const_{name}"] = node.op.forward(get_namespace(device), value=value)

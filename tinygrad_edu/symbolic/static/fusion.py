@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextvars
 import math
+import os
 import time
 
 import numpy as np
@@ -56,10 +57,53 @@ from ..tensor_node import CONSTANT, Node, Variable
 from . import codegen, kernels
 from .control_flow import TUPLE_GET
 
-__all__ = ["Kernel", "kernels_of", "compile_fused", "ELEMENTWISE", "backend"]
+__all__ = ["Kernel", "kernels_of", "compile_fused", "ELEMENTWISE", "backend", "choose",
+           "BACKEND_ENV"]
 
-#: the backend of the ``tg.compile`` call being compiled (set around its trace and run)
-backend = contextvars.ContextVar("tinygrad_edu_compile_backend", default="inductor")
+#: the code generator of the ``tg.compile`` call being compiled, ``"fuse"`` or ``"numpy"``
+#: (what :func:`choose` made of its ``backend=``; set around its trace and run)
+backend = contextvars.ContextVar("tinygrad_edu_compile_backend", default="numpy")
+
+#: pins what the default ``backend="inductor"`` means: ``numpy`` or ``fuse`` (the test suite
+#: pins ``numpy`` for the tests about other things; an explicit ``backend=`` is not affected)
+BACKEND_ENV = "TINYGRAD_EDU_COMPILE_BACKEND"
+#: the spellings of the plain numpy code generator: PyTorch's ``"eager"`` and ``"aot_eager"``
+#: also run the captured graphs one op (here one numpy call) at a time
+NUMPY_BACKENDS = ("numpy", "eager", "aot_eager")
+_NEEDS_NUMBA = ('needs numba, which is not installed: install the fuse extra (pip install '
+                '"tinygrad_edu[fuse]", or pip install numba), or pass backend="numpy"')
+
+
+def choose(name) -> str:
+    """The code generator ``tg.compile(fn, backend=name)`` uses, ``"fuse"`` or ``"numpy"``.
+
+    ``"inductor"`` (PyTorch's default name) is the best this library has: the fusing
+    generator where numba is installed, else the numpy one (the same answers, to rounding);
+    ``$TINYGRAD_EDU_COMPILE_BACKEND`` (``numpy`` or ``fuse``) pins it. ``"fuse"`` insists
+    on fusion (an error without numba); ``"numpy"`` (or PyTorch's ``"eager"``,
+    ``"aot_eager"``) is the plain generator, one numpy call per op."""
+    if name == "inductor":
+        pinned = os.environ.get(BACKEND_ENV, "").strip().lower()
+        if not pinned:
+            return "fuse" if kernels.available() else "numpy"
+        if pinned not in ("fuse", "numpy"):
+            raise ValueError(f"${BACKEND_ENV} is {pinned!r}; set it to 'numpy' or 'fuse' (or "
+                             "unset it: fusion where numba is installed)")  # fmt: skip
+        if pinned == "fuse" and not kernels.available():
+            raise ImportError(f"tg.compile: ${BACKEND_ENV}=fuse {_NEEDS_NUMBA}")
+        return pinned
+    if name == "fuse":
+        if not kernels.available():
+            raise ImportError(f'tg.compile: backend="fuse" {_NEEDS_NUMBA}')
+        return "fuse"
+    if name in NUMPY_BACKENDS:
+        return "numpy"
+    raise ValueError(
+        f"tg.compile: unknown backend {name!r}; this library has \"inductor\" (the default: "
+        "fused loop kernels where numba is installed, else the numpy code), \"fuse\" (fused "
+        "kernels, numba required) and \"numpy\" (also spelled \"eager\" or \"aot_eager\": "
+        "one numpy call per op)"
+    )
 
 # one element's value from its inputs' (a, b); D(x) is the kernel's dtype
 ELEMENTWISE = {
@@ -147,11 +191,12 @@ class Kernel:
     def _first(self, arrays):
         start = time.perf_counter()
         try:
-            self._fn = kernels.load(self.source)
-            if self._fn is None:
-                raise ImportError("numba is not installed")
-            # (new arrays the first time: should it fail, the inputs are intact for numpy)
-            result = self._run(arrays, inplace=False)
+            with kernels.compiling(self.source):  # (one process at a time per kernel file)
+                self._fn = kernels.load(self.source)
+                if self._fn is None:
+                    raise ImportError("numba is not installed")
+                # (new arrays the first time: should it fail, the inputs are intact for numpy)
+                result = self._run(arrays, inplace=False)
             self.cached = bool(getattr(getattr(self._fn, "stats", None), "cache_hits", None))
         except Exception:  # numba could not type or compile it: the numpy code, same answer
             self.fell_back, self._fn = True, None
