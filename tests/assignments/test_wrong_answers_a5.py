@@ -28,11 +28,12 @@ def _call(probe, **kwargs):
         raise AssertionError(f"{probe.__name__} raised {type(error).__name__}: {error}") from error
 
 
-def _cases(task: str) -> list:
-    """(test function, its arguments) for every collected case of ``task``'s graded tests."""
+def graded_cases(module, task: str) -> list:
+    """(test function, its arguments) for every collected case of ``task``'s graded tests in
+    ``module``."""
     cases = []
-    for name in sorted(dir(suite)):
-        fn = getattr(suite, name)
+    for name in sorted(dir(module)):
+        fn = getattr(module, name)
         if not name.startswith("test_") or not callable(fn):
             continue
         marks = getattr(fn, "pytestmark", [])
@@ -44,8 +45,13 @@ def _cases(task: str) -> list:
             continue
         (grid,) = grids
         names = [n.strip() for n in grid.args[0].split(",")]
-        cases += [(fn, dict(zip(names, values))) for values in grid.args[1]]
+        cases += [(fn, dict(zip(names, values if len(names) > 1 else (values,))))
+                  for values in grid.args[1]]  # fmt: skip
     return cases
+
+
+def _cases(task: str) -> list:
+    return graded_cases(suite, task)
 
 
 def _failures(task: str) -> list:

@@ -17,28 +17,11 @@ import pytest
 from tinygrad_edu.symbolic.static import handwritten
 
 from . import test_a6_softmax as suite
-from .test_wrong_answers_a5 import _call
+from .test_wrong_answers_a5 import _call, graded_cases
 
 
 def _cases(task: str) -> list:
-    """(test function, its arguments) for every collected case of ``task``'s graded tests."""
-    cases = []
-    for name in sorted(dir(suite)):
-        fn = getattr(suite, name)
-        if not name.startswith("test_") or not callable(fn):
-            continue
-        marks = getattr(fn, "pytestmark", [])
-        if not any(m.name == "task" and m.args[0] == task for m in marks):
-            continue
-        grids = [m for m in marks if m.name == "parametrize"]
-        if not grids:
-            cases.append((fn, {}))
-            continue
-        (grid,) = grids
-        names = [n.strip() for n in grid.args[0].split(",")]
-        cases += [(fn, dict(zip(names, values if len(names) > 1 else (values,))))
-                  for values in grid.args[1]]  # fmt: skip
-    return cases
+    return graded_cases(suite, task)
 
 
 def _failures(task: str) -> list:

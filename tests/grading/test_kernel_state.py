@@ -420,6 +420,17 @@ KINDS = ["keyrings", "sysv", "mqueue", "files", "abstract socket", "signals", "t
          "memory cgroup"]  # fmt: skip
 
 
+def finish_area(root: Path) -> None:
+    """Give a grading area the runtime folder, and modes the sandbox user can read."""
+    (root / "runtime").mkdir()
+    for name, data in runtime_files().items():
+        (root / "runtime" / name).write_bytes(data)
+    for folder, _dirs, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+
+
 @pytest.fixture(scope="module")
 def copies(sandbox_setup):
     """Two working copies (two submissions) with the probes, and a runtime folder."""
@@ -429,13 +440,7 @@ def copies(sandbox_setup):
         (root / name / "probes" / "__init__.py").write_text("")
         (root / name / "probes" / "k.py").write_text(PROBES)
         (root / name / "probes" / "big.bin").write_bytes(os.urandom(4 << 20))
-    (root / "runtime").mkdir()
-    for name, data in runtime_files().items():
-        (root / "runtime" / name).write_bytes(data)
-    for folder, _dirs, files in os.walk(root):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+    finish_area(root)
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from tinygrad_course.grading import kernel_state
-from tinygrad_course.grading.sandbox import Sandbox, runtime_files, sandbox_config
+from tinygrad_course.grading.sandbox import Sandbox, sandbox_config
 from tinygrad_course.grading.sandbox_config import _env
+
+from .test_kernel_state import finish_area
 
 PROBES = r'''
 import os, subprocess, tempfile, time
@@ -66,13 +68,7 @@ def area(sandbox_setup):
     (root / "work" / "probes").mkdir(parents=True)
     (root / "work" / "probes" / "__init__.py").write_text("")
     (root / "work" / "probes" / "t.py").write_text(PROBES)
-    (root / "runtime").mkdir()
-    for name, data in runtime_files().items():
-        (root / "runtime" / name).write_bytes(data)
-    for folder, _dirs, files in os.walk(root):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
+    finish_area(root)
     yield root
     shutil.rmtree(root, ignore_errors=True)
 
