@@ -6,6 +6,12 @@
   gradient graph, run by an ``Executor``) and PyTorch, from the same weights.
 * ``conv2d``: the second convolution alone (64x16x14x14 input, 32 3x3 filters, pad 1), forward
   and backward (input, weight and bias gradients).
+* ``convnet_step``: the ConvNet of yunjey's pytorch-tutorial (the real program ``cnn`` of
+  ``benchmarks.real_programs``): conv 1->16 5x5 pad 2, BatchNorm2d, ReLU, max-pool 2, conv 16->32
+  5x5 pad 2, BatchNorm2d, ReLU, max-pool 2, linear 32*7*7 -> 10, cross-entropy; batch 50,
+  forward and backward in training mode. Its 5x5 second convolution (400-row columns) and the
+  batch norms are where that program spent its time beyond PyTorch's. (The optimizer step is
+  left out: every call starts from the same weights, so the implementations can be compared.)
 
 ``python -m benchmarks.cnn --peak IMPL`` measures one implementation's peak memory in a fresh
 process (see :func:`peak_rss`); ``benchmarks.run`` calls it for the table.
@@ -37,7 +43,8 @@ from tinygrad_edu.symbolic import (
 
 from .cases import Case, _sync, _torch_device, torch
 
-__all__ = ["cnn_step", "conv2d_alone", "CASES", "REPS", "peak_rss", "lenet", "torch_lenet"]
+__all__ = ["cnn_step", "conv2d_alone", "convnet_step", "CASES", "REPS", "peak_rss", "lenet",
+           "torch_lenet", "convnet"]
 
 
 def _sizes(size):
@@ -198,8 +205,52 @@ def conv2d_alone(size: str = "full", device: str = "cpu") -> Case:
                 sync=_sync(device), extra={"peak": _peak_extras})  # fmt: skip
 
 
-CASES = {"cnn_step": cnn_step, "conv2d": conv2d_alone}
-REPS = {"cnn_step": 30, "conv2d": 40}
+def convnet(lib, side: int):
+    """yunjey's ConvNet as one ``Sequential`` of ``lib``'s modules (``lib``: tinygrad_edu or
+    torch)."""
+    T = lib.nn
+    return T.Sequential(
+        T.Conv2d(1, 16, 5, padding=2), T.BatchNorm2d(16), T.ReLU(), T.MaxPool2d(2),
+        T.Conv2d(16, 32, 5, padding=2), T.BatchNorm2d(32), T.ReLU(), T.MaxPool2d(2),
+        T.Flatten(), T.Linear(32 * (side // 4) ** 2, 10),
+    )  # fmt: skip
+
+
+def convnet_step(size: str = "full", device: str = "cpu") -> Case:
+    batch, side = (50, 28) if size == "full" else (4, 8)
+    x, labels = _data(batch, side, seed=3)
+    tg.manual_seed(0)
+    init = {n: p.detach().numpy().copy() for n, p in convnet(tg, side).named_parameters()}
+
+    def build(lib, dev):
+        model = convnet(lib, side).to(dev)
+        params = dict(model.named_parameters())
+        with lib.no_grad():
+            for n, a in init.items():
+                params[n].copy_(lib.tensor(a, device=dev))
+        xt, yt = lib.tensor(x, device=dev), lib.tensor(labels, device=dev)
+        ps = [params[n] for n in init]
+
+        def step():
+            model.zero_grad()
+            loss = lib.nn.functional.cross_entropy(model(xt), yt)
+            loss.backward()
+            return [loss] + [p.grad for p in ps]
+
+        return step
+
+    impls = {"eager": build(tg, device)}
+    if torch is not None:
+        impls["torch"] = build(torch, _torch_device(device))
+    ref = "torch" if torch is not None else "eager"
+    return Case("convnet_step", f"ConvNet (5x5 convs, BatchNorm2d) training step, batch {batch}, "
+                f"1x{side}x{side}", ref, impls,
+                targets={"eager": (1.5, None)} if ref == "torch" else {},
+                sync=_sync(device))  # fmt: skip
+
+
+CASES = {"cnn_step": cnn_step, "conv2d": conv2d_alone, "convnet_step": convnet_step}
+REPS = {"cnn_step": 30, "conv2d": 40, "convnet_step": 30}
 
 
 def _peak_extras(case) -> dict:

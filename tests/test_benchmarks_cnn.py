@@ -18,7 +18,7 @@ def test_cnn_cases_agree_and_are_registered(name):
     expected = {"eager"} | ({"torch"} if cnn.torch is not None else set())
     assert expected <= set(case.impls)
     results = check_agreement(case, rtol=1e-3, atol=1e-4)
-    n_params = 6 if name == "cnn_step" else 3
+    n_params = {"cnn_step": 6, "conv2d": 3, "convnet_step": 10}[name]
     for res in results.values():
         assert len(res) == n_params + 1 and all(np.all(np.isfinite(r)) for r in res)
 
@@ -28,6 +28,15 @@ def test_lenet_matches_torch_parameter_names():
     ours = [(k, v.shape) for k, v in cnn.lenet(28).state_dict().items()]
     theirs = [(k, tuple(v.shape)) for k, v in cnn.torch_lenet(28).state_dict().items()]
     assert ours == theirs and torch is cnn.torch
+
+
+def test_convnet_matches_torch_parameter_names():
+    import torch
+
+    import tinygrad_edu as tg
+    ours = [(k, v.shape) for k, v in cnn.convnet(tg, 28).state_dict().items()]
+    theirs = [(k, tuple(v.shape)) for k, v in cnn.convnet(torch, 28).state_dict().items()]
+    assert ours == theirs
 
 
 def test_peak_memory_probe_runs_in_a_fresh_process():

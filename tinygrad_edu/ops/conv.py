@@ -184,34 +184,38 @@ def col2im(xp, cols, xshape, stride, padding, dilation):
 
 
 def _input_grad_unit_stride(xp, g, w, xshape, padding, dilation, groups):
-    """``conv2d_input_grad`` for stride 1, with col2im done on the flattened padded grid.
+    """``conv2d_input_grad`` for stride 1, with col2im done on flattened rows.
 
     NOTE [col2im on the padded grid]: with stride 1, output pixel ``(n, p, q)`` reads padded
-    input pixel ``(n, p + i*dh, q + j*dw)`` for kernel offset ``(i, j)``. Number the pixels of
-    the padded input ``(N, Hp, Wp)`` row by row, and put the output pixels on the same grid
-    (``g`` zero-padded to ``(N, Hp, Wp)``): then offset ``(i, j)`` is one constant shift
-    ``i*dh*Wp + j*dw`` of the flat index, and col2im is ``kh*kw`` adds of whole contiguous rows
-    instead of strided blocks (measured about 30% faster for LeNet's second layer, although the
-    product covers the padding too). Positions outside the valid outputs carry zeros, so what
-    they add (even across a row's end) is nothing.
+    input pixel ``(n, p + i*dh, q + j*dw)`` for kernel offset ``(i, j)``. Put the output pixels
+    on rows as wide as the padded input (``g`` zero-padded to ``(N, OH, Wp)``) and number them
+    row by row: then col2im is two rounds of adds of long contiguous blocks instead of
+    ``kh*kw`` strided ones. First the ``kw`` column offsets, each a shift ``j*dw`` of the flat
+    index (the padded columns carry zeros, so what they carry across a row's end, or drop off
+    the last one, is nothing); then the ``kh`` row offsets, each a shift ``i*dh*Wp`` within an
+    image of ``Hp*Wp`` pixels. The product covers the padded columns too, but not the padded
+    rows: for a 5x5 kernel on 14x14 that is 22% fewer columns than a grid of ``(N, Hp, Wp)``
+    (measured: the ConvNet's second layer's input gradient 6.7 -> 5.9 ms).
     """
     N, C, H, W = xshape
     O, _, kh, kw = w.shape
     (ph, pw), (dh, dw) = padding, dilation
     Hp, Wp = H + 2 * ph, W + 2 * pw
     oh, ow = Hp - dh * (kh - 1), Wp - dw * (kw - 1)
-    L = N * Hp * Wp
-    gp = xp.zeros((O, N, Hp, Wp), dtype=g.dtype)
-    gp[:, :, :oh, :ow] = xp.permute_dims(g, (1, 0, 2, 3))
-    cols = _group_matmul(xp, xp.reshape(w, (O, -1)), xp.reshape(gp, (O, L)), groups,
-                         trans_a=True)  # fmt: skip  (C*kh*kw, L)
-    cols = xp.reshape(cols, (C, kh * kw, L))
-    out = xp.zeros((C, L + dh * (kh - 1) * Wp + dw * (kw - 1)), dtype=cols.dtype)
+    R = oh * Wp  # output slots per image
+    gp = xp.zeros((O, N, oh, Wp), dtype=g.dtype)
+    gp[:, :, :, :ow] = xp.permute_dims(g, (1, 0, 2, 3))
+    cols = _group_matmul(xp, xp.reshape(w, (O, -1)), xp.reshape(gp, (O, N * R)), groups,
+                         trans_a=True)  # fmt: skip  (C*kh*kw, N*R)
+    cols = xp.reshape(cols, (C, kh, kw, N * R))
+    rows = contiguous(xp, cols[:, :, 0, :])  # (C, kh, N*R): the column offsets summed
+    for j in range(1, kw):
+        rows[:, :, j * dw :] += cols[:, :, j, : N * R - j * dw]
+    rows = xp.reshape(rows, (C, kh, N, R))
+    out = xp.zeros((C, N, Hp * Wp), dtype=cols.dtype)
     for i in range(kh):
-        for j in range(kw):
-            shift = i * dh * Wp + j * dw
-            out[:, shift : shift + L] += cols[:, i * kw + j, :]
-    out = xp.reshape(out[:, :L], (C, N, Hp, Wp))[:, :, ph : ph + H, pw : pw + W]
+        out[:, :, i * dh * Wp : i * dh * Wp + R] += rows[:, i, :, :]
+    out = xp.reshape(out, (C, N, Hp, Wp))[:, :, ph : ph + H, pw : pw + W]
     return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
 
 
