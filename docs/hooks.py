@@ -178,18 +178,23 @@ _LOCAL_LINK = re.compile(r'href="#([^"]*)"')
 
 
 def _heading_for(anchor: str, ids: list[str]) -> str | None:
-    """The id a table-of-contents anchor meant: mkdocs-jupyter's contents leave the code out
-    of a heading's slug (``5`` for "5. `retain_graph`", whose id is ``5-retain_graph``); the
-    one id that has the anchor's words, in order, starting with the same one."""
-    words = anchor.split("-")
-    found = []
+    """The id a table-of-contents anchor meant. Two spellings miss the page's ids:
+    mkdocs-jupyter's contents leave the code out of a heading's slug (``5`` for "5.
+    `retain_graph`", whose id is ``5-retain_graph``; ``a-branch-as-two-blocks`` for "`cond`: a
+    branch as two blocks"), and a link written in a lesson for JupyterLab keeps the heading's
+    case and punctuation (``#1.-Programs,-blocks-and-scopes``). The one id that has the anchor's
+    words (lower case, without punctuation) in order, preferring ids that start with the same
+    word."""
+    words = [w for w in (re.sub(r"[^\w]", "", w.lower()) for w in anchor.split("-")) if w]
+    if not words:
+        return None
+    found, later = [], []
     for candidate in ids:
         parts = candidate.split("-")
-        if not parts or parts[0] != words[0]:
-            continue
         it = iter(parts)
         if all(any(w == p for p in it) for w in words):
-            found.append(candidate)
+            (found if parts[0] == words[0] else later).append(candidate)
+    found = found or later
     return found[0] if len(found) == 1 else None
 
 

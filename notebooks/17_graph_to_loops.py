@@ -303,7 +303,10 @@ if not HAVE_NUMBA:
 #
 # **The tolerance.** A kernel computes the same formulas in the same dtype, but not in the
 # same order: it sums a row with one running total, left to right, where numpy sums pairwise;
-# and numba may contract `a * b + c` into one instruction. So the fused result is not
+# and numba may contract `a * b + c` into one instruction. The classic bounds say how far
+# either may drift: a running sum of $n$ terms is within $(n-1)\,u\sum_i |x_i|$ of the exact
+# sum, a pairwise one within about $\lceil\log_2 n\rceil\,u\sum_i |x_i|$, where $u$ is the
+# unit roundoff ($2^{-53}$ in float64, $2^{-24}$ in float32). So the fused result is not
 # bit-for-bit the numpy one, only within a few units in the last place: about `1e-12`
 # relative in float64 (the tests' tolerance), `1e-5` in float32. Any code that compares a
 # fused result with `==` is wrong:

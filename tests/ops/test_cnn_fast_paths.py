@@ -3,7 +3,7 @@
 
 * ``conv2d_input_grad`` at stride 1 (col2im on flattened rows, NOTE [col2im on the padded
   grid]) for dilations, paddings, groups and kernels that are not square;
-* ``batch_norm`` in training on (N, C, L) (NOTE [batch_norm on (N, C, L)]).
+* ``batch_norm`` in training, its gradients with and without the affine parameters.
 """
 
 from __future__ import annotations

@@ -32,11 +32,9 @@ import re
 
 import numpy as _np  # machine epsilon of a dtype (rms_norm's default eps), no math on values
 
-from .. import backend
 from .base import REGISTRY, Op, ShapeError, fmt_shapes, register
 from .layer_surface import _reshape, declare_layer, known_shape, side_effect_error
 from .surface import shape_of
-from .vjp_namespace import RawFunctional
 
 __all__ = ["BatchNorm", "LayerNorm", "batch_norm_layer", "layer_norm_layer"]
 
@@ -62,49 +60,6 @@ def _through_stats(F, gh, xhat, rstd, axes):
         - F.mean(gh, axis=axes, keepdims=True)
         - xhat * F.mean(gh * xhat, axis=axes, keepdims=True)
     )
-
-
-# NOTE [batch_norm on (N, C, L)]: in training, the forward and the plain backward work on the
-# input viewed as (N, C, L) with the per-channel numbers shaped (C, 1), and fold the affine
-# parameters into one scale and one shift per channel. That is 4 passes over the data forward
-# and about 7 backward, where the composite rules (kept for create_graph and the symbolic
-# engine, whose gradients must be graphs) take about 10 and 20. Measured on the ConvNet's two
-# BatchNorm2d layers, forward and backward of the whole layer (the running statistics
-# included): 4.4 -> 3.1 ms and 2.5 -> 2.3 ms. The answers are the same up to float rounding.
-def _centred(xp, x):
-    """``x`` as (N, C, L) minus its per-channel mean, and ``n`` = N*L."""
-    x3 = xp.reshape(x, (x.shape[0], x.shape[1], -1))
-    n = x3.shape[0] * x3.shape[2]
-    return x3 - xp.reshape(xp.mean(x3, axis=(0, 2)), (-1, 1)), n
-
-
-def _bn_train_forward(xp, x, w, b, eps):
-    xc, n = _centred(xp, x)
-    scale = 1.0 / xp.sqrt(xp.sum(xc * xc, axis=(0, 2)) / n + eps)  # 1/std, (C,)
-    if w is not None:
-        scale = scale * w
-    xc *= xp.reshape(scale, (-1, 1))
-    if b is not None:
-        xc += xp.reshape(b, (-1, 1))
-    return xp.reshape(xc, x.shape)
-
-
-def _bn_train_grads(g, x, w, eps, needs):
-    """$\\partial L/\\partial x$, $\\sum g\\hat x$ and $\\sum g$ (per channel) on raw arrays."""
-    xp = backend.namespace_of(x)
-    xc, n = _centred(xp, x)
-    rstd = 1.0 / xp.sqrt(xp.sum(xc * xc, axis=(0, 2)) / n + eps)
-    g3 = xp.reshape(g, xc.shape)
-    gsum = xp.sum(g3, axis=(0, 2))
-    g_xc = xp.sum(g3 * xc, axis=(0, 2))
-    gx = None
-    if needs[0]:  # (w rstd) (g - mean(g) - xhat mean(g xhat)), xhat = xc rstd
-        xc *= xp.reshape(g_xc * rstd * rstd / n, (-1, 1))
-        gx = g3 - xc
-        gx -= xp.reshape(gsum / n, (-1, 1))
-        gx *= xp.reshape(rstd if w is None else w * rstd, (-1, 1))
-        gx = xp.reshape(gx, x.shape)
-    return gx, g_xc * rstd, gsum
 
 
 @register
@@ -213,13 +168,15 @@ class BatchNorm(Op):
             return xp.reshape(v, (v.shape[0],) + (1,) * len(axes))
 
         _, w, b, mean, var = _bn_inputs((x, *params), training, affine)
+        axes = self._axes(nd)
         if training and x.shape[1] and math.prod(x.shape) // x.shape[1] == 1:
             self.shape(tuple(x.shape), *(tuple(p.shape) for p in params), training=training,
                        affine=affine)  # fmt: skip  (raises: one value per channel)
         if training:
-            return _bn_train_forward(xp, x, w, b, eps)
-        m, v = self._per_channel(expand, mean, nd), self._per_channel(expand, var, nd)
-        y = (x - m) * (1.0 / xp.sqrt(v + eps))
+            y = _normalize(xp, x, axes, eps)
+        else:
+            m, v = self._per_channel(expand, mean, nd), self._per_channel(expand, var, nd)
+            y = (x - m) * (1.0 / xp.sqrt(v + eps))
         if affine:
             y = y * self._per_channel(expand, w, nd) + self._per_channel(expand, b, nd)
         return y
@@ -260,10 +217,6 @@ class BatchNorm(Op):
         def expand(v, axes_):
             return F.expand_dims(v, axis=axes_)
 
-        # a plain backward (numbers, no graph): NOTE [batch_norm on (N, C, L)]
-        if training and isinstance(F, RawFunctional):
-            gx, gw, gb = _bn_train_grads(g, x, w, eps, needs)
-            return (gx, gw if needs[1] else None, gb if needs[2] else None) if affine else (gx,)
         gh = g * self._per_channel(expand, w, nd) if affine else g
         if training:
             xhat, rstd = _stats_f(F, x, axes, eps)

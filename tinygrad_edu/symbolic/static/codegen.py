@@ -363,10 +363,19 @@ def _out_expression(node: Node, args, buffer: str) -> str:
     return f"xp.{UFUNCS[name]}({', '.join(args)}, out={buffer})"
 
 
+def render(name: str, args, attrs: dict, dtype) -> str:
+    """The numpy expression of op ``name`` on the values named ``args`` (its template), as the
+    op computes it: ``x ** 3`` in float32 or float64 is two products, as ``ops.Pow`` (and
+    PyTorch) compute it, not numpy's ``powf``, whose last bit can differ."""
+    if name == "pow" and attrs.get("exponent") == 3 and dtype in ("float32", "float64"):
+        return f"{args[0]} * {args[0]} * {args[0]}"
+    return TEMPLATES[name].format(*args, **{**_DEFAULTS.get(name, {}), **attrs})
+
+
 def _expression(node: Node, args, env: dict, name: str) -> str:
     template = TEMPLATES.get(node.op.name)
     if template is not None and len(args) == node.op.arity and _plain(node):
-        return template.format(*args, **{**_DEFAULTS.get(node.op.name, {}), **node.attrs})
+        return render(node.op.name, args, node.attrs, node.dtype)
     if node.op.name == "fill_constant" and isinstance(node.attrs.get("dtype"), str):
         shape, value = tuple(node.attrs["shape"]), node.attrs["value"]
         if type(value) in (bool, int, float) and math.isfinite(value):
