@@ -103,17 +103,18 @@ def backward(y, g):
 
 
 def with_numba(x, g):
-    """Both kernels compiled by numba (``handwritten.compiled``) and run on numpy arrays:
-    ``{"numba": False}`` where numba is not installed. They run as Python first (on grids),
-    so an unwritten kernel says so before numba sees it."""
+    """Both kernels compiled by numba (``handwritten.compiled``) and run on numpy arrays, or,
+    where numba is not installed, run as plain Python on numpy arrays: ``{"numba": whether
+    numba compiled them, "forward": ..., "backward": ...}``. They run as Python first (on
+    grids), so an unwritten kernel says so before numba sees it."""
     forward(x)
     from tinygrad_edu.symbolic.static import kernels
 
-    if not kernels.available():
-        return {"numba": False}
+    numba = kernels.available()
+    compile_ = handwritten.compiled if numba else (lambda fn: fn)
     x = np.ascontiguousarray(x, dtype=np.float64)
     y = np.full_like(x, np.nan)
-    handwritten.compiled(handwritten.softmax_forward)(x, y)
+    compile_(handwritten.softmax_forward)(x, y)
     dx = np.full_like(x, np.nan)
-    handwritten.compiled(handwritten.softmax_backward)(y, np.asarray(g, dtype=np.float64), dx)
-    return {"numba": True, "forward": y, "backward": dx}
+    compile_(handwritten.softmax_backward)(y, np.asarray(g, dtype=np.float64), dx)
+    return {"numba": numba, "forward": y, "backward": dx}

@@ -184,3 +184,33 @@ def test_a_recorded_wrong_answer_fails_naming_the_mistake(monkeypatch, task, nam
     assert failed, f"{task}: the graded tests accept a wrong {name}: {what}"
     messages = [message for _, _, message in failed]
     assert any(named in m for m in messages), (what, messages[:3])
+
+
+@pytest.mark.parametrize("task, name, what, wrong, named", WRONG, ids=[w[2] for w in WRONG])
+def test_without_numba_no_check_passes_a_wrong_kernel_unseen(monkeypatch, task, name, what,
+                                                             wrong, named):  # fmt: skip
+    """The autograder's environment need not have numba: the checks that compile a kernel
+    with it then run the kernel as Python on numpy arrays, and still check its values (they
+    once passed whenever numba was missing, whatever the kernel, and a forged answer to the
+    first probe made an unwritten A6.2 score that point)."""
+    from tinygrad_edu.symbolic.static import kernels
+
+    from . import probes_a6
+
+    monkeypatch.setattr(kernels, "available", lambda: False)
+    x = np.linspace(-3.0, 4.0, 35).reshape(5, 7)
+    g = np.cos(np.arange(35.0)).reshape(5, 7)
+    right = probes_a6.with_numba(x, g)
+    monkeypatch.setattr(handwritten, name, wrong)
+    try:
+        got = probes_a6.with_numba(x, g)
+        key = "forward" if task == "A6.1" else "backward"
+        values_wrong = not np.allclose(got[key], right[key], rtol=1e-9, atol=1e-12)
+    except Exception:  # noqa: BLE001 (a wrong kernel that raises on numpy arrays)
+        values_wrong = True
+    failed = {fn_name for fn_name, _, _ in _failures(task)}
+    numba_tests = [fn.__name__ for fn, _ in _cases(task) if "numba" in fn.__name__]
+    assert numba_tests, task
+    if values_wrong:  # (a kernel with right values but too much traffic fails elsewhere)
+        assert set(numba_tests) <= failed, (what, failed)
+    assert failed, what

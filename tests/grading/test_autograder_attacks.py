@@ -274,10 +274,12 @@ def test_forging_gets_the_untouched_editions_score(graded):
     data = _results(graded, "hostile")
     edition = _results(graded, "edition")
     assert attacks.FORGED not in _all_text(data), "the submission wrote the results file"
+    statuses = {t["name"]: t["status"] for t in edition["tests"]}
+    differ = [(t["name"], statuses.get(t["name"]), t["status"], t["output"][-400:])
+              for t in data["tests"] if statuses.get(t["name"]) != t["status"]]  # fmt: skip
+    assert not differ, differ  # (named first: which test the forging moved)
+    assert [t["name"] for t in data["tests"]] == [t["name"] for t in edition["tests"]]
     assert data["score"] == edition["score"]
-    assert [(t["name"], t["status"]) for t in data["tests"]] == [
-        (t["name"], t["status"]) for t in edition["tests"]
-    ]
 
 
 def test_peeking_finds_no_hidden_test_or_solution(graded):
