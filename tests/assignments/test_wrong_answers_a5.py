@@ -54,14 +54,20 @@ def _cases(task: str) -> list:
     return graded_cases(suite, task)
 
 
-def _failures(task: str) -> list:
+def graded_failures(module, task: str, keep: int | None = None) -> list:
+    """(test name, its arguments, its message cut to ``keep`` characters) for each case of
+    ``task``'s graded tests in ``module`` that fails on the code as it is now."""
     failed = []
-    for fn, kwargs in _cases(task):
+    for fn, kwargs in graded_cases(module, task):
         try:
             fn(_call, **kwargs)
         except AssertionError as error:
-            failed.append((fn.__name__, kwargs, str(error)[:200]))
+            failed.append((fn.__name__, kwargs, str(error)[:keep]))
     return failed
+
+
+def _failures(task: str) -> list:
+    return graded_failures(suite, task, keep=200)
 
 
 # -- recorded wrong answers of A5.1 (_extent) ------------------------------------------------------
