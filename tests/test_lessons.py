@@ -37,7 +37,8 @@ def _fresh():
 
 @pytest.mark.parametrize(
     "module",
-    ["checks", "exercise", "notebooks", "lesson00", "lesson03", "lesson13", "lesson16", "lesson17"],
+    ["checks", "exercise", "notebooks", "as_built", "lesson00", "lesson03", "lesson13", "lesson16",
+     "lesson17"],
 )
 def test_doctests(module):
     mod = importlib.import_module(f"tinygrad_course.lessons.{module}")

@@ -17,6 +17,9 @@ may import anything below (the package, ``eager``, ``symbolic``, ``nn``, ``viz``
 * :mod:`~tinygrad_course.lessons.recorded`: in the student edition, a cell stopped by an
   unwritten assignment says which one unlocks it and shows its recorded output (activated on
   import, in a Jupyter kernel, only where the edition's recordings exist).
+* :mod:`~tinygrad_course.lessons.as_built`: the values of a learner's symbolic graph computed
+  as it is built, and graphs recorded as data, so that the checks answer in a student edition
+  before the symbolic engine (assignment A1) is written.
 * :mod:`~tinygrad_course.lessons.notebooks`: the exercise convention (``lint_notebook``) and the
   ``.py`` / ``.ipynb`` pairs (``pair_problems``).
 """

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .as_built import as_built, later, run
 from .checks import gradient_mismatch
 from .exercise import NUMPY_ON_GRAPH, Exercise, Verdict, Wrong, diagnose
 
@@ -32,12 +33,13 @@ def _not_a_node(value) -> Verdict | None:
 def _grade_build_loss(fn) -> Verdict:
     sym = _sym()
     a, b = sym.Variable("a"), sym.Variable("b")
-    q = fn(a, b)
+    av, bv = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    with as_built({a: av, b: bv}) as built:  # q's value, where the Executor is unwritten
+        q = fn(a, b)
     bad = _not_a_node(q)
     if bad:
         return bad
-    av, bv = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
-    (value,) = sym.Executor([q]).run({a: av, b: bv})
+    (value,), engine = run([q], {a: av, b: bv}, built)
     ab = av * bv
     mistakes = [
         (np.sum(np.log1p(np.exp(ab))), "the a_i² term is missing"),
@@ -55,6 +57,8 @@ def _grade_build_loss(fn) -> Verdict:
     )
     if not verdict.ok:
         return verdict
+    if engine is not None:  # a student edition before A1: the learner's graph, not its gradient
+        return Verdict(True, verdict.message + later(engine, "its gradient graph"))
     qa, qb = sym.gradients(q, [a, b])
     grads = sym.Executor([qa, qb]).run({a: av, b: bv})
 
@@ -112,7 +116,7 @@ def _grade_sums(fn) -> Verdict:
     ]
     return diagnose(
         int(guess),
-        _counted_sums(),
+        predicted_adjoint_sums.values(),  # recorded in a student edition, before A1 is written
         mistakes,
         "count the uses of a, b, c and u; a value used k times needs k - 1 additions",
         what="adjoint-sum nodes: ",
@@ -120,7 +124,7 @@ def _grade_sums(fn) -> Verdict:
 
 
 predicted_adjoint_sums = Exercise(
-    "2.2", "predict the Σ nodes", _grade_sums,
+    "2.2", "predict the Σ nodes", _grade_sums, expected=_counted_sums,
     wrong=[
         Wrong("a * a counted as one use", lambda: 2,
               "a is used three times: once by a * b and twice by a * a"),

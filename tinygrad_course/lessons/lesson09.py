@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .as_built import as_built, graph_data, later, rebuilt
 from .exercise import Exercise, Verdict, Wrong, diagnose
+from .recorded import stub_task
 
 __all__ = ["EXERCISES", "grow_static", "mul_by_one", "peak_bytes", "grow_reference"]
 
@@ -195,12 +197,13 @@ def _rule_graph():
     return x, outputs
 
 
-def _rewritten(rule):
-    """(node count, values) of the test graph after ``rewrite`` with ``rule``."""
+def _rewritten(rule, graph=None):
+    """(node count, values) of the test graph (``graph``: ``(x, outputs)``, or a new one) after
+    ``rewrite`` with ``rule``."""
     S = _sym()
     from tinygrad_edu.symbolic.passes import node_count, rewrite  # noqa: PLC0415
 
-    x, outputs = _rule_graph()
+    x, outputs = _rule_graph() if graph is None else graph
     new = rewrite(outputs, rule)
     values = S.Executor(new).run({x: np.array([0.5, -1.0, 2.0])})
     # a constant left behind is a scalar: broadcast it as the graph would; a value whose shape
@@ -225,9 +228,15 @@ def _grade_rule(rule) -> Verdict:
             return None
         return out
 
-    x, outputs = _rule_graph()
-    before = [(n, n.inputs) for n in S.topo_sort(outputs)]
-    got = _rewritten(guarded)
+    try:
+        x, outputs = _rule_graph()
+        before = [(n, n.inputs) for n in S.topo_sort(outputs)]
+        got = _rewritten(guarded, (x, outputs))  # the graph whose inputs are compared after
+    except NotImplementedError as error:  # a student edition before A1: the rule node by node
+        unwritten = stub_task(error)
+        if unwritten is None or not unwritten.startswith("A1."):
+            raise
+        return _grade_decisions(guarded, bad, itself, unwritten)
     if bad:
         return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
                        "return a node (the replacement) or None (keep the node)")  # fmt: skip
@@ -244,15 +253,80 @@ def _grade_rule(rule) -> Verdict:
         (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
          "the constant's value, not only at its op)"),
     ]  # fmt: skip
-    return diagnose(got, np.array(mul_by_one.values()), mistakes,
+    return diagnose(got, np.array(mul_by_one.values()["rewritten"]), mistakes,
                     "compare the node count and the values with the original graph's: which "
                     "mul did your rule keep or remove that it should not?",
                     what="node count, then the values: ")  # fmt: skip
 
 
+def _decisions(rule, nodes=None) -> np.ndarray:
+    """What ``rule`` answers for each node of the test graph, offered in the order the nodes
+    were made: -1 for None, else the position of the node it returns (-2: a node it made)."""
+    if nodes is None:
+        with as_built({}) as built:
+            _rule_graph()
+        nodes = built.nodes
+    index = {node: k for k, node in enumerate(nodes)}
+    answers = [rule(node) for node in nodes]
+    return np.array([-1 if a is None else index.get(a, -2) for a in answers])
+
+
+def _grade_decisions(guarded, bad, itself, unwritten) -> Verdict:
+    """9.2's check where ``rewrite`` and the Executor are unwritten (A1): the rule's answer
+    for each node of the test graph, compared with the reference's (recorded)."""
+    with as_built({}) as built:
+        _rule_graph()
+    nodes = built.nodes
+    before = [node.inputs for node in nodes]
+    got = _decisions(guarded, nodes)
+    if bad:
+        return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
+                       "return a node (the replacement) or None (keep the node)")  # fmt: skip
+    if itself:
+        return Verdict(False, f"the rule returned the node it was given ({itself[0].name})",
+                       "to keep a node, return None: a node returned is a replacement, and "
+                       "a pass that replaces a node by itself never knows it is done")  # fmt: skip
+    if [node.inputs for node in nodes] != before:
+        return Verdict(False, "the original graph changed", "build or return nodes; never "
+                       "change a node's inputs (a pass is a pure function)")  # fmt: skip
+    recorded = mul_by_one.values()
+    mistakes = [
+        (_decisions(_right_only), "1 * x as well: the constant may be either input"),
+        (_decisions(_returns_the_one), "return the other input (x), not the constant 1"),
+        (_decisions(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
+         "the constant's value, not only at its op)"),
+        (np.array(recorded["ones_array"]), "a constant array of ones is not the number 1: x * "
+         "ones((2, 3)) has shape (2, 3), so replacing it by x changes the result's shape; only "
+         "a 0-d constant is the number"),
+    ]  # fmt: skip
+    want, step = np.array(recorded["decisions"]), "the rule's answer at each node: "
+    if np.array_equal(got, want):
+        replaced = int((got != -1).sum())
+        return Verdict(True, f"the rule's answer at each of the {len(nodes)} nodes of the test "
+                       f"graph ({replaced} replaced)" + later(unwritten, "the rewritten graph "
+                       "(its node count and values, by rewrite and an Executor)"))  # fmt: skip
+    differ = np.flatnonzero(got != want)
+    said = {-1: "None", -2: "a node it made"}
+    where = "; ".join(f"at {nodes[k].name} it returned "
+                      f"{said.get(int(got[k])) or nodes[got[k]].name}" for k in differ[:3])
+    message = (f"{step}it differs from the reference's at {len(differ)} of the {len(nodes)} "
+               f"nodes ({where}{'; ...' if len(differ) > 3 else ''})")  # fmt: skip
+    hint = next((h for value, h in mistakes if np.array_equal(got, value)),
+                "which mul did your rule keep or remove that it should not? Print what it "
+                "returns for each node of the lesson's example")  # fmt: skip
+    return Verdict(False, message, hint, step, got)
+
+
+def _rule_expected() -> dict:
+    """The reference rule's rewritten graph (node count, values) and its answer at each node,
+    and one mistake's answers (recorded: the student edition holds neither rule)."""
+    return {"rewritten": _rewritten(_reference_mul_by_one).tolist(),
+            "decisions": _decisions(_reference_mul_by_one).tolist(),
+            "ones_array": _decisions(_ones_array).tolist()}  # fmt: skip
+
+
 mul_by_one = Exercise(
-    "9.2", "a rewrite rule", _grade_rule,
-    expected=lambda: _rewritten(_reference_mul_by_one).tolist(),
+    "9.2", "a rewrite rule", _grade_rule, expected=_rule_expected,
     wrong=[
         Wrong("only x * 1", _right_only, "1 * x as well: the constant may be either input"),
         Wrong("returns the constant", _returns_the_one,
@@ -334,16 +408,39 @@ def _peak_graphs():
             ("an MLP's loss and gradients", mlp.order, mlp.nodes, nbytes)]  # fmt: skip
 
 
-def _peak_expected() -> list:
+def _peak_expected() -> dict:
     """The reference's peak for each graph (recorded in the student edition, which holds no
-    reference)."""
-    return [_reference_peak(order, outputs, nbytes) for _, order, outputs, nbytes in
-            _peak_graphs()]  # fmt: skip
+    reference), and the graphs as data: their order, outputs and sizes (recorded too, for the
+    edition's first day: the Executor and gradients() that make them are assignment A1)."""
+    graphs = _peak_graphs()
+    return {"peaks": [_reference_peak(order, outputs, nbytes) for _, order, outputs, nbytes in
+                      graphs],
+            "graphs": [[title, graph_data(order, outputs), [nbytes[n] for n in order]]
+                       for title, order, outputs, nbytes in graphs]}  # fmt: skip
+
+
+def _peak_cases(recorded) -> list:
+    """``(title, order, outputs, nbytes)`` of each graph: made by the library, or, where the
+    engine that makes them is an unwritten assignment (A1), rebuilt from the recording."""
+    from .recorded import stub_task  # noqa: PLC0415
+
+    try:
+        return _peak_graphs()
+    except NotImplementedError as error:
+        if stub_task(error) is None or not stub_task(error).startswith("A1."):
+            raise
+    cases = []
+    for title, data, sizes in recorded["graphs"]:
+        order, outputs = rebuilt(data)
+        cases.append((title, order, outputs, dict(zip(order, sizes, strict=True))))
+    return cases
 
 
 def _grade_peak(fn) -> Verdict:
-    expected = peak_bytes.values()
-    for (title, order, outputs, nbytes), want in zip(_peak_graphs(), expected, strict=True):
+    recorded = peak_bytes.values()
+    expected = recorded["peaks"]
+    for (title, order, outputs, nbytes), want in zip(_peak_cases(recorded), expected,
+                                                     strict=True):  # fmt: skip
         got = fn(list(order), list(outputs), dict(nbytes))
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
             return Verdict(False, f"{title}: returned {got!r}", "return a whole number of "
