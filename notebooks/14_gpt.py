@@ -353,7 +353,7 @@ with torch.no_grad():
 model.train()
 heads = model.blocks[0].sa.heads
 maps = [ex.attention_map(head.last_weights[0]) for head in heads]
-fig, axes = plt.subplots(1, len(heads), figsize=(9, 3.0), layout="constrained")
+fig, axes = plt.subplots(1, len(heads), figsize=(8.8, 3.0), layout="constrained")
 for k, (ax, attention) in enumerate(zip(axes, maps)):  # one colour scale, 0 to 1, for all
     shown = ax.imshow(attention, cmap="Blues", vmin=0, vmax=1)
     ax.set_title(f"layer 0, head {k}", fontsize=9)
@@ -399,4 +399,4 @@ if have_torch("Running the model on PyTorch"):
     check("the same weights give PyTorch's loss", ours_loss, theirs_loss, rtol=1e-5)
 
 # %%
-summary(ex)
+summary(ex);

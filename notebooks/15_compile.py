@@ -407,4 +407,4 @@ for name, fn in (("eager", chain), ("compiled", cchain)):
 # eager: see docs/performance.md.)
 
 # %%
-summary(ex)
+summary(ex);

@@ -426,4 +426,4 @@ viz.draw_anatomy(win, title="a sliding window: s.as_strided((3, 3), (1, 1), 0)")
 # - `as_strided` makes any window, and its gradient sums over overlaps: assignment A5.
 
 # %%
-summary(ex)
+summary(ex);

@@ -370,4 +370,4 @@ check_true("and of b", np.allclose(bg.grad.numpy(), be.grad.numpy(), rtol=1e-10,
 # not bit for bit.
 
 # %%
-summary(ex)
+summary(ex);

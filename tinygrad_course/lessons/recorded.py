@@ -93,6 +93,17 @@ def _needed(task: str, error: BaseException) -> str:
     return f"assignment {task} ({_where(error)})"
 
 
+def _named(tasks) -> str:
+    """How a notice names the tasks a cell waits for: ``A2.1`` as it is, an exercise's
+    stand-in ``E14.1`` as ``Exercise 14.1`` (the stand-in's code means nothing to a learner).
+
+    >>> _named({"E14.1", "A2.1"})
+    'A2.1, Exercise 14.1'
+    """
+    return ", ".join(f"Exercise {m.group(1)}" if (m := _EXERCISE_TASK.match(task)) else task
+                     for task in sorted(tasks))  # fmt: skip
+
+
 def _solved(task: str) -> bool:
     """Whether ``task`` is an exercise's stand-in whose exercise has passed its check since."""
     exercise = _EXERCISE_TASK.match(task)
@@ -403,7 +414,7 @@ class Unlocker:
                     f"{'written' if _is_assignment(task) else 'solved'} yet.")  # fmt: skip
         elif self.pending and outputs is not None:
             self.stopped_by = self._waits_for(source) or frozenset(self.pending)
-            tasks = ", ".join(sorted(self.stopped_by))
+            tasks = _named(self.stopped_by)
             head = (f"This cell uses something a cell above could not make (it needs "
                     f"{tasks}).")  # fmt: skip
         else:
@@ -474,7 +485,7 @@ class Unlocker:
         source = getattr(self, "_source", "")
         names = sorted(_loaded(source) & set(self.partial))
         self.stopped_by = self._waits_for(source)
-        tasks = ", ".join(sorted(self.stopped_by))
+        tasks = _named(self.stopped_by)
         head = (f"This cell reads {', '.join(names)}, which a cell above could not finish (it "
                 f"needs {tasks}): running it now would compute on what that cell left half "
                 "made.")  # fmt: skip
