@@ -578,3 +578,18 @@ def test_29_paddle_names():
     h.retain_grads()
     h.sum().backward()
     np.testing.assert_allclose(h.grad.numpy(), [1.0, 1.0])
+
+
+def test_the_anomaly_trace_shows_the_callers_frames_not_the_librarys():
+    """The forward call that created a node ends at the learner's line: the op functions'
+    frames (``tinygrad_edu/ops/...``, a path on the machine that ran it) are left out."""
+    import numpy as np
+
+    x = leaf([0.0, 4.0])
+    with np.errstate(all="ignore"), tg.detect_anomaly():
+        y = (x**0.5 * tg.tensor([0.0, 1.0])).sum()  # the line the trace must end at
+        with pytest.raises(RuntimeError, match="PowBackward0") as e:
+            y.backward()
+    trace = str(e.value).split("The forward call that created PowBackward0:")[1]
+    assert "tinygrad_edu" not in trace, trace
+    assert trace.rstrip().splitlines()[-1].strip().startswith("y = (x**0.5"), trace

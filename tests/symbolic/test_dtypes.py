@@ -255,3 +255,19 @@ def test_a_wrong_static_dtype_would_show_in_the_generated_code():
     s.dtype = "float32"  # a wrong claim: now the plain expression runs, and shows it
     assert "= x * s" in S.compile([y]).source
     assert _dtypes(S.compile([y], raw=True)(feed)) == [np.float64]
+
+
+def test_a_dtype_category_never_compares_two_namespaces_dtypes():
+    """array_api_strict's float32 hashes like numpy's; one lookup table for both made the
+    lookup compare them, and array_api_strict warns on that (lesson 7 showed the warning)."""
+    import warnings
+
+    import array_api_strict as xs
+
+    from tinygrad_edu.ops.promotion import category
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert category(np.dtype("float32")) == category(xs.float32) == 2
+        assert category(np.dtype("int64")) == category(xs.int64) == 1
+        assert category(np.dtype("bool")) == category(xs.bool) == 0

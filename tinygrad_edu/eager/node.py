@@ -204,7 +204,9 @@ class Node:
         self._retained[output_nr] = weakref.ref(tensor)
 
     def _record_trace(self) -> None:
-        here = os.path.dirname(os.path.abspath(__file__))
+        # the caller's frames only: the library's own (the engine, the op functions) say
+        # nothing about where in the learner's program the node was made
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         frames = [f for f in traceback.extract_stack() if not f.filename.startswith(here)]
         self._trace = "".join(traceback.format_list(frames))
 

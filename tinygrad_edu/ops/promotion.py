@@ -27,16 +27,22 @@ import numpy as _np  # type checks only (a numpy scalar is a weak operand)
 __all__ = ["result_type", "torch_result", "category", "can_cast", "floating"]
 
 _BOOL, _INT, _FLOAT = 0, 1, 2
+# dtype type -> {dtype: category}: one table per kind of dtype object, so that a numpy dtype
+# and another namespace's (array_api_strict's float32 hashes like numpy's) never meet in one
+# table, whose lookup would compare them (array_api_strict warns on that comparison)
 _CATEGORIES: dict = {}
 
 
 def category(dtype) -> int:
     """0 for bool, 1 for integers, 2 for floating dtypes (of any namespace)."""
-    hit = _CATEGORIES.get(dtype)
+    table = _CATEGORIES.get(type(dtype))
+    if table is None:
+        table = _CATEGORIES[type(dtype)] = {}
+    hit = table.get(dtype)
     if hit is None:
         name = str(dtype)
         hit = _FLOAT if "float" in name else _BOOL if "bool" in name else _INT
-        _CATEGORIES[dtype] = hit
+        table[dtype] = hit
     return hit
 
 
