@@ -238,13 +238,9 @@ def _grade_rule(rule) -> Verdict:
     if [(n, n.inputs) for n in S.topo_sort(outputs)] != before:
         return Verdict(False, "the original graph changed", "build or return nodes; never "
                        "change a node's inputs (a pass is a pure function)")  # fmt: skip
-    mistakes = [
-        (_rewritten(_right_only), "1 * x as well: the constant may be either input"),
-        (_rewritten(_returns_the_one), "return the other input (x), not the constant 1"),
-        (_rewritten(_any_constant), "only the constant 1 may go: x * 2 must stay (look at "
-         "the constant's value, not only at its op)"),
-    ]  # fmt: skip
-    return diagnose(got, np.array(mul_by_one.values()), mistakes,
+    # the anticipated mistakes are mul_by_one's recorded wrong answers: the check recognises
+    # them (computed here from their code, they would ship it to students)
+    return diagnose(got, np.array(mul_by_one.values()), [],
                     "compare the node count and the values with the original graph's: which "
                     "mul did your rule keep or remove that it should not?",
                     what="node count, then the values: ")  # fmt: skip
@@ -348,15 +344,9 @@ def _grade_peak(fn) -> Verdict:
         if not isinstance(got, (int, np.integer)) or isinstance(got, bool):
             return Verdict(False, f"{title}: returned {got!r}", "return a whole number of "
                            "bytes (an int)")  # fmt: skip
-        mistakes = [
-            (sum(nbytes[n] for n in order), "that is every value kept to the end: free a value "
-             "after the last step that reads it"),
-            (_peak_variant(order, outputs, nbytes, strict=True), "a value is still alive "
-             "during the step that reads it last (last use >= k), not only before it"),
-            (_peak_variant(order, outputs, nbytes, keep_outputs=False), "outputs are handed "
-             "back to the caller: they stay alive to the end"),
-        ]  # fmt: skip
-        verdict = diagnose(int(got), want, mistakes,
+        # the anticipated mistakes are peak_bytes's recorded wrong answers: the check
+        # recognises them (computed here from their code, they would ship it to students)
+        verdict = diagnose(int(got), want, [],
                            "list the values alive at each step of the order by hand, and "
                            "compare the largest total with yours",
                            what=f"{title}: ")  # fmt: skip
