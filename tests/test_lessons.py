@@ -587,12 +587,15 @@ def test_a_mistake_is_known_from_its_recording_where_it_cannot_run(monkeypatch, 
     def unwritten(root):
         raise NotImplementedError("A2.1: write your solution here")
 
-    edition = Exercise(ex.number, ex.title, ex.grade, expected=ex.expected,
-                       wrong=[w._replace(answer=unwritten) for w in ex.wrong])  # fmt: skip
-    for wrong in ex.wrong:
-        lessons.reset()  # each a first try
-        result = edition.check(_again(wrong.answer), strict=False)
-        assert result.status == lessons.FAIL and result.hint == wrong.hint, wrong.what
+    # a wrong answer that calls an unwritten assignment, and one the edition ships no code of
+    # (make-student writes ... in its place)
+    for stand_in in (unwritten, ...):
+        edition = Exercise(ex.number, ex.title, ex.grade, expected=ex.expected,
+                           wrong=[w._replace(answer=stand_in) for w in ex.wrong])  # fmt: skip
+        for wrong in ex.wrong:
+            lessons.reset()  # each a first try
+            result = edition.check(_again(wrong.answer), strict=False)
+            assert result.status == lessons.FAIL and result.hint == wrong.hint, wrong.what
     monkeypatch.setattr(exercise, "recorded_mistakes", lambda: {})  # nothing recorded: the
     result = Exercise(ex.number, ex.title, ex.grade, wrong=edition.wrong).check(  # difference
         _again(ex.wrong[0].answer), strict=False)  # fmt: skip

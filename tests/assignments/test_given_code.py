@@ -3,10 +3,12 @@ edition's own given code earns nothing, for every graded task.
 
 For each stubbed function of the student edition, the submission's body delegates the whole
 job to the closest function that the edition itself still contains, whatever its place: the
-library's other ops and helpers (public or private), the lessons' references, fallbacks and
-recorded wrong answers, the course-compatibility modules. A body may adapt arguments (an
-einsum equation for the shapes, an argument order, a first element) and pick among given
-functions; it computes nothing itself: no arithmetic on the values, no loop of its own.
+library's other ops and helpers (public or private), the lessons' references and fallbacks,
+the course-compatibility modules (the lessons' recorded wrong answers, near misses that once
+did some tasks, are no longer given: the edition ships none of their code). A body may adapt
+arguments (an einsum equation for the shapes, an argument order, a first element) and pick
+among given functions; it computes nothing itself: no arithmetic on the values, no loop of
+its own.
 "Does the job" means the given function computes the same function as the task (an einsum
 that is a matrix product, a sum_to that is a sum, a recursive walk that is a topological
 sort), not that some other rule fed crafted inputs coincides with it numerically (div's
@@ -57,11 +59,10 @@ _VJP = "F, g, inputs, out, shapes, needs"
 # replaces the stub's ``raise NotImplementedError("<task>: write your solution here")`` line
 # and is indented like it.
 GIVEN_CODE_SUBMISSION = {
-    # a topological order: lesson 8's recorded wrong answer (a recursive walk, once right on
-    # any small graph)
+    # a topological order: nothing given (lesson 8's recorded wrong answer, a recursive walk
+    # once right on any small graph, is not in the edition)
     ("tinygrad_edu/symbolic/graph.py", "A1.1"): [
-        "from ..lessons.lesson08 import _topo_recursive\n"
-        "order = _topo_recursive(list(nodes))\n"],
+        "pass\n"],
     # running the graph: the memory-planned executor (its first run once ran every node)
     ("tinygrad_edu/symbolic/executor.py", "A1.2"): [
         "from .memory import MemoryPlan\n"
@@ -97,9 +98,8 @@ GIVEN_CODE_SUBMISSION = {
         "    cse599w.gradients._given_code_depth = 0\n"],
     # the engine: lesson 3's dependency counts, the custom-function node's release, the
     # node's own hook lists, the leaf accumulation helper
-    ("tinygrad_edu/eager/engine.py", "A2.1"): [  # lesson 3's recorded wrong answer
-        "from ..lessons.lesson03 import _count_recursive\n"
-        "deps = {n: c for n, c in _count_recursive(root).items() if n is not root}\n"],
+    ("tinygrad_edu/eager/engine.py", "A2.1"): [  # lesson 3's recorded wrong answer: not given
+        "pass\n"],
     ("tinygrad_edu/eager/engine.py", "A2.2"): [  # nothing given runs a node: run none
         "pass\n"],
     ("tinygrad_edu/eager/engine_hooks.py", "A2.4"): [  # the given pre-hook loop after the stub
@@ -116,8 +116,9 @@ GIVEN_CODE_SUBMISSION = {
     ("tinygrad_edu/eager/node.py", "A2.3"): [
         "from .node import accumulate_into\n"
         "return accumulate_into(self.variable, grads[0], create_graph)\n"],
-    # training: addmm for the layer, the given reductions for the loss, lesson 6's recorded
-    # wrong answer (plain SGD) for the step, the optimizers' neighbours for Adam's family
+    # training: addmm for the layer, the given reductions for the loss, nothing for the step
+    # (lesson 6's recorded wrong answer, plain SGD, is not given), the optimizers' neighbours
+    # for Adam's family
     ("tinygrad_edu/nn/functional.py", "A3.1"): [
         "from ..ops.matrix import addmm\n"
         "return addmm(bias, x, weight.t()) if bias is not None else x.matmul(weight.t())\n"],
@@ -127,8 +128,6 @@ GIVEN_CODE_SUBMISSION = {
     ("tinygrad_edu/nn/functional.py", "A3.2"): [
         "return mse_loss(input, target, reduction='none').mean()\n"],
     ("tinygrad_edu/optim/sgd.py", "A3.3"): [
-        "from ..lessons.lesson06 import _plain_sgd\n"
-        "p[...] = _plain_sgd(p, grad, None, group['lr'], group['momentum'])[0]\n"
         "return p\n"],
     ("tinygrad_edu/optim/adam.py", "A3.4"): [
         "from .rmsprop import RMSprop\n"

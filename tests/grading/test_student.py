@@ -532,3 +532,123 @@ def test_an_edition_inside_the_repository_does_not_copy_its_temporary_folder(tmp
     (repo / ".student.abc.partial" / "stale.py").write_text("x = 1\n")
     report = make_student_edition(repo, repo / "student")
     assert not any("stale.py" in rel or "student/" in rel for rel in report["copied"])
+
+
+# -- the lessons' recorded wrong answers: none of their code reaches the edition ----------------
+LESSON = '''\
+"""A lesson's exercises."""
+
+from .exercise import Exercise, Wrong
+
+
+def _reference(x, eps=1e-6):
+    # BEGIN SOLUTION
+    return x / (2 * eps)
+    # END SOLUTION
+
+
+_reference.__name__ = "answer"
+
+
+def _halved(x, eps=1e-6):
+    return _divide(x, eps)
+
+
+def _divide(x, eps):  # only the wrong answer above calls it
+    return x / eps
+
+
+def _factory(two=True):
+    def answer(x, eps=1e-6):
+        return x / ((2 if two else 1) * eps)
+
+    return answer
+
+
+def _grade(fn):
+    return fn(1.0) == _given(1.0)
+
+
+def _given(x):  # the check's own helper, which a wrong answer also calls
+    return x / 2e-6
+
+
+@decorated
+def _decorated_wrong(x, eps=1e-6):
+    return x * eps
+
+
+ex = Exercise(
+    "1.1", "a title", _grade,
+    wrong=[
+        Wrong("divided by eps", _halved, "twice the right value"),
+        Wrong("one eps", _factory(two=False), "how far apart are the points?"),
+        Wrong("précédence", lambda x, eps=1e-6: (x
+                                                 / 2 * eps), "precedence: '/ 2 * eps'"),
+        Wrong(what="keywords", answer=_decorated_wrong, hint="times eps"),
+        Wrong("the check's helper", lambda x: _given(x) + 1, "off by one"),
+        Wrong("already a stand-in", ..., "left as it is"),
+    ],
+    fallback=_reference,
+)
+'''
+
+
+def test_the_edition_ships_no_code_of_a_recorded_wrong_answer():
+    """Many recorded wrong answers are the solution with one token changed: the edition keeps
+    their ``what`` and ``hint``, writes ``...`` for the answer, and removes the definitions only
+    they used (a factory whose default flags build the solution with them); what anything else
+    uses (the fallback, the grade) stays."""
+    import ast
+
+    from tinygrad_course.grading.wrong_answers import strip_wrong_answers, wrong_answer_nodes
+
+    text = strip_wrong_answers(strip_solutions(LESSON, "lesson01.py"), "lesson01.py")
+    tree = ast.parse(text)
+    answers = wrong_answer_nodes(tree)
+    assert len(answers) == 6
+    assert all(isinstance(a, ast.Constant) and a.value is ... for a in answers)
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert defined == {"_reference", "_grade", "_given"}  # the fallback's stub, the check's own
+    assert '_reference.__name__ = "answer"' in text  # what dresses a kept definition up stays
+    for gone in ("lambda", "_factory", "_divide", "@decorated", "x / eps", "x * eps"):
+        assert gone not in text, gone
+    for kept in ('Wrong("divided by eps", ..., "twice the right value")',
+                 'Wrong("précédence", ..., "precedence',  # a column after a multibyte character
+                 'Wrong(what="keywords", answer=..., hint="times eps")', "fallback=_reference"):
+        assert kept in text, kept  # fmt: skip
+    assert "\n\n\n\n" not in text  # a removed definition takes its blank lines with it
+    compile(text, "lesson01.py", "exec")
+    # a module that does not import Wrong, or does not parse, is left as it is
+    other = LESSON.replace("from .exercise import Exercise, Wrong", "from .x import Exercise")
+    assert strip_wrong_answers(other) == other
+    assert strip_wrong_answers("Wrong(1, 2, 3\n") == "Wrong(1, 2, 3\n"
+
+
+def test_make_student_strips_the_wrong_answers_of_a_lesson_module(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "toy" / "lesson01.py").write_text(LESSON, encoding="utf-8")
+    out = tmp_path / "student"
+    report = make_student_edition(repo, out)
+    assert "toy/lesson01.py" in report["stripped"]
+    text = (out / "toy" / "lesson01.py").read_text(encoding="utf-8")
+    assert "_factory" not in text and 'Wrong("one eps", ..., "how far apart' in text
+
+
+def test_a_helper_another_lesson_imports_stays_unless_only_its_wrong_answers_use_it():
+    """Lesson 5 imports lesson 3's helpers: one it uses in its check stays in lesson 3, one
+    only its wrong answers used goes from both (lesson 5's import of it too)."""
+    from tinygrad_course.grading.wrong_answers import strip_wrong_answers_in
+
+    three = ("from .exercise import Wrong\n\n\ndef _counts(x):\n    return x\n\n\n"
+             "def _graphs():\n    return []\n\n\nW = [Wrong('a', lambda x: _counts(x) + 1, 'h'),"
+             " Wrong('b', lambda: _graphs(), 'h')]\n")  # fmt: skip
+    five = ("from .exercise import Wrong\nfrom .lesson03 import _counts, _graphs\n\n\n"
+            "def _grade(fn):\n    return _graphs()\n\n\n"
+            "W = [Wrong('c', lambda x: _counts(x) * 2, 'h')]\n")  # fmt: skip
+    out = strip_wrong_answers_in({"lesson03.py": three, "lesson05.py": five, "other.py": "x"})
+    assert "def _counts" not in out["lesson03.py"] and "def _graphs" in out["lesson03.py"]
+    assert "from .lesson03 import _graphs\n" in out["lesson05.py"]
+    assert out["other.py"] == "x"
+    for text in out.values():
+        compile(text, "<edition>", "exec")

@@ -33,7 +33,11 @@ What an edition leaves out or cleans, so that no solution reaches students by an
 - in notebooks: the outputs of every notebook with a region (they could show a solution's
   results) and the saved widget state of every notebook (``metadata.widgets``);
 - jupytext ``.py`` notebooks (``# %%`` cells) are stripped like notebook cells: a region may
-  sit at the top level of a cell.
+  sit at the top level of a cell;
+- the recorded wrong answers of the lessons' exercises (``Wrong(what, answer, hint)``): many
+  are the solution with one token changed, so the edition keeps their ``what`` and ``hint``,
+  writes ``...`` for the answer and removes the helpers only they used
+  (:mod:`~tinygrad_course.grading.wrong_answers`).
 
 What is meant for instructors only, marked in the repository:
 
@@ -70,6 +74,7 @@ import tokenize
 from pathlib import Path
 
 from .gitignore import Ignore
+from .wrong_answers import strip_wrong_answers_in
 
 __all__ = [
     "MarkerError",
@@ -409,7 +414,27 @@ def _plan(src: Path, skip: set[Path]) -> tuple[list, list[str]]:
         plan.append((rel, _student_twin(rel) or rel, new))
     if errors:
         raise MarkerError("make-student: nothing written:\n" + "\n".join(errors))
-    return plan, left_out
+    return _without_wrong_answers(src, plan), left_out
+
+
+def _without_wrong_answers(src: Path, plan: list) -> list:
+    """``plan`` with the lessons' recorded wrong answers left out of every module
+    (:mod:`.wrong_answers`: across modules, since one may import another's helpers)."""
+    texts, where = {}, {}
+    for index, (rel, _, new) in enumerate(plan):
+        path = src / rel
+        if path.suffix == ".py" and not path.is_symlink():
+            try:
+                text = new if new is not None else path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue  # named as an error above
+            texts[rel.as_posix()], where[rel.as_posix()] = text, index
+    plan = list(plan)
+    for key, text in strip_wrong_answers_in(texts).items():
+        if text != texts[key]:
+            rel, target, _ = plan[where[key]]
+            plan[where[key]] = (rel, target, text)
+    return plan
 
 
 def _write(src: Path, out: Path, plan) -> dict[str, list[str]]:

@@ -90,7 +90,12 @@ class Verdict(NamedTuple):
 
 class Wrong(NamedTuple):
     """A common wrong answer: what the mistake is, the answer itself, and the diagnosis of
-    that mistake: the hint the check shows to an answer that makes it (never the solution)."""
+    that mistake: the hint the check shows to an answer that makes it (never the solution).
+
+    In a student edition the answer is ``...``: many wrong answers are the solution with one
+    token changed, so the edition ships none of their code (``make-student`` writes ``...``
+    in their place, :mod:`~tinygrad_course.grading.wrong_answers`), and the check knows each
+    mistake from what it gave when the edition was made (:meth:`Exercise.mistake_outcomes`)."""
 
     what: str
     answer: Any
@@ -279,19 +284,21 @@ class Exercise:
     def mistake_outcomes(self) -> list[_Outcome | None]:
         """What each recorded wrong answer gives, graded in this process (its prints
         swallowed) and kept once it fails; where it cannot be graded yet (it calls an
-        unwritten assignment, or a reference a student edition lacks), what it gave when the
-        edition was made (:func:`~tinygrad_course.lessons.recorded.record_expected`), else
-        None."""
+        unwritten assignment, or a reference a student edition lacks) or a student edition
+        holds none of its code (``...``), what it gave when the edition was made
+        (:func:`~tinygrad_course.lessons.recorded.record_expected`), else None."""
         stored = None
         for index, wrong in enumerate(self.wrong):
             if index in self._mistakes:
                 continue
-            with contextlib.redirect_stdout(io.StringIO()), \
-                    contextlib.redirect_stderr(io.StringIO()):  # fmt: skip
-                try:
-                    known = self._evaluate(wrong.answer)
-                except Exception:  # noqa: BLE001 - a grade that cannot run here
-                    known = None
+            known = None
+            if wrong.answer is not ...:  # ...: an edition's, which ships no wrong answer's code
+                with contextlib.redirect_stdout(io.StringIO()), \
+                        contextlib.redirect_stderr(io.StringIO()):  # fmt: skip
+                    try:
+                        known = self._evaluate(wrong.answer)
+                    except Exception:  # noqa: BLE001 - a grade that cannot run here
+                        known = None
             if known is not None and known.status == FAIL:
                 self._mistakes[index] = known
                 continue

@@ -230,15 +230,9 @@ def _grade_finish(fn) -> Verdict:
     expected = finish_time.values()
     for (title, tasks), want in zip(_schedules(), expected, strict=True):
         got = fn([dict(t, after=list(t["after"])) for t in tasks])
-        mistakes = [
-            (_one_thread(tasks), "that is one thread running every node; here each device has "
-             "its own thread, so their work overlaps"),
-            (_busiest_device(tasks), "a task also waits for the tasks in its 'after' list: a "
-             "device can sit idle until the gradients it needs arrive"),
-            (_critical_path(tasks), "one device runs one task at a time: a task also waits "
-             "until its device is free"),
-        ]  # fmt: skip
-        verdict = diagnose(got, want, mistakes,
+        # the anticipated mistakes are finish_time's recorded wrong answers: the check
+        # recognises them (computed here from their code, they would ship it to students)
+        verdict = diagnose(got, want, [],
                            "draw the timeline of this schedule by hand, one row per device, "
                            "and compare each task's start with yours",
                            what=f"{title}: ")  # fmt: skip

@@ -70,17 +70,11 @@ def _grade_contiguous(fn) -> Verdict:
         if isinstance(got, Verdict):
             return got
         want = tg.zeros(shape).stride()
+        # the other anticipated mistakes are contiguous's recorded wrong answers: the check
+        # recognises them (computed here from their code, they would ship it to students)
         mistakes = [
-            (_column_major(shape), "those are column-major (Fortran) strides: in a row-major "
-             "tensor the last dim is the one whose neighbours sit next to each other"),
-            (_own_size_included(shape), "a dim's stride counts the elements of the dims after "
-             "it, not its own size: the last dim's stride is 1"),
-            (_ones(shape), "stride 1 everywhere is true of the last dim only: one step along "
-             "an earlier dim skips a whole row (or block)"),
             (tuple(8 * s for s in want), "those are numpy's strides of a float64 array, in "
              "bytes: x.stride() counts elements (8 bytes each here)"),
-            (_sizes(shape), "a stride is a step in memory, not a size: how many elements lie "
-             "between x[..., i, ...] and x[..., i + 1, ...]"),
         ]  # fmt: skip
         if len(got) != len(want):
             return Verdict(False, f"for shape {shape}: {len(got)} strides for {len(shape)} dims",
