@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -652,3 +653,26 @@ def test_a_helper_another_lesson_imports_stays_unless_only_its_wrong_answers_use
     assert out["other.py"] == "x"
     for text in out.values():
         compile(text, "<edition>", "exec")
+
+
+def test_a_stubbed_cell_ends_as_the_cell_did_so_the_lessons_two_files_stay_paired(tmp_path):
+    """A solution region that ends a notebook cell (no newline after END) becomes a raise with
+    no newline either: an extra one made every lesson's ``.ipynb`` differ from its ``.py`` by
+    a blank line, and JupyterLab's pairing refused a lesson whose ``.ipynb`` was the newer."""
+    import jupytext
+
+    root = Path(__file__).resolve().parents[2]
+    assert student.strip_solutions("def f():\n    # BEGIN SOLUTION T1\n    return 1\n"
+                                   "    # END SOLUTION", check=False).endswith("here\")")
+    lesson = root / "notebooks" / "03_ops_as_nodes.ipynb"
+    out = tmp_path / "student"
+    out.mkdir()
+    for path in (lesson, lesson.with_suffix(".py")):
+        text = path.read_text("utf-8")
+        strip = student.strip_solutions if path.suffix == ".py" else student.strip_notebook
+        (out / path.name).write_text(strip(text) or text, "utf-8")
+    from_nb = jupytext.read(out / lesson.name)
+    from_py = jupytext.read(out / lesson.with_suffix(".py").name)
+    cells = [(c.cell_type, c.source) for c in from_nb.cells]
+    assert cells == [(c.cell_type, c.source) for c in from_py.cells]
+    assert any("write your solution here" in source for _, source in cells)

@@ -200,6 +200,8 @@ def _strip(text: str, where: str) -> tuple[str, list[int]]:
         out.extend(lines[cursor : begin - 1])
         if kind == "SOLUTION":
             newline = "\r\n" if lines[begin - 1].endswith("\r\n") else "\n"
+            if not lines[end - 1].endswith(("\n", "\r")):  # the END line ended the text (a
+                newline = ""  # notebook cell's source): so does the raise, as jupytext pairs it
             out.append(f'{indent}raise NotImplementedError("{task}: {_MESSAGE}"){newline}')
             raises.append(len(out))
         cursor = end
