@@ -1,3 +1,4 @@
+# instructors only
 """Walk the student edition's lessons in a real browser, in every state a student passes through.
 
 The lesson-state tests (``tests/test_lesson_states.py``) run the edition's lessons with

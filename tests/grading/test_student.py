@@ -456,6 +456,9 @@ def _with_instructor_material(repo):
         "nav:\n  - Lessons: lessons.md\n  - Guide: guide.md  # instructors only\n"
     )
     (repo / "README.student.md").write_text("# Your edition\nstart with lesson 0\n")
+    (repo / "tools").mkdir()
+    (repo / "tools" / "walk.py").write_text("# instructors only\nprint('splices answers')\n")
+    (repo / "tools" / "plain.py").write_text("print('# instructors only')\n")
     return repo
 
 
@@ -463,7 +466,9 @@ def test_instructor_material_stays_out_of_the_edition(tmp_path):
     repo = _with_instructor_material(_repo(tmp_path))
     out = tmp_path / "student"
     report = make_student_edition(repo, out)
-    assert report["left_out"] == ["docs/guide.md"] and not (out / "docs" / "guide.md").exists()
+    assert report["left_out"] == ["docs/guide.md", "tools/walk.py"]
+    assert not (out / "docs" / "guide.md").exists() and not (out / "tools" / "walk.py").exists()
+    assert (out / "tools" / "plain.py").exists()  # the marker counts on the first line only
     lessons = (out / "docs" / "lessons.md").read_text()
     assert lessons == "# Lessons\nfor everyone\n\n\nthe end\n"
     assert (out / "mkdocs.yml").read_text() == "nav:\n  - Lessons: lessons.md\n"

@@ -44,6 +44,8 @@ What is meant for instructors only, marked in the repository:
 - a Markdown file whose first line is ``<!-- instructors only -->`` (the instructor guide) is
   left out, and in any Markdown file the lines from ``<!-- BEGIN INSTRUCTORS ONLY -->`` to
   ``<!-- END INSTRUCTORS ONLY -->`` (a page's section for instructors);
+- a Python file whose first line is ``# instructors only`` (the maintainers' scripts under
+  ``tools/``, which splice the reference solutions) is left out;
 - in a YAML file, a line that ends with the comment ``# instructors only`` (the site's nav
   entry for the guide), so that the edition's site builds without a dead link;
 - a file ``NAME.student.EXT`` becomes the edition's ``NAME.EXT`` in place of the
@@ -106,6 +108,7 @@ BUILD_DIRS = frozenset({"_build"})
 
 # what marks material meant for instructors only (see the module's docstring)
 INSTRUCTORS_ONLY = "<!-- instructors only -->"
+INSTRUCTORS_ONLY_PY = "# instructors only\n"  # a Python file's first line
 _INSTRUCTORS_BLOCK = ("<!-- BEGIN INSTRUCTORS ONLY -->", "<!-- END INSTRUCTORS ONLY -->")
 _INSTRUCTORS_LINE = re.compile(r"#\s*instructors only\s*$")
 _STUDENT_TWIN = ".student"  # NAME.student.EXT replaces NAME.EXT
@@ -349,6 +352,8 @@ def _student_text(path: Path, rel: Path, text: str) -> str | None:
     """What the edition holds for one text file: the stripped text (None: nothing changes,
     the file is copied as it is); raises :class:`_LeftOut` for a file left out."""
     if path.suffix == ".py":
+        if text.startswith(INSTRUCTORS_ONLY_PY):  # a script for instructors (tools/)
+            raise _LeftOut(str(rel))
         strip = strip_jupytext if is_jupytext(text) else strip_solutions
         new = strip(text, str(rel))
     elif path.suffix == ".ipynb":
