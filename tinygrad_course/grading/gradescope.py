@@ -143,7 +143,7 @@ _NOT_LIBRARY = ("tests", "notebooks", "docs", "benchmarks")
 GRADER_MODULES = ("autograder", "child", "gitignore", "kernel_state", "notebook",
                   "page_cache", "probe", "pytest_plugin", "sandbox", "sandbox_config",
                   "sandbox_memory", "sandbox_sweep", "sandbox_users", "seccomp", "splice",
-                  "student", "submission", "wire")
+                  "student", "submission", "wire", "wrong_answers")
 _GRADER_INIT = '''"""The autograder's grader: the sandboxed modules of tinygrad_course.grading."""
 '''
 _EXECUTABLE = 0o100755 << 16
