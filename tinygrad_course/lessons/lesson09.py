@@ -237,6 +237,20 @@ def _grade_rule(rule) -> Verdict:
         if unwritten is None or not unwritten.startswith("A1."):
             raise
         return _grade_decisions(guarded, bad, itself, unwritten)
+    wrong = _misbehaved(bad, itself, [(n, n.inputs) for n in S.topo_sort(outputs)] != before)
+    if wrong:
+        return wrong
+    # the anticipated mistakes are mul_by_one's recorded wrong answers: the check recognises
+    # them (computed here from their code, they would ship it to students)
+    return diagnose(got, np.array(mul_by_one.values()["rewritten"]), [],
+                    "compare the node count and the values with the original graph's: which "
+                    "mul did your rule keep or remove that it should not?",
+                    what="node count, then the values: ")  # fmt: skip
+
+
+def _misbehaved(bad, itself, changed) -> Verdict | None:
+    """What the rule did wrong beside its answers, on either path of the check: returned
+    something not a node, returned the node it was given, changed the graph."""
     if bad:
         return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
                        "return a node (the replacement) or None (keep the node)")  # fmt: skip
@@ -244,15 +258,10 @@ def _grade_rule(rule) -> Verdict:
         return Verdict(False, f"the rule returned the node it was given ({itself[0].name})",
                        "to keep a node, return None: a node returned is a replacement, and "
                        "a pass that replaces a node by itself never knows it is done")  # fmt: skip
-    if [(n, n.inputs) for n in S.topo_sort(outputs)] != before:
+    if changed:
         return Verdict(False, "the original graph changed", "build or return nodes; never "
                        "change a node's inputs (a pass is a pure function)")  # fmt: skip
-    # the anticipated mistakes are mul_by_one's recorded wrong answers: the check recognises
-    # them (computed here from their code, they would ship it to students)
-    return diagnose(got, np.array(mul_by_one.values()["rewritten"]), [],
-                    "compare the node count and the values with the original graph's: which "
-                    "mul did your rule keep or remove that it should not?",
-                    what="node count, then the values: ")  # fmt: skip
+    return None
 
 
 def _decisions(rule, nodes=None) -> np.ndarray:
@@ -275,16 +284,9 @@ def _grade_decisions(guarded, bad, itself, unwritten) -> Verdict:
     nodes = built.nodes
     before = [node.inputs for node in nodes]
     got = _decisions(guarded, nodes)
-    if bad:
-        return Verdict(False, f"the rule returned {type(bad[0]).__name__} {bad[0]!r}",
-                       "return a node (the replacement) or None (keep the node)")  # fmt: skip
-    if itself:
-        return Verdict(False, f"the rule returned the node it was given ({itself[0].name})",
-                       "to keep a node, return None: a node returned is a replacement, and "
-                       "a pass that replaces a node by itself never knows it is done")  # fmt: skip
-    if [node.inputs for node in nodes] != before:
-        return Verdict(False, "the original graph changed", "build or return nodes; never "
-                       "change a node's inputs (a pass is a pure function)")  # fmt: skip
+    wrong = _misbehaved(bad, itself, [node.inputs for node in nodes] != before)
+    if wrong:
+        return wrong
     recorded = mul_by_one.values()
     mistakes = [(np.array(answers), hint) for hint, answers in recorded["mistakes"]]
     want, step = np.array(recorded["decisions"]), "the rule's answer at each node: "
