@@ -23,6 +23,9 @@ chain that alternates with ``tanh``). These cases time what a PyTorch user types
   float64, forward and backward: the model of pytorch/examples' time_sequence_prediction,
   the slowest of ``benchmarks.real_programs`` against PyTorch (some 15 small ops per cell
   step, a ``chunk`` into four gates among them). Against PyTorch.
+* ``regression_steps``: 20 steps of pytorch/examples' regression program (a Linear(4, 1) on
+  32 samples, ``smooth_l1_loss``, ``.item()``, SGD through ``param.data.add_``) on fixed
+  batches: some 20 tiny ops a step, pure per-op cost. Against PyTorch.
 
 Every case makes its leaves inside the timed call (as a script does once per run), except the
 MLP's weights, which live across steps as a model's parameters do.
@@ -226,6 +229,51 @@ def _cells_case(size: str = "full", device: str = "cpu") -> Case:
                 sync=_sync(device))  # fmt: skip
 
 
+# -- pytorch/examples' regression step: small ops, .data.add_, .item() ---------------------------
+def regression_steps(lib, fc, xs, w_target, b_target):
+    """pytorch/examples' regression program for ``len(xs)`` steps, as it writes them (the
+    features ``[x, x^2, x^3, x^4]`` by ``cat``, a Linear(4, 1), ``smooth_l1_loss``, ``.item()``,
+    SGD through ``param.data.add_``), on given batches instead of ``torch.randn``. The worst
+    remaining per-op path of ``benchmarks.real_programs``: every array has 32 or 128 numbers,
+    so the time is the engine's per-op cost. Returns the last loss and the weights."""
+    for x in xs:
+        x = x.unsqueeze(1)
+        batch_x = lib.cat([x ** i for i in range(1, 5)], 1)
+        batch_y = batch_x.mm(w_target) + b_target.item()
+        fc.zero_grad()
+        output = lib.nn.functional.smooth_l1_loss(fc(batch_x), batch_y)
+        output.item()
+        output.backward()
+        for param in fc.parameters():
+            param.data.add_(-0.1 * param.grad)
+    return output, fc.weight, fc.bias
+
+
+def _regression_case(size: str = "full", device: str = "cpu") -> Case:
+    steps = 20 if size == "full" else 2
+    rng = np.random.default_rng(0)
+    xs0, w0, b0 = rng.standard_normal((steps, 32)), rng.standard_normal((4, 1)) * 5, [1.5]
+    init = rng.uniform(-0.5, 0.5, (1, 4)), rng.uniform(-0.5, 0.5, (1,))
+
+    def impl(lib):
+        fc = lib.nn.Linear(4, 1)
+        with lib.no_grad():
+            fc.weight.copy_(lib.tensor(init[0], dtype=lib.float32))
+            fc.bias.copy_(lib.tensor(init[1], dtype=lib.float32))
+        xs = [lib.tensor(x, dtype=lib.float32) for x in xs0]
+        w, b = lib.tensor(w0, dtype=lib.float32), lib.tensor(b0, dtype=lib.float32)
+        return lambda: regression_steps(lib, fc, xs, w, b)
+
+    impls = {"eager": impl(tg)}
+    if torch is not None:
+        impls["torch"] = impl(torch)
+    ref = "torch" if torch is not None else "eager"
+    title = f"pytorch/examples regression: {steps} steps of Linear(4, 1) + smooth_l1_loss, batch 32"
+    return Case("regression_steps", title, ref, impls,
+                targets={"eager": (1.5, None)} if ref == "torch" else {},
+                sync=_sync(device))  # fmt: skip
+
+
 def _short(dtype) -> str:
     return {"float32": "f32", "float64": "f64"}[np.dtype(dtype).name]
 
@@ -239,6 +287,8 @@ CASES = {
     "deep_f32": _deep_case(np.float32),
     "batch_rows": _rows_case,
     "lstm_cells": _cells_case,
+    "regression_steps": _regression_case,
 }
 REPS = {"chain_f64": 60, "chain_f32": 60, "mlp_labels": 100, "mlp_labels_f64": 60,
-        "deep_f64": 5, "deep_f32": 5, "batch_rows": 200, "lstm_cells": 20}  # fmt: skip
+        "deep_f64": 5, "deep_f32": 5, "batch_rows": 200, "lstm_cells": 20,
+        "regression_steps": 20}  # fmt: skip

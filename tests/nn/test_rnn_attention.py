@@ -293,14 +293,18 @@ def _node_names(out):
 
 
 def test_a_cell_unrolled_by_hand_shows_every_gate():
-    """LSTMCell is written with elementary ops: the graph of 4 steps shows each gate."""
+    """LSTMCell is written with elementary ops: under anomaly mode (which records each op),
+    the graph of 4 steps shows each gate; otherwise each step's gates are one node."""
     cell = tg.nn.LSTMCell(2, 3)
-    h = c = None
-    for x in tg.randn(4, 1, 2):
-        h, c = cell(x, None if h is None else (h, c))
-    names = _node_names(h)
-    assert sum("Sigmoid" in n for n in names) == 3 * 4  # i, f, o gates, 4 steps
-    assert sum(n == "AccumulateGrad" for n in names) == 4  # the four parameters
+    for anomaly, gates, cells in ((True, 3 * 4, 0), (False, 0, 4)):  # i, f, o gates, 4 steps
+        h = c = None
+        with tg.autograd.set_detect_anomaly(anomaly):
+            for x in tg.randn(4, 1, 2):
+                h, c = cell(x, None if h is None else (h, c))
+        names = _node_names(h)
+        assert sum("Sigmoid" in n for n in names) == gates
+        assert names.count("LstmCellBackward0") == cells
+        assert sum(n == "AccumulateGrad" for n in names) == 4  # the four parameters
 
 
 def test_a_whole_lstm_layer_is_one_node_per_layer_and_direction():
@@ -323,3 +327,18 @@ def test_double_backward_through_the_lstm_layer_matches_pytorch():
     for (name, a), b in zip(theirs.named_parameters(), ours.parameters()):
         np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-8, atol=1e-10,
                                    err_msg=name)  # fmt: skip
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2}, {"batch_first": True},
+                                {"bidirectional": True}, {"proj_size": 0}])
+def test_an_lstms_output_has_pytorchs_layout(kw):
+    """The output is row-major as PyTorch's (transposed under batch_first, as PyTorch's is),
+    so ``out.view(T, -1)`` works as it does there; the final states are row-major too."""
+    x = np.random.default_rng(0).standard_normal((5, 2, 4)).astype(np.float32)
+    ours, theirs = tg.nn.LSTM(4, 3, **kw), torch.nn.LSTM(4, 3, **kw)
+    out, (h, c) = ours(tg.tensor(x, requires_grad=True))
+    ref, (rh, rc) = theirs(torch.tensor(x, requires_grad=True))
+    for a, b in ((out, ref), (h, rh), (c, rc)):
+        assert a.is_contiguous() == b.is_contiguous() and tuple(a.stride()) == b.stride()
+    if not kw.get("batch_first"):
+        assert tuple(out.view(5, -1).shape) == tuple(ref.view(5, -1).shape)

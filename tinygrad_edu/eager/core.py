@@ -3,7 +3,8 @@ that holds the ``Tensor`` class.
 
 The modules of ``eager/`` form layers, each importing only from those below it::
 
-    core -> node, convert -> engine -> out, split_node -> dispatch -> functional, dlpack, random
+    core -> node, convert -> engine -> out, split_node, cell_node -> dispatch
+         -> functional, dlpack, random, loss_node
          -> tensor_convert, inplace, anatomy -> tensor -> factories, function
          -> autograd (the public functions)
 

@@ -20,6 +20,7 @@ import math
 
 from ..eager.dispatch import FUNCTIONS, NN_FUNCTIONS
 from ..eager.factories import as_tensor, empty_like
+from ..eager.loss_node import smooth_l1_mean
 from ..eager.tensor import Tensor, apply_op
 from ..linalg import vector_norm
 from ..ops import REGISTRY
@@ -92,6 +93,10 @@ def smooth_l1_loss(input: Tensor, target, size_average=None, reduce=None,
                                      reduction)  # fmt: skip
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    if beta > 0 and reduction == "mean":
+        fused = smooth_l1_mean(input, target, beta)  # the ops below as one node, same numbers
+        if fused is not None:
+            return fused
     d = (input - target).abs()
     if beta == 0:
         return _reduce("smooth_l1_loss", d, reduction)

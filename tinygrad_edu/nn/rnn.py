@@ -3,7 +3,10 @@ r"""Recurrent layers with PyTorch's names, parameter layouts and answers: ``RNNC
 
 Every step is written with ordinary ops (``F.linear``, ``sigmoid``, ``tanh``, ``chunk``), so
 the backward pass through time is the engine's usual backward over an unrolled graph, and
-the graph can be drawn. The parameters are PyTorch's, name for name and shape for shape, so a
+the graph can be drawn. (The eager engine records an LSTM step's gates and state update as one
+node, ``LstmCellBackward0``, with the same numbers: ``eager/cell_node.py``; anomaly mode and
+``tg.compile`` see every gate. ``LSTM`` runs a whole layer as one op: ``ops/rnn.py``.) The
+parameters are PyTorch's, name for name and shape for shape, so a
 PyTorch model's ``state_dict`` (as arrays) loads here unchanged:
 
 * ``weight_ih_l{k}`` of shape ``(G*hidden_size, input_size)`` for layer 0 and
@@ -37,6 +40,7 @@ from __future__ import annotations
 import math
 
 from .. import backend
+from ..eager.cell_node import lstm_cell
 from ..eager.dispatch import apply_op
 from ..eager.functional import cat, stack  # generated from the op table
 from ..eager.tensor import Tensor
@@ -70,7 +74,11 @@ def _step(mode: str, gi, h, w_hh, b_hh):
     hidden state (and cell state for LSTM, as a pair)."""
     if mode == "LSTM":
         h, c = h
-        i, f, g, o = (gi + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+        z = gi + F.linear(h, w_hh, b_hh)
+        fused = lstm_cell(z, c)  # the ops below as one node (eager/cell_node.py), same numbers
+        if fused is not None:
+            return fused
+        i, f, g, o = z.chunk(4, -1)
         c = i.sigmoid() * g.tanh() + f.sigmoid() * c
         return o.sigmoid() * c.tanh(), c
     if mode == "GRU":
@@ -330,7 +338,9 @@ class _RNNBase(Module):
                 if lstm:  # the whole layer as one op (ops/rnn.py), as PyTorch's kernels run it
                     both = apply_op(_LSTM_LAYER, gi, h[0], h[1], w_hh, reverse=bool(direction))
                     H = self.hidden_size
-                    outs.append(both[..., :H])
+                    # row-major, as PyTorch's output is (a view of the op's (h, c) columns
+                    # was not: out.view(T, -1) raised, is_contiguous() said False)
+                    outs.append(both[..., :H].contiguous())
                     last = 0 if direction else -1
                     finals[0].append(both[last, :, :H])
                     finals[1].append(both[last, :, H:])
