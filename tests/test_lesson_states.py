@@ -143,8 +143,16 @@ def _write_state(edition, written):
 def _text(done) -> str:
     outputs = [o for c in done["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert not [o for o in outputs if o["output_type"] == "error"]
-    return "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
-                     for o in outputs)  # fmt: skip
+    parts, last = [], None
+    for o in outputs:
+        text = "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        stream = o.get("name") if o["output_type"] == "stream" else None
+        if stream is not None and stream == last:  # one print the kernel sent in two pieces
+            parts[-1] += text
+        else:
+            parts.append(text)
+        last = stream
+    return "\n".join(parts)
 
 
 @pytest.mark.slow
