@@ -12,21 +12,10 @@ import pytest
 import torch
 
 import tinygrad_edu as tg
+from tests.nn.test_rnn_attention import node_names
 from tinygrad_edu.nn import functional_losses, rnn
 
 RNG = np.random.default_rng(11)
-
-
-def _node_names(t) -> list[str]:
-    seen, names, todo = set(), [], [t.grad_fn]
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(node.name())
-        todo.extend(n for n, _ in node.next_functions)
-    return names
 
 
 # -- the LSTM cell ------------------------------------------------------------------------------
@@ -85,7 +74,7 @@ def test_lstm_cell_node_names_outputs_and_edges():
     h = c = None
     for xt in tg.randn(4, 1, 3):
         h, c = cell(xt, None if h is None else (h, c))
-    names = _node_names(h)
+    names = node_names(h)
     assert names.count("LstmCellBackward0") == 4
     assert not any("Sigmoid" in n or "Tanh" in n for n in names)
 
@@ -94,7 +83,7 @@ def test_lstm_cell_under_anomaly_mode_records_every_gate():
     cell = tg.nn.LSTMCell(2, 3)
     with tg.autograd.detect_anomaly():
         h, c = cell(tg.randn(1, 2))
-    names = _node_names(h)
+    names = node_names(h)
     assert sum("Sigmoid" in n for n in names) == 3 and "LstmCellBackward0" not in names
 
 

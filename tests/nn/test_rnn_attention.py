@@ -280,8 +280,9 @@ def test_transformer_encoder_stacks_independent_copies():
     assert np.abs(w1.detach().numpy()).sum() > 0, "the copies share their weights"
 
 
-def _node_names(out):
-    names, seen, todo = [], set(), [out.sum().grad_fn]
+def node_names(out) -> list[str]:
+    """The names of every backward node reachable from ``out``'s ``grad_fn``."""
+    names, seen, todo = [], set(), [out.grad_fn]
     while todo:
         node = todo.pop()
         if node is None or id(node) in seen:
@@ -301,7 +302,7 @@ def test_a_cell_unrolled_by_hand_shows_every_gate():
         with tg.autograd.set_detect_anomaly(anomaly):
             for x in tg.randn(4, 1, 2):
                 h, c = cell(x, None if h is None else (h, c))
-        names = _node_names(h)
+        names = node_names(h)
         assert sum("Sigmoid" in n for n in names) == gates
         assert names.count("LstmCellBackward0") == cells
         assert sum(n == "AccumulateGrad" for n in names) == 4  # the four parameters
@@ -310,7 +311,7 @@ def test_a_cell_unrolled_by_hand_shows_every_gate():
 def test_a_whole_lstm_layer_is_one_node_per_layer_and_direction():
     lstm = tg.nn.LSTM(2, 3, num_layers=2, bidirectional=True)
     out, _ = lstm(tg.randn(4, 1, 2))
-    names = _node_names(out)
+    names = node_names(out)
     assert names.count("LstmLayerBackward0") == 4
     assert not any("Sigmoid" in n for n in names)
 
