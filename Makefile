@@ -69,11 +69,12 @@ lessons-html: venv
 # A student's one command (in the student edition): a venv with the lessons extra alone (no
 # test tools, no PyTorch: `make pytorch` adds it for lessons 12-14), Graphviz, then JupyterLab.
 # The address it prints opens lesson 0, and its file browser lists each lesson once: the
-# jupytext twin NN_name.py of each notebook stays on disk (kept in step), out of the listing.
+# jupytext twin NN_name.py of each notebook (NNa_name.py for a part of a lesson in parts) stays
+# on disk (kept in step), out of the listing.
 # Jupyter refuses to run as root without --allow-root (a container, a VM).
 LESSON_EXTRAS ?= lessons
 LESSON_0 := notebooks/00_setup.ipynb
-HIDE_GLOBS := ["__pycache__","*.pyc","*.pyo",".DS_Store","*~","[0-9][0-9]_*.py"]
+HIDE_GLOBS := ["__pycache__","*.pyc","*.pyo",".DS_Store","*~","[0-9][0-9]*_*.py"]
 JUPYTER_ARGS ?= $(shell [ "$$(id -u)" = 0 ] && echo --allow-root)
 lessons: graphviz
 	@$(MAKE) --no-print-directory venv EXTRAS=$(LESSON_EXTRAS)

@@ -122,7 +122,9 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 # | 6 training | an MLP on handwritten digits, trained in both engines |
 # | 7 GPU | devices and array namespaces: the same code on CuPy |
 # | 8 static graphs | CSE599W, Paddle Fluid, ONNX: static graphs then and now |
-# | 9 compiler | programs and blocks, `cond`/`while_loop` gradients, passes, memory plans, code, ONNX |
+# | 9a programs and control flow | programs, blocks, scopes; `cond`, `while_loop` and their gradients |
+# | 9b passes and memory plans | graph passes that shrink a gradient graph; memory plans, the peak |
+# | 9c code generation and ONNX | the graph as straight-line Python source, and as an ONNX file |
 # | 10 device engine | one ready queue and one thread per device, lanes, reentrant backward |
 # | 11 CNNs | convolution as im2col, pooling, batch norm, a CNN drawn by module and trained |
 # | 12 PyTorch graphs | draw your PyTorch model, its backward order, DLPack and version counters |
@@ -134,11 +136,12 @@ print(f"∂(sum E)/∂A =\n{A.grad.numpy()}")
 #
 # In short: lessons 2 and 3 open up the top and the bottom half of the picture above,
 # lesson 4 puts them back together, and lessons 5 to 8 go deeper and put them to work.
-# Lesson 9 builds on lesson 8 (the symbolic engine as a small compiler), lesson 10 on lesson 5
-# (the eager engine across devices and threads); lesson 11 takes lesson 6's training loop to
-# convolutional networks, and lesson 12 turns the renderer on PyTorch's own graphs. Lesson 14
-# builds a small GPT the way PyTorch users write one; lesson 15 joins the two engines, the way
-# `torch.compile` does; lesson 16 opens up a tensor and a node.
+# Lesson 9, in three parts (9a to 9c, one sitting each), builds on lesson 8 (the symbolic
+# engine as a small compiler), lesson 10 on lesson 5 (the eager engine across devices and
+# threads); lesson 11 takes lesson 6's training loop to convolutional networks, and lesson 12
+# turns the renderer on PyTorch's own graphs. Lesson 14 builds a small GPT the way PyTorch
+# users write one; lesson 15 joins the two engines, the way `torch.compile` does; lesson 16
+# opens up a tensor and a node.
 # **Coming from PyTorch?** Read lesson 13 next: it runs the PyTorch code you already write
 # (`nn.Module`, `F.cross_entropy`, `optim.Adam`, `no_grad()`) on this library, beside PyTorch.
 # Every lesson has small exercises with checks like the one below.

@@ -206,7 +206,7 @@ except (TypeError, AttributeError) as err:
 # (`cond`, `while_loop` in TensorFlow; Fluid's `While`). Way (b) is more work for the engine:
 # each branch and loop body becomes a sub-graph of its own, the derivative of a `cond` is
 # another `cond`, and reverse mode through a loop whose trip count is known only at run time
-# must save every iteration's values. The symbolic engine does all of it: **lesson 9** builds
+# must save every iteration's values. The symbolic engine does all of it: **lesson 9a** builds
 # `grow`-like loops with `while_loop`, differentiates them and draws the branches and loop
 # bodies as boxes within the graph. Eager code never has to choose.
 #

@@ -77,7 +77,7 @@ print(cmodel.explain())
 # ## 2. The captured graphs and the code
 #
 # The forward graph, tensor-as-node, with the parameters' names (after the optimisation
-# passes of lesson 9):
+# passes of lesson 9b):
 
 # %%
 viz.draw_compiled(cmodel, "forward")
@@ -94,7 +94,7 @@ viz.draw_compiled(cmodel, "backward")
 
 # %% [markdown]
 # Both graphs become straight-line Python, one line per op, each value deleted after its last
-# use (lesson 9's code generator). Where numba is installed, the default backend also groups
+# use (lesson 9c's code generator). Where numba is installed, the default backend also groups
 # runs of elementwise ops into loop kernels: a `kernel0(...)` line computes several ops at
 # once (`compiled.explain()` lists them; `tg.compile(model, backend="numpy")` keeps one line
 # per op):

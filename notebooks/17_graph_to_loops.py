@@ -112,7 +112,7 @@ print(fused_block.explain())
 
 # %%
 program = fused_block.programs[0]
-graph = program.forward_nodes  # the graph before fusion, after lesson 9's passes
+graph = program.forward_nodes  # the graph before fusion, after lesson 9b's passes
 groups = fusion.kernels_of(graph)  # the same groups, found without numba too
 for k in groups:
     print(k.name, "fuses", len(k.ops), "ops:", " ".join(k.ops))
@@ -250,7 +250,7 @@ ex.step_bytes.check(step_bytes)
 #
 # The matrix product is the same BLAS call in every version, so the timing is of what fusion
 # changes: everything after it, `layer_norm_rows(gelu(h + b))` for `h = x @ w`. Its graph is
-# compiled both ways (`compile_graph` is lesson 9's numpy code generator,
+# compiled both ways (`compile_graph` is lesson 9c's numpy code generator,
 # `fusion.compile_fused` the fusing one), fed the same arrays, beside the eager engine and
 # PyTorch eager. The numbers depend on your machine and are printed, not checked. These
 # arrays fit in the cache, so fusion gains less than the bytes saved; the Python around each

@@ -85,7 +85,7 @@ def _unguarded_imports(path: Path) -> set[str]:
     return found - _STDLIB - {"tinygrad_edu", "tinygrad_course", "numpy"}
 
 
-@pytest.mark.parametrize("lesson", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]_*.py")))
+@pytest.mark.parametrize("lesson", sorted(p.name for p in NOTEBOOKS.glob("[0-9][0-9]*_*.py")))
 def test_the_lessons_extra_has_what_each_lesson_imports(lesson):
     """`make lessons` installs the lessons extra alone: a lesson importing a package only
     another extra installs (array_api_strict, once only in dev) stops at that cell."""

@@ -249,6 +249,7 @@ import ast, contextlib, importlib, io, json, sys, types
 from pathlib import Path
 from tinygrad_course import lessons
 from tinygrad_course.lessons.exercise import reference_solution
+from tinygrad_course.lessons.notebooks import lesson_notebooks
 root = Path(sys.argv[1])
 lessons.set_strict(False)
 try:  # as lessons 12-14 import it in their kernel: a check's child process then has it
@@ -271,9 +272,10 @@ def instructors(module):
 passed, other, wrong, shipped = [], {}, {}, []
 for module in lessons.lesson_modules():
     lesson = int(module.EXERCISES[0].number.split(".")[0])
-    source = next((root / "notebooks").glob(f"{lesson:02d}_*.py")).read_text(encoding="utf-8")
+    sources = [p.read_text(encoding="utf-8")  # the lesson's notebook, or each of its parts
+               for p in lesson_notebooks(root / "notebooks", lesson, ".py")]
     names = {"ex": module}
-    for node in ast.parse(source).body:
+    for node in (node for source in sources for node in ast.parse(source).body):
         if isinstance(node, ast.Import | ast.ImportFrom):
             exec(compile(ast.Module([node], []), "<imports>", "exec"), names)
     own = instructors(module)

@@ -18,6 +18,7 @@ from tinygrad_course import lessons
 from tinygrad_course.grading.student import solution_regions
 from tinygrad_course.lessons import check, check_gradient, check_true, lint_notebook
 from tinygrad_course.lessons.exercise import Exercise, Verdict
+from tinygrad_course.lessons.notebooks import lesson_notebooks, lesson_number
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
@@ -224,16 +225,16 @@ def _solution_fragments(number: str) -> set[str]:
     collapsed, without a leading ``return`` or a trailing ``:`` (``st.Update(p, p - lr * g)``
     is the line ``return [st.Update(p, p - lr * g)]`` of 6.2's solution)."""
     lesson = int(number.split(".")[0])
-    (path,) = NOTEBOOKS.glob(f"{lesson:02d}_*.py")
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
     fragments = set()
-    for begin, end, _ in solution_regions(text, path.name):
-        for line in lines[begin : end - 1]:
-            line = re.sub(r"\s+", " ", line).strip().rstrip(":")
-            line = re.sub(r"^return ", "", line).strip("[]() ")
-            if len(line) >= 12 and not line.startswith("#"):
-                fragments.add(line)
+    for path in lesson_notebooks(NOTEBOOKS, lesson, ".py"):  # one, or each part of the lesson
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for begin, end, _ in solution_regions(text, path.name):
+            for line in lines[begin : end - 1]:
+                line = re.sub(r"\s+", " ", line).strip().rstrip(":")
+                line = re.sub(r"^return ", "", line).strip("[]() ")
+                if len(line) >= 12 and not line.startswith("#"):
+                    fragments.add(line)
     return fragments
 
 
@@ -257,11 +258,13 @@ def _solution_grams(number: str, n: int = 5) -> set[tuple[str, ...]]:
     import inspect
 
     lesson = int(number.split(".")[0])
-    (path,) = NOTEBOOKS.glob(f"{lesson:02d}_*.py")
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    code = [line for begin, end, _ in solution_regions(text, path.name)
-            for line in lines[begin : end - 1] if not line.strip().startswith("#")]  # fmt: skip
+    code = []
+    for path in lesson_notebooks(NOTEBOOKS, lesson, ".py"):  # one, or each part of the lesson
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        code += [line for begin, end, _ in solution_regions(text, path.name)
+                 for line in lines[begin : end - 1]
+                 if not line.strip().startswith("#")]  # fmt: skip
     module = importlib.import_module(f"tinygrad_course.lessons.lesson{lesson:02d}")
     for name, value in vars(module).items():
         if name.startswith("_reference") and callable(value):
@@ -762,17 +765,93 @@ def test_every_lesson_is_a_pair():
     assert not (NOTEBOOKS / "_build").exists(), "the lessons are their .py sources now"
 
 
-def _listed_lessons(text: str) -> set[int]:
-    """The lesson numbers that open a row of a markdown table (``| 14 GPT | ...``)."""
-    return {int(n) for n in re.findall(r"^(?:# )?\| (\d+) [^|]*\|", text, flags=re.M)}
+def _part_of(name: str) -> str | None:
+    """The part's letter of a lesson in parts (``"b"`` for ``09b_passes``), else None."""
+    head = name.split("_")[0]
+    return head[2:] or None
+
+
+def _parts() -> dict[int, list[str]]:
+    """Each lesson that comes in parts: its notebooks, in order."""
+    found = {}
+    for name in LESSONS:
+        if _part_of(name) is not None:
+            found.setdefault(lesson_number(name), []).append(name)
+    return found
+
+
+def _own_exercises(name: str) -> list:
+    """The exercises a lesson notebook checks: its module's, or for a part of a lesson in parts
+    (which share one module), those whose check cell the part holds."""
+    module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
+    if _part_of(name) is None:
+        return list(module.EXERCISES)
+    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+    attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
+    return [ex for ex in module.EXERCISES if f"ex.{attrs[ex]}.check(" in source]
+
+
+def test_lesson_9_comes_in_parts_of_at_most_three_sections():
+    """Lesson 9 was six topics in one notebook; it is three parts, none over three topics.
+    Lessons in parts are lettered a, b, c ... with no whole notebook of the same number."""
+    parts = _parts()
+    assert len(parts.get(9, [])) >= 3, f"lesson 9 is one notebook again: {LESSONS}"
+    for lesson, names in parts.items():
+        assert [_part_of(n) for n in names] == list("abcdefgh"[: len(names)]), names
+        assert not [n for n in LESSONS if lesson_number(n) == lesson and n not in names]
+        for name in names:
+            text = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+            sections = re.findall(r"^# ## (.*)$", text, re.M)
+            assert 1 <= len(sections) <= 3, f"{name} has {len(sections)} sections: {sections}"
+
+
+@pytest.mark.parametrize("lesson", sorted(_parts()))
+def test_each_part_of_a_lesson_stands_alone_and_links_its_neighbours(lesson):
+    """A student may open any part first: each has its own title, its own imports (never
+    another notebook's), links to the parts before and after it, and holds its exercises; each
+    exercise of the lesson's one module is checked in exactly one part, in order."""
+    names = _parts()[lesson]
+    module = importlib.import_module(f"tinygrad_course.lessons.lesson{lesson:02d}")
+    attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
+    where = {ex.number: [] for ex in module.EXERCISES}
+    for i, name in enumerate(names):
+        nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+        first = "".join(nb["cells"][0]["source"])
+        assert nb["cells"][0]["cell_type"] == "markdown"
+        assert first.startswith(f"# Lesson {lesson}{_part_of(name)} — "), first[:60]
+        for other in names[max(i - 1, 0) : i + 2]:
+            if other != name:
+                assert f"]({other}.ipynb)" in first, f"{name} does not link to {other}"
+        code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        assert "%run" not in code and not re.search(r"import_ipynb|\bnotebooks\b", code)
+        assert re.search(r"^import |^from ", "".join(nb["cells"][1]["source"]), re.M), (
+            f"{name}: its first code cell makes the part's own setup")
+        for ex in module.EXERCISES:
+            if f"ex.{attrs[ex]}.check({attrs[ex]})" in code:
+                where[ex.number].append(name)
+    assert all(len(found) == 1 for found in where.values()), where
+    order = [names.index(found[0]) for found in where.values()]
+    assert order == sorted(order), f"the exercises are not in the parts' order: {where}"
+
+
+def _listed_lessons(text: str) -> set[str]:
+    """The lessons that open a row of a markdown table (``| 14 GPT | ...``, ``| 9b passes |``),
+    as ``"14"``, ``"9b"``."""
+    return set(re.findall(r"^(?:# )?\| (\d+[a-z]?) [^|]*\|", text, flags=re.M))
+
+
+def _label(name: str) -> str:
+    """How the tables name a lesson notebook: ``"14"`` for ``14_gpt``, ``"9b"`` for a part."""
+    return name.split("_")[0].lstrip("0") or "0"
 
 
 def test_every_lesson_is_in_the_tour_and_the_lessons_page():
-    numbers = {int(name.split("_")[0]) for name in LESSONS}
+    """Each lesson, and each part of a lesson in parts (9a, 9b, 9c), has its row."""
+    numbers = {_label(name) for name in LESSONS}
     tour = _listed_lessons((NOTEBOOKS / "00_setup.py").read_text(encoding="utf-8"))
     page = NOTEBOOKS.parent / "docs" / "lessons" / "index.md"
     order = _listed_lessons(page.read_text(encoding="utf-8"))
-    assert numbers - {0} <= tour, f"lesson 0's tour leaves out {sorted(numbers - {0} - tour)}"
+    assert numbers - {"0"} <= tour, f"lesson 0's tour leaves out {sorted(numbers - {'0'} - tour)}"
     assert numbers <= order, f"docs/lessons/index.md leaves out {sorted(numbers - order)}"
     assert not (tour | order) - numbers, "a table lists a lesson that is not in notebooks/"
 
@@ -840,7 +919,11 @@ def test_lesson_notebooks_are_executed_and_every_exercise_passes(name):
     assert lint_notebook(nb) == []
     assert "widgets" not in nb["metadata"], "saved widget state: its page would load a CDN"
     sources = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
-    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= 1
+    module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
+    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+    attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
+    own = _own_exercises(name)  # a lesson in parts (09a, 09b, 09c) shares one module
+    assert sum(lessons.SOLUTION_BEGIN in s for s in sources) >= min(len(own), 1)
     # committed executed: every code cell has run, in order
     counts = [c["execution_count"] for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1))
@@ -848,21 +931,35 @@ def test_lesson_notebooks_are_executed_and_every_exercise_passes(name):
     assert not any(o["output_type"] == "error" for o in outputs)
     text = "\n".join(_output_text(o) for o in outputs)
     assert "✅ PASS" in text and "❌" not in text and "NOT SOLVED" not in text
-    # the lesson's exercises: each one checked in the notebook, and passed
-    module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
-    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
-    attrs = {ex: attr for attr, ex in vars(module).items() if isinstance(ex, Exercise)}
-    for ex in module.EXERCISES:
+    # the lesson's exercises (the part's): each one checked in the notebook, and passed
+    for ex in own:
         assert re.search(rf"ex\.{attrs[ex]}\.check\({attrs[ex]}\)", source), ex.name
         assert f"✅ PASS  {ex.name}:" in text, f"{ex.name} did not pass in {name}"
         assert f"### Exercise {ex.number} — " in source, f"{ex.name}: no heading in {name}"
-    assert re.search(r"summary\(ex\);?\s*$", sources[-1]) or any(
-        re.search(r"^summary\(ex\)", s, re.M) for s in sources
+    tally = rf"summary\({'ex' if _part_of(name) is None else '[^)]*'}\)"
+    assert not own or re.search(rf"{tally};?\s*$", sources[-1]) or any(
+        re.search(rf"^{tally}", s, re.M) for s in sources
     ), "the lesson ends with its tally"
+    if _part_of(name) is not None and own:  # a part's tally names its exercises, no other
+        assert re.search(r"summary\((.*)\)", sources[-1]).group(1) == ", ".join(
+            f"ex.{attrs[ex]}" for ex in own)
     # results are boxes in words and colour too (text/html next to the plain text)
     html_out = [o["data"]["text/html"] for o in outputs if "tge-check" in
                 "".join(o.get("data", {}).get("text/html", ""))]  # fmt: skip
     assert html_out, "no check shown as a coloured box"
+
+
+def test_summary_of_a_part_lists_only_the_exercises_it_is_given():
+    """A part of a lesson in parts tallies its own exercises (``summary(ex.grow_static)``),
+    not the other parts' as still to do; a module still lists all of its exercises."""
+    from tinygrad_course.lessons import lesson09
+
+    part = lessons.summary(lesson09.grow_static)
+    assert part.startswith("0 of 1 checks passed") and "Exercise 9.1" in part
+    assert "Exercise 9.2" not in part and "Exercise 9.3" not in part
+    whole = lessons.summary(lesson09)
+    assert whole.startswith("0 of 3 checks passed")
+    assert all(f"Exercise 9.{k}" in whole for k in (1, 2, 3))
 
 
 def test_check_result_is_truthy_and_quiet_in_notebooks():
@@ -985,14 +1082,15 @@ def test_student_edition_runs_every_lesson_to_its_end(tmp_path):
     for name in LESSONS:
         nb = json.loads((edition / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))
         code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-        assert lessons.SOLUTION_BEGIN not in code and "raise NotImplementedError" in code
+        own = _own_exercises(name)  # a part of a lesson in parts may hold none
+        assert lessons.SOLUTION_BEGIN not in code
+        assert "raise NotImplementedError" in code or not own, name
         done = execute_notebook(nb, edition / "notebooks", root=edition, timeout=240)
         assert all(c["execution_count"] for c in done["cells"] if c["cell_type"] == "code")
         outputs = _outputs(done)
         assert not any(o["output_type"] == "error" for o in outputs), name
         text = "\n".join(_output_text(o) for o in outputs)
-        module = importlib.import_module(f"tinygrad_course.lessons.lesson{name[:2]}")
-        for ex in module.EXERCISES:
+        for ex in own:
             assert f"⏳ NOT SOLVED YET  {ex.name}:" in text, f"{ex.name} in the student edition"
         assert "❌" not in text, f"a teaching check failed in the edition's {name}"
         assert "write your solution here" not in text, name  # no stub's traceback shown

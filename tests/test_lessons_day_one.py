@@ -19,6 +19,7 @@ import pytest
 from tinygrad_course import lessons
 from tinygrad_course.lessons import as_built, exercise, lesson02, lesson04
 from tinygrad_course.lessons.exercise import reference_solution
+from tinygrad_course.lessons.notebooks import lesson_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 # the exercises whose checks answer on day one through what this file tests
@@ -92,9 +93,12 @@ def _answers(number):
     after the lesson's imports and its earlier solution cells."""
     lesson = int(number.split(".")[0])
     module = lessons.lesson_modules()[lesson]
-    source = next((ROOT / "notebooks").glob(f"{lesson:02d}_*.py")).read_text(encoding="utf-8")
+    sources = [
+        p.read_text(encoding="utf-8")  # the lesson's notebook, or each of its parts
+        for p in lesson_notebooks(ROOT / "notebooks", lesson, ".py")
+    ]
     names = {"ex": module}
-    for node in ast.parse(source).body:
+    for node in (node for source in sources for node in ast.parse(source).body):
         if isinstance(node, ast.Import | ast.ImportFrom):
             exec(compile(ast.Module([node], []), "<imports>", "exec"), names)
     for ex in module.EXERCISES:

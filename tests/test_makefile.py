@@ -140,7 +140,7 @@ def test_make_lessons_prints_the_address_of_lesson_0(tmp_path):
         assert f"http://127.0.0.1:{port}/lab/tree/notebooks/00_setup.ipynb?token=" in printed, (
             printed[-3000:])
         names = _listing(f"http://127.0.0.1:{port}/api/contents/notebooks?token=t0k3n")
-        lessons = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        lessons = sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
         assert [n for n in names if n[:2].isdigit()] == lessons
     finally:
         server.terminate()

@@ -463,7 +463,7 @@ def main(argv=None) -> int:
         raise SystemExit("no solution regions here: run this in the instructor's repository")
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.ipynb"))
     if args.lessons:
         lessons = [n for n in lessons if n.startswith(tuple(args.lessons))]
     states = course_states(regions(ROOT))

@@ -9,7 +9,8 @@ may import anything below (the package, ``eager``, ``symbolic``, ``nn``, ``viz``
 * :mod:`~tinygrad_course.lessons.exercise`: an :class:`Exercise` grades the learner's answer
   inside a guard (mistakes give a hint, never a traceback) and records the common wrong
   answers its check must reject.
-* ``lesson00`` ... ``lesson17``: each lesson's exercises, imported by its notebook as ``ex``::
+* ``lesson00`` ... ``lesson17``: each lesson's exercises, imported by its notebook as ``ex``
+  (by each of its notebooks for a lesson in parts: 09a, 09b and 09c share ``lesson09``)::
 
       from tinygrad_course.lessons import lesson01 as ex
       ex.central_difference.check(central_difference)

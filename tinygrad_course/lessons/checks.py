@@ -201,9 +201,13 @@ def summary(*lessons) -> str:
 
     Args:
         lessons: lesson exercise modules (``tinygrad_course.lessons.lesson01`` ...) whose
-            exercises should be listed even if their check has not run yet.
+            exercises should be listed even if their check has not run yet, or single
+            exercises (``ex.grow_static``): a lesson in parts (9a, 9b, 9c) shares one module,
+            and each part's tally lists only the exercises that part holds.
     """
-    expected = [ex.name for lesson in lessons for ex in getattr(lesson, "EXERCISES", ())]
+    single = [(lesson,) if hasattr(lesson, "check") else () for lesson in lessons]
+    expected = [ex.name for lesson, one in zip(lessons, single, strict=True)
+                for ex in getattr(lesson, "EXERCISES", one)]  # fmt: skip
     names = list(_results) + [n for n in expected if n not in _results]
     passed = sum(_results[n].passed for n in names if n in _results)
     todo = []

@@ -432,14 +432,16 @@ def reference_solution(exercise: Exercise, root=None) -> tuple[str | None, str]:
     import re  # noqa: PLC0415
 
     from ..grading.student import solution_regions  # noqa: PLC0415
-    from .notebooks import solution_snippets  # noqa: PLC0415
+    from .notebooks import lesson_notebooks, solution_snippets  # noqa: PLC0415
 
     package = pathlib.Path(__file__).resolve().parents[1]
     lesson = int(exercise.number.split(".")[0])
     module = importlib.import_module(f"{__package__}.lesson{lesson:02d}")
     attr = next((k for k, v in vars(module).items() if v is exercise), None)
     notebooks = pathlib.Path(root if root is not None else package.parent) / "notebooks"
-    found = sorted(notebooks.glob(f"{lesson:02d}_*.py"))
+    # a lesson in parts (09a, 09b, ...): the part whose cells check this exercise
+    parts = lesson_notebooks(notebooks, lesson, ".py")
+    found = [p for p in parts if f"ex.{attr}.check(" in p.read_text(encoding="utf-8")] or parts
     if attr is None or not found:
         return None, "no lesson notebook found next to the library"
     text = found[0].read_text(encoding="utf-8")

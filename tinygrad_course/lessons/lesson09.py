@@ -1,5 +1,5 @@
-"""Lesson 9's exercises: a data-dependent loop as a static graph, a rewrite rule, the peak
-memory of an execution order.
+"""Lesson 9's exercises: a data-dependent loop as a static graph (9.1, in part 9a), a rewrite
+rule and the peak memory of an execution order (9.2 and 9.3, in part 9b; part 9c has none).
 
 >>> [ex.number for ex in EXERCISES]
 ['9.1', '9.2', '9.3']
@@ -48,6 +48,21 @@ def _python_while(v):
     while (v * v).sum() < 100.0:  # a Node has no value yet: TypeError
         v, steps = v * 2, steps + 1
     return steps, v, v
+
+
+def _reference_grow_static(v):
+    """Exercise 9.1's answer, for the teaching cell that draws the graph; the student edition
+    holds no copy (its markers strip it)."""
+    # BEGIN SOLUTION
+    S = _sym()
+    steps, y = S.while_loop(lambda k, u: (u * u).sum() < 100.0, lambda k, u: (k + 1, u * 2),
+                            (0, v))
+    (grad,) = S.gradients(y.sum(), [v])
+    return steps, y, grad
+    # END SOLUTION
+
+
+_reference_grow_static.__name__ = "grow_static"
 
 
 # [1.5, 2.0] doubles to [6, 8], whose sum of squares is exactly 100: `<` stops there, `<=` not
@@ -114,6 +129,7 @@ grow_static = Exercise(
             "Python's while looks at a value, and a node has none yet: use "
             "while_loop(cond_fn, body_fn, (0, v)), whose condition and body are traced "
             "into sub-blocks")],
+    fallback=_reference_grow_static,
 )  # fmt: skip
 
 

@@ -13,14 +13,22 @@ The second cell, *after* the solution cell and never inside it, checks the answe
 exercise's check (``ex.derivative_of_square.check(derivative_of_square)``).
 
 Each lesson is a jupytext percent-format ``NN_name.py`` (the source of truth) paired with the
-executed ``NN_name.ipynb``.
+executed ``NN_name.ipynb``. A lesson too long for one sitting comes in parts, one pair each,
+lettered after the number (``09a_programs``, ``09b_passes``, ``09c_codegen``): each part runs
+on its own from the top, and all of them share the lesson's one exercise module (``lesson09``),
+so no later lesson or exercise is renumbered. :func:`lesson_notebooks` finds them.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 __all__ = [
+    "LESSON_GLOB",
+    "lesson_notebooks",
+    "lesson_number",
     "SOLUTION_BEGIN",
     "SOLUTION_END",
     "lint_notebook",
@@ -33,6 +41,39 @@ __all__ = [
 
 SOLUTION_BEGIN = "# BEGIN SOLUTION"
 SOLUTION_END = "# END SOLUTION"
+
+
+#: the glob of a lesson notebook's name without its suffix: ``NN_name`` or a part, ``NNa_name``
+LESSON_GLOB = "[0-9][0-9]*_*"
+_LESSON_NAME = re.compile(r"^(\d\d)([a-z]?)_")
+
+
+def lesson_number(name: str) -> int:
+    """The lesson a notebook belongs to: 9 for ``09a_programs`` as for a whole ``09_x``.
+
+    >>> lesson_number("09b_passes.ipynb"), lesson_number("14_gpt")
+    (9, 14)
+    """
+    match = _LESSON_NAME.match(Path(name).name)
+    if match is None:
+        raise ValueError(f"{name!r} is not a lesson notebook's name: NN_name or NNa_name "
+                         "(two digits, a letter for a part of a lesson, then _)")  # fmt: skip
+    return int(match.group(1))
+
+
+def lesson_notebooks(folder, lesson: int | None = None, suffix: str = ".ipynb") -> list[Path]:
+    """The lesson notebooks in ``folder`` (``NN_name`` and lettered parts ``NNa_name``), in
+    order; with ``lesson``, only that lesson's: one path, or one per part.
+
+    Args:
+        folder: a ``notebooks/`` folder.
+        lesson: a lesson number (9), or None for every lesson.
+        suffix: ``.ipynb`` (the executed notebooks) or ``.py`` (their sources).
+    """
+    found = [p for p in Path(folder).glob(LESSON_GLOB + suffix) if _LESSON_NAME.match(p.name)]
+    if lesson is not None:
+        found = [p for p in found if lesson_number(p.name) == lesson]
+    return sorted(found)
 
 
 def _is_marker(line: str, marker: str) -> bool:

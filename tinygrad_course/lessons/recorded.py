@@ -38,6 +38,7 @@ from pathlib import Path
 
 from . import checks
 from .checks import notice
+from .notebooks import lesson_notebooks
 
 __all__ = [
     "RECORDED_DIR",
@@ -244,7 +245,8 @@ def record_lessons(notebooks_src, notebooks_dst, timeout: int = 900,
     """Run each lesson's student edition against this (full) library and store its outputs.
 
     Args:
-        notebooks_src: the instructor's ``notebooks/`` folder (``NN_name.ipynb`` lessons).
+        notebooks_src: the instructor's ``notebooks/`` folder (``NN_name.ipynb`` lessons, and
+            the parts ``NNa_name.ipynb`` of a lesson in parts).
         notebooks_dst: the edition's ``notebooks/`` folder; recordings go to its
             ``.recorded/`` subfolder, one JSON file per lesson.
         timeout: seconds a cell may run (generous: lesson 14 trains a GPT, which on a busy
@@ -261,7 +263,7 @@ def record_lessons(notebooks_src, notebooks_dst, timeout: int = 900,
     """
     src, dst = Path(notebooks_src), Path(notebooks_dst) / RECORDED_DIR
     cache = src.parent / ".cache" / "lessons"
-    notebooks = sorted(src.glob("[0-9][0-9]_*.ipynb"))
+    notebooks = lesson_notebooks(src)  # NN_name.ipynb, and a lesson's parts NNa_name.ipynb
     jobs = min(4, os.cpu_count() or 1) if jobs is None else jobs
     written = []
     for notebook, path in zip(notebooks, _executed_lessons(notebooks, cache, timeout, jobs)):
