@@ -161,3 +161,224 @@ def test_a_note_seen_in_several_states_is_listed_once(walk):
         "00_setup cell 0 ('draw()'): an output scrolls sideways (900 px shown in 720 px) "
         "[day one, A1]" in text
     )
+
+
+# -- --answers: typing the exercises' answers --------------------------------------------------
+_LESSON = """# ---
+# jupyter: {}
+# ---
+
+# %%
+from tinygrad_course.lessons import lesson01 as ex
+
+# %% [markdown]
+# ### Exercise 1.1 — central difference
+
+# %%
+def forward_difference(f, x, eps=1e-6):
+    return (f(x + eps) - f(x)) / eps
+
+
+def central_difference(f, x, eps=1e-6):
+    # BEGIN SOLUTION
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+    # END SOLUTION
+
+
+# %% [markdown]
+# The check tries it on x³.
+
+# %%
+ex.central_difference.check(central_difference)
+
+# %%
+ex.unanswered.check(nothing_above)
+"""
+
+
+def test_a_lessons_exercises_are_read_from_its_source(walk):
+    module, found = walk.lesson_exercises(_LESSON)
+    assert module == "lesson01"
+    assert [(f["attr"], f["name"]) for f in found] == [("central_difference", "central_difference"),
+                                                       ("unanswered", "nothing_above")]  # fmt: skip
+    reference = found[0]["reference"]
+    assert "SOLUTION" not in reference and "# %%" not in reference
+    assert reference.startswith("def forward_difference(f, x, eps=1e-6):")
+    assert reference.endswith("    return (f(x + eps) - f(x - eps)) / (2 * eps)")
+    assert found[1]["reference"] is None  # no solution cell between the two checks
+
+
+def test_the_typed_cell_replaces_only_the_stubbed_definition(walk):
+    stub = ("def forward_difference(f, x, eps=1e-6):\n    return (f(x + eps) - f(x)) / eps\n\n\n"
+            "def central_difference(f, x, eps=1e-6):\n"
+            "    raise NotImplementedError(\"E1.1: write your solution here\")")  # fmt: skip
+    wrong = "def central_difference(f, x, eps=1e-06):\n    return 0"
+    typed = walk.typed_cell(stub, "central_difference", wrong)
+    assert typed == stub.split("\n\n\ndef central")[0] + "\n\n\n" + wrong
+    # a class stays, the assignment that binds the name is replaced, what follows it stays
+    stub = "class C:\n    pass\n\n\nanswer = C.apply\nprint(answer)"
+    assert walk.typed_cell(stub, "answer", "answer = _f(False)") == \
+        "class C:\n    pass\n\n\nanswer = _f(False)\n\n\nprint(answer)"  # fmt: skip
+    assert walk.typed_cell("x = 1", "answer", "answer = 2") == "x = 1\n\n\nanswer = 2"
+
+
+def test_a_wrong_answers_code_is_built_from_its_module(walk):
+    module = "tinygrad_course.lessons.lesson99"
+    sources = {module: '''from __future__ import annotations
+
+import numpy as np
+
+from .exercise import Exercise, Wrong
+from .lesson98 import _shared
+
+
+def _helper(x):
+    return np.abs(x)
+
+
+def _walk(root):
+    """A wrong answer."""
+    return _walk(root) if root else _helper(_shared(root))
+
+
+_walk.__name__ = "walk"
+
+
+def _factory(k=2):
+    return lambda x: x * k
+
+
+ex = Exercise("99.1", "t", None, wrong=[
+    Wrong("a lambda", lambda x, eps=1e-6: _helper(x) / eps, "h1"),
+    Wrong("a function", _walk, "h2"),
+    Wrong("a factory", _factory(k=3), "h3"),
+])
+''', "tinygrad_course.lessons.lesson98": '''from .exercise import Wrong
+
+
+def _shared(r):
+    return r
+'''}  # fmt: skip
+    code = walk.wrong_answer_code(module, sources.get)
+    assert [c["what"] for c in code] == ["a lambda", "a function", "a factory"]
+    assert [c["kind"] for c in code] == ["lambda", "function", "value"]
+    first = walk.typed_definition("answer", code[0])
+    assert first == ("import numpy as np\n\n\ndef _helper(x):\n    return np.abs(x)\n\n\n"
+                     "def answer(x, eps=1e-06):\n    return _helper(x) / eps")  # fmt: skip
+    second = walk.typed_definition("answer", code[1])
+    # renamed, its call to itself too; another lesson's private helper comes as its code
+    assert "def answer(root):" in second and "return answer(root) if root" in second
+    assert "def _shared(r):" in second and "lesson98" not in second and "_walk" not in second
+    assert second.index("def _helper") < second.index("def answer")
+    assert walk.typed_definition("answer", code[2]).endswith("\n\n\nanswer = _factory(k=3)")
+    namespace = {}
+    exec(walk.typed_definition("answer", code[0]), namespace)  # it runs as typed
+    assert namespace["answer"](-2.0, eps=0.5) == 4.0
+
+
+@pytest.mark.slow
+def test_the_typed_wrong_answers_make_the_recorded_mistakes(walk):
+    """Every recorded wrong answer of the course, as the walk types it (its code from the
+    lesson's module), gives the check the outcome the recorded answer itself gives."""
+    import contextlib
+    import io
+
+    from tinygrad_course import lessons
+
+    def read(module):
+        path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+        return path.read_text(encoding="utf-8") if path.is_file() else None
+
+    count = 0
+    for module in lessons.lesson_modules():
+        code = walk.wrong_answer_code(module.__name__, read)
+        wrongs = [(ex, w) for ex in module.EXERCISES for w in ex.wrong]
+        assert [c["what"] for c in code] == [w.what for _, w in wrongs]
+        for (ex, wrong), c in zip(wrongs, code, strict=True):
+            namespace = {}
+            exec(compile(walk.typed_definition("answer", c), "<typed>", "exec"), namespace)
+            with contextlib.redirect_stdout(io.StringIO()):
+                typed, recorded = ex._evaluate(namespace["answer"]), ex._evaluate(wrong.answer)
+            got = (typed.status, typed.hint, typed.step)
+            assert got == (recorded.status, recorded.hint, recorded.step), (ex.number, wrong.what)
+            count += 1
+    assert count >= 150
+
+
+def test_the_plan_holds_every_exercise_and_wrong_answer(walk):
+    from tests.test_lesson_states import WAITING
+    from tinygrad_course import lessons
+
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]*_*.py"))
+    plans, problems = walk.answer_plan(ROOT, names, WAITING)
+    assert problems == []
+    exercises = [e for plan in plans.values() for e in plan]
+    modules = lessons.lesson_modules()
+    assert sorted(e["number"] for e in exercises) == \
+        sorted(ex.number for m in modules for ex in m.EXERCISES)  # fmt: skip
+    assert sum(len(e["wrong"]) for e in exercises) == \
+        sum(len(ex.wrong) for m in modules for ex in m.EXERCISES)  # fmt: skip
+    assert {e["number"]: e["waits"] for e in exercises if e["waits"]} == WAITING
+    assert all(e["reference"] and w["hint"] and w["code"] for e in exercises for w in e["wrong"])
+
+
+_NAME = "Exercise 1.1 — central difference"
+
+
+def test_a_checks_verdict_is_read_from_the_page(walk):
+    text = (f"❌ FAIL\u00a0 {_NAME}: at x = 2: got 24.0\nHint: twice the right value: how far "
+            "apart are the two points you step to?\n   Try 2, a closer look: by hand")  # fmt: skip
+    assert walk.read_verdict(text, _NAME) == {
+        "status": "fail", "message": "at x = 2: got 24.0",
+        "hint": "twice the right value: how far apart are the two points you step to?\n"
+                "   Try 2, a closer look: by hand"}  # fmt: skip
+    assert walk.read_verdict(f"✅ PASS  {_NAME}: 12.000001", _NAME) == \
+        {"status": "pass", "message": "12.000001", "hint": ""}  # fmt: skip
+    waits = (f"⏳ NOT SOLVED YET  {_NAME}: this check needs assignment A1.1 (`topo_sort`), "
+             "which is not written yet\nHint: write A1.1 first")  # fmt: skip
+    assert walk.read_verdict(waits, _NAME)["status"] == "not-solved-yet"
+    assert walk.read_verdict(text, "Exercise 1.2 — h'") is None  # another exercise's box
+
+
+def test_a_wrong_answer_must_be_rejected_with_its_own_hint(walk):
+    own = "twice the right value: how far apart are the two points you step to?"
+
+    def verdict(status, message="m", hint=""):
+        return {"status": status, "message": message, "hint": hint}
+
+    assert walk.judge(verdict("fail", hint=own), own) is None
+    assert walk.judge(verdict("fail", hint=own + "\n   Try 3, a closer look: reread"), own) is None
+    assert "PASSES" in walk.judge(verdict("pass"), own)
+    other = walk.judge(verdict("fail", hint="compare what you got with what was expected"), own)
+    assert other.startswith("rejected with another hint: 'compare what you got")
+    assert walk.judge(verdict("fail", hint=own + " (and more)"), own) is not None
+    needs = "this check needs assignment A1.1 (`topo_sort`), which is not written yet"
+    assert walk.judge(verdict("not-solved-yet", needs), own) is None  # its code calls A1.1
+    assert walk.judge(verdict("not-solved-yet", "f still raises NotImplementedError"), own)
+    assert walk.judge(None, own) == "no check result shown"
+    # the right answer: PASS, or for an exercise waiting for an assignment, that one named
+    assert walk.judge(verdict("pass")) is None
+    assert "shows FAIL" in walk.judge(verdict("fail", "got 3", "look again"))
+    assert walk.judge(verdict("not-solved-yet", needs), waits="A1.1") is None
+    assert "not 'needs assignment A1.1'" in walk.judge(verdict("pass"), waits="A1.1")
+    assert walk.judge(verdict("not-solved-yet", needs.replace("A1.1", "A2.1")), waits="A1.1")
+
+
+def test_the_answers_report_counts_and_lists_problems(walk):
+    rows = [{"exercise": "1.1", "answer": "divided by eps", "right": False, "status": "fail",
+             "problem": None},
+            {"exercise": "1.1", "answer": "forward", "right": False, "status": "pass",
+             "problem": "a wrong answer PASSES: 12"},
+            {"exercise": "2.3", "answer": "one pass", "right": False, "status": "not-solved-yet",
+             "problem": None},
+            {"exercise": "1.1", "answer": "the reference answer", "right": True, "status": "pass",
+             "problem": None},
+            {"exercise": "2.3", "answer": "the reference answer", "right": True,
+             "status": "not-solved-yet", "problem": None}]  # fmt: skip
+    text = walk.answers_text([{"lesson": "01_derivatives", "answers": rows}])
+    assert "answers typed: 3 wrong, 2 right" in text
+    assert "rejected with their own hint: 1\n" in text
+    assert "waiting for an assignment (NOT SOLVED YET naming it): 1\n" in text
+    assert "right answers passing: 1\n" in text and "waiting for their assignment: 1\n" in text
+    listed = "problems: 1:\n    01_derivatives Exercise 1.1 (forward): a wrong answer PASSES: 12"
+    assert listed in text

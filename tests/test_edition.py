@@ -227,3 +227,40 @@ def test_a_cell_waits_only_for_the_assignment_that_stopped_it(capsys):
     unlocker.stand_in()
     said = capsys.readouterr().out
     assert "reads loss" in said and "needs A3.1" in said and "A4.1" not in said
+
+
+def test_an_answer_cell_whose_function_takes_an_unfinished_name_still_runs():
+    """Lesson 1 on day one: a cell stopped by A2.1 leaves ``x`` half made, and the answer cell
+    ``def central_difference(f, x, eps)`` was stood in for (its parameter read as that ``x``),
+    so the student's function was never defined and the check showed its recording."""
+    from types import SimpleNamespace
+
+    from tinygrad_course.lessons.recorded import Unlocker
+
+    unlocker = Unlocker(shell=None, recordings={})
+    stopped = "x = tg.tensor([1.0])\ny = f(x)"
+    unlocker.pre_run_cell(SimpleNamespace(raw_cell=stopped))
+    unlocker._replace(unlocker.explain(NotImplementedError("A2.1: write your solution here"),
+                                       stopped), stopped)  # fmt: skip
+    assert unlocker.partial == {"x": {"A2.1"}, "y": {"A2.1"}}
+    answer = "def central_difference(f, x, eps=1e-6):\n    return (f(x + eps) - f(x)) / eps"
+    assert unlocker._waits_for(answer) == frozenset()
+    assert unlocker._waits_for("def g(a):\n    return a * y") == {"A2.1"}  # a global it reads
+    assert unlocker._waits_for("print(x)") == {"A2.1"}
+
+
+def test_an_exercises_fail_is_shown_where_a_cell_above_waits(monkeypatch, capsys):
+    """On day one a cell above an exercise waits for an assignment; a value check there is
+    explained by it (its recording is shown), but a wrong answer to the exercise is the
+    student's own: it showed the check's recording (NOT SOLVED YET) in place of its hint."""
+    from tinygrad_course.lessons import checks, lesson01
+
+    monkeypatch.setattr(checks, "blocked_hook", lambda: True)
+    checks.reset()
+    wrong = lesson01.central_difference.wrong[1]  # divided by eps
+    got = lesson01.central_difference.check(wrong.answer, strict=False)
+    assert got.status == checks.FAIL and got.hint == wrong.hint
+    assert "Hint: " + wrong.hint in capsys.readouterr().out
+    with pytest.raises(LookupError, match="a cell above could not run"):
+        checks.check(1.0, 2.0, "a value a stopped cell would have made", strict=False)
+    checks.reset()

@@ -343,7 +343,9 @@ class Exercise:
             hint = self._escalate(hint, tries)
         elif status == PASS:
             _tries.pop(self.name, None)
-        return _report(self.name, status, message, hint, strict)
+        # the learner's answer, graded on the check's own inputs: a FAIL is theirs, even where
+        # a cell above waits for an assignment (it once showed that cell's recording instead)
+        return _report(self.name, status, message, hint, strict, learner=True)
 
     def _escalate(self, hint: str, tries: int) -> str:
         """The hint for the ``tries``-th failed check in a row: the first names the mistake;

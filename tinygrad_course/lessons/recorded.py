@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import symtable
 import sys
 import traceback
 from datetime import datetime
@@ -536,11 +537,25 @@ def _assigned(source: str) -> set[str]:
 
 
 def _loaded(source: str) -> set[str]:
-    """The names a cell reads and does not bind itself (what it takes from cells above)."""
-    tree = _parse(source)
-    if tree is None:
+    """The names a cell reads and does not bind itself (what it takes from cells above): read
+    at its top level, or as globals inside a function or class it defines. A function's own
+    parameters and locals are not read from above: an answer cell's ``def f(x)`` does not
+    read a half-made ``x`` of the lesson (it was once stood in for, and the answer never ran).
+
+    >>> sorted(_loaded("def slope(f, x, eps):\\n    return (f(x + eps) - f(x)) / eps\\nprint(y)"))
+    ['print', 'y']
+    >>> sorted(_loaded("def g(a):\\n    return a * w\\nw = 2"))
+    []
+    """
+    if _parse(source) is None:
         return set()
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    read, todo = set(), [symtable.symtable(source, "<cell>", "exec")]
+    while todo:
+        table = todo.pop()
+        top = table.get_type() == "module"
+        read |= {s.get_name() for s in table.get_symbols()
+                 if s.is_referenced() and (top or s.is_global())}  # fmt: skip
+        todo.extend(table.get_children())
     return read - _assigned(source)
 
 
