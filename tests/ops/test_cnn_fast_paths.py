@@ -3,10 +3,15 @@
 
 * ``conv2d_input_grad`` at stride 1 (col2im on flattened rows, NOTE [col2im on the padded
   grid]) for dilations, paddings, groups and kernels that are not square;
-* ``batch_norm`` in training, its gradients with and without the affine parameters.
+* ``batch_norm`` in training, its gradients with and without the affine parameters, and its
+  forward and plain backward on arrays in place against the same operations one by one, bit
+  for bit (NOTE [batch_norm's arrays in place]).
 """
 
 from __future__ import annotations
+
+import itertools
+import types
 
 import numpy as np
 import pytest
@@ -14,7 +19,7 @@ import torch
 
 import tinygrad_edu as tg
 import tinygrad_edu.nn.functional as F
-from tinygrad_edu.ops import RAW, get_op
+from tinygrad_edu.ops import RAW, RawFunctional, get_op
 
 TF = torch.nn.functional
 
@@ -107,3 +112,65 @@ def test_batch_norm_forward_stays_float32():
     gx, gw, gb = op.vjp(RAW, x, (x, w, b), None, [x.shape, (3,), (3,)],
                         (True, True, True))  # fmt: skip
     assert gx.dtype == gw.dtype == gb.dtype == np.float32
+
+
+class _RuleF(RawFunctional):
+    """The raw namespace under another class: ``batch_norm``'s rule runs its F ops one by one
+    (the path a create_graph backward or the symbolic engine takes), not the in-place arrays."""
+
+
+class _PlainNumpy(types.SimpleNamespace):
+    """numpy under another name: the forward takes its plain path (``_normalize``)."""
+
+    __name__ = "numpy"
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def _bits(a, b, what):
+    assert a.shape == b.shape and a.dtype == b.dtype, what
+    assert a.tobytes() == b.tobytes(), f"{what}: not the plain path's bits"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7, 3), (4, 3, 5), (5, 4, 6, 7), (50, 16, 28, 28)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_in_place_arrays_give_the_rules_bits(dtype, shape, affine):
+    """NOTE [batch_norm's arrays in place]: the training forward and the plain backward on
+    numpy arrays against the same computation op by op, for every combination of the inputs
+    that need a gradient."""
+    rng = np.random.default_rng(28)
+    C = shape[1]
+    x = (rng.standard_normal(shape) * 3 + 2).astype(dtype)
+    g = rng.standard_normal(shape).astype(dtype)
+    params = [rng.standard_normal(C).astype(dtype), rng.standard_normal(C).astype(dtype)]
+    params = params if affine else []
+    op = get_op("batch_norm")
+    attrs = dict(training=True, affine=affine, eps=1e-3, ndim=len(shape))
+    _bits(op.forward(np, x, *params, **attrs), op.forward(_PlainNumpy(), x, *params, **attrs),
+          "forward")  # fmt: skip
+    shapes = [shape] + [(C,)] * len(params)
+    for needs in itertools.product([True, False], repeat=1 + len(params)):
+        fast = op.vjp(RAW, g, (x, *params), None, shapes, needs, **attrs)
+        rule = op.vjp(_RuleF(), g, (x, *params), None, shapes, needs, **attrs)
+        assert len(fast) == len(rule)
+        for i, (a, b) in enumerate(zip(fast, rule)):
+            assert (a is None) == (b is None), (needs, i)
+            if a is not None:
+                _bits(a, b, f"gradient {i} (needs {needs})")
+    assert not np.shares_memory(op.vjp(RAW, g, (x, *params), None, shapes, (True,) * len(shapes),
+                                       **attrs)[0], g)  # fmt: skip
+
+
+def test_batch_norm_in_place_arrays_leave_the_inputs_alone():
+    rng = np.random.default_rng(29)
+    x, g = rng.standard_normal((4, 3, 5, 5)), rng.standard_normal((4, 3, 5, 5))
+    w, b = rng.standard_normal(3), rng.standard_normal(3)
+    copies = [a.copy() for a in (x, g, w, b)]
+    op = get_op("batch_norm")
+    attrs = dict(training=True, affine=True, eps=1e-5, ndim=4)
+    op.forward(np, x, w, b, **attrs)
+    op.vjp(RAW, g, (x, w, b), None, [x.shape, (3,), (3,)], (True, True, True), **attrs)
+    for a, c in zip((x, g, w, b), copies):
+        np.testing.assert_array_equal(a, c)

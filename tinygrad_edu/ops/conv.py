@@ -10,7 +10,9 @@ $$y_{n,o,p,q} = b_o + \sum_{c,i,j} w_{o,c,i,j}\;
 (stride $s$, dilation $d$, zero padding $p$). *im2col* lays every receptive field out as a
 column: ``cols`` has shape $(C k_h k_w,\; N \cdot OH \cdot OW)$, built from a sliding-window
 *view* of the padded input (:func:`~tinygrad_edu.backend.windows.sliding_windows`) by one copy.
-The convolution is then one matrix product ``w.reshape(O, -1) @ cols``.
+The convolution is then one matrix product ``w.reshape(O, -1) @ cols``. (On numpy arrays the
+columns are built in two copies, and in float32 a few images at a time, each few multiplied as
+soon as they are built: NOTE [im2col in cache-sized chunks].)
 
 The derivative splits into two ops, each again an im2col product, so it can itself be
 differentiated (second derivatives, in both engines):
@@ -35,7 +37,7 @@ array([[[[10., 18.],
 
 from __future__ import annotations
 
-import numpy as _np  # the one-hot weight of unfold/fold (a constant of the graph)
+import numpy as _np  # the one-hot weight of unfold/fold; the numpy fast paths below
 
 from ..backend.windows import sliding_windows, window_count
 from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
@@ -208,8 +210,15 @@ def _input_grad_unit_stride(xp, g, w, xshape, padding, dilation, groups):
     cols = _group_matmul(xp, xp.reshape(w, (O, -1)), xp.reshape(gp, (O, N * R)), groups,
                          trans_a=True)  # fmt: skip  (C*kh*kw, N*R)
     cols = xp.reshape(cols, (C, kh, kw, N * R))
-    rows = contiguous(xp, cols[:, :, 0, :])  # (C, kh, N*R): the column offsets summed
-    for j in range(1, kw):
+    if xp is _np and kw > 1:  # the copy of offset 0 and the add of offset 1 in one pass
+        rows = _np.empty((C, kh, N * R), dtype=cols.dtype)
+        rows[:, :, :dw] = cols[:, :, 0, :dw]
+        _np.add(cols[:, :, 0, dw:], cols[:, :, 1, : N * R - dw], out=rows[:, :, dw:])
+        first = 2
+    else:
+        rows = contiguous(xp, cols[:, :, 0, :])  # (C, kh, N*R): the column offsets summed
+        first = 1
+    for j in range(first, kw):
         rows[:, :, j * dw :] += cols[:, :, j, : N * R - j * dw]
     rows = xp.reshape(rows, (C, kh, N, R))
     out = xp.zeros((C, N, Hp * Wp), dtype=cols.dtype)
@@ -217,6 +226,113 @@ def _input_grad_unit_stride(xp, g, w, xshape, padding, dilation, groups):
         out[:, :, i * dh * Wp : i * dh * Wp + R] += rows[:, i, :, :]
     out = xp.reshape(out, (C, N, Hp, Wp))[:, :, ph : ph + H, pw : pw + W]
     return contiguous(xp, xp.permute_dims(out, (1, 0, 2, 3)))
+
+
+# NOTE [im2col in cache-sized chunks]: the column matrix of a convolution is 9-25 times its
+# input (the ConvNet's second layer: 15.7 MB for a 1 MB input). Built whole, it is written out
+# to memory by the im2col copy and read back by the product; built for a few images (the
+# forward, whose product's columns are pixels) or a few channels (the weight gradient, whose
+# product's rows are (channel, offset) pairs) at a time, it stays in the core's cache between
+# the two. Each chunk's product has the whole product's inner dimension in the same order, so
+# every output element is the same dot product. Whether BLAS also rounds it the same way depends
+# on the kernel it picks for the product's size: OpenBLAS's float32 kernels give the same bits
+# as one product on the ConvNet's and pytorch/examples mnist's layers (batches 24-100, the
+# budgets used), but not on some tiny products, and its float64 kernel for a product's last
+# columns rounds differently (a chunk of an odd number of the second layer's images differed
+# in the last bit). So float32 chunks (agreeing with one product to float32 rounding,
+# tests/ops/test_conv_chunks.py) and float64, like every other dtype, makes one chunk: the
+# columns are built the same way (two copies, see _columns), the product is the plain path's,
+# bit for bit. numpy only: on other namespaces (a GPU) one product over everything is the fast
+# way, and they keep the plain path.
+# Measured on the ConvNet's and mnist's layers (budgets 0.25-4 MiB): the forward's best is about
+# one core's L2 cache; the weight gradient's products want more rows (one channel of a 3x3
+# kernel is 9, too few for the GEMM's blocks), so a larger budget.
+_CHUNK_BYTES = 1 << 20
+_F32 = _np.dtype(_np.float32)
+_WGRAD_CHUNK_BYTES = 4 << 20
+
+
+def _padded_cn(x, padding):
+    """``x`` (N, C, H, W) zero-padded and channel-major: (C, N, Hp, Wp), one small copy."""
+    N, C, H, W = x.shape
+    ph, pw = padding
+    out = _np.zeros((C, N, H + 2 * ph, W + 2 * pw), dtype=x.dtype)
+    out[:, :, ph : ph + H, pw : pw + W] = x.transpose(1, 0, 2, 3)
+    return out
+
+
+def _columns(xcn, kernel, stride, dilation, oh, ow):
+    """im2col of a padded channel-major block ``xcn`` (C, N, Hp, Wp), possibly a view of a few
+    channels or images: (C*kh*kw, N*oh*ow), rows (c, i, j) and columns (n, p, q) as
+    :func:`im2col` lays them out.
+
+    Two copies instead of one: first the ``kw`` column shifts of every row, (C, kw, N, Hp, ow),
+    then the row shifts of those, in which one window offset of one image is a single run of
+    ``oh*ow`` elements when the stride is 1. A single copy from the window view moves runs of
+    ``ow`` elements (14 on the ConvNet's second layer), and its per-run cost dominated: the
+    second layer's columns 2.7 -> 1.8 ms.
+    """
+    as_strided = _np.lib.stride_tricks.as_strided
+    C, N, Hp, _ = xcn.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    sc, sn, sr, sq = xcn.strides
+    shifted = _np.ascontiguousarray(
+        as_strided(xcn, (C, kw, N, Hp, ow), (sc, sq * dw, sn, sr, sq * sw), writeable=False)
+    )
+    tc, tj, tn, tr, tq = shifted.strides
+    win = as_strided(shifted, (C, kh, kw, N, oh, ow), (tc, tr * dh, tj, tn, tr * sh, tq),
+                     writeable=False)  # fmt: skip
+    return _np.ascontiguousarray(win).reshape(C * kh * kw, N * oh * ow)
+
+
+def _spans(total: int, per_item_bytes: int, budget: int, single_ok: bool = True):
+    """``(start, stop)`` of the items (images or channels) to build columns for at once, about
+    ``budget`` bytes of columns each (all at once for a budget of 0). ``single_ok=False`` when
+    a chunk of one item would make the product a matrix-vector one (numpy calls another BLAS
+    routine then): chunks of two or more, the last one overlapping its neighbour if need be."""
+    if not budget:
+        return [(0, total)]
+    n = max(1, budget // max(1, per_item_bytes))
+    n = min(total, n if single_ok else max(2, n))
+    if n <= 0:  # an empty batch: one empty chunk
+        return [(0, total)]
+    spans = [(i, min(total, i + n)) for i in range(0, total, n)]
+    if not single_ok and len(spans) > 1 and spans[-1][1] - spans[-1][0] == 1:
+        spans[-1] = (total - 2, total)
+    return spans
+
+
+def _forward_chunked(x, w, b, k, s, p, d, groups, oh, ow):
+    """``conv2d`` on numpy arrays, the columns built a few images at a time (NOTE [im2col in
+    cache-sized chunks]); each chunk's product lands in the NCHW output by one small copy."""
+    N, O, L = x.shape[0], w.shape[0], oh * ow
+    wm = w.reshape(O, -1)
+    xcn = _padded_cn(x, p)
+    out = _np.empty((N, O, L), dtype=_np.result_type(x, w))
+    budget = _CHUNK_BYTES if x.dtype == _F32 else 0  # other dtypes: one chunk (the NOTE)
+    for n0, n1 in _spans(N, wm.shape[1] * groups * L * x.itemsize, budget, L > 1):
+        cols = _columns(xcn[:, n0:n1], k, s, d, oh, ow)
+        y = _group_matmul(_np, wm, cols, groups).reshape(O, n1 - n0, L).transpose(1, 0, 2)
+        if b is None:
+            out[n0:n1] = y
+        else:  # the bias added on the way into the output (y + b, as the plain path adds it)
+            _np.add(y, b.reshape(O, 1), out=out[n0:n1])
+    return out.reshape(N, O, oh, ow)
+
+
+def _weight_grad_chunked(x, g, wshape, k, s, p, d):
+    """``conv2d_weight_grad`` (one group) on numpy arrays: ``cols @ g^T`` with the columns
+    built a few channels at a time (NOTE [im2col in cache-sized chunks])."""
+    N, O, oh, ow = g.shape
+    kk = k[0] * k[1]
+    gt = _np.ascontiguousarray(g.transpose(0, 2, 3, 1)).reshape(-1, O)
+    xcn = _padded_cn(x, p)
+    C = xcn.shape[0]
+    out = _np.empty((C * kk, O), dtype=_np.result_type(x, g))
+    budget = _WGRAD_CHUNK_BYTES if x.dtype == _F32 else 0
+    for c0, c1 in _spans(C, kk * N * oh * ow * x.itemsize, budget, kk > 1):
+        out[c0 * kk : c1 * kk] = _columns(xcn[c0:c1], k, s, d, oh, ow) @ gt
+    return _np.ascontiguousarray(out.T).reshape(wshape)
 
 
 def _grouped(xp, a, groups):
@@ -281,6 +397,8 @@ class Conv2d(_ConvOp):
     def forward(self, xp, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
         k, s, p, d = self._p((w.shape[2], w.shape[3]), stride, padding, dilation)
         N, O, oh, ow = _check(self.name, x.shape, w.shape, s, p, d, groups)
+        if xp is _np and x.dtype == w.dtype and (b is None or b.dtype == x.dtype):
+            return _forward_chunked(x, w, b, k, s, p, d, groups, oh, ow)
         cols = im2col(xp, x, k, s, p, d)  # (C, kh, kw, N, OH, OW)
         cols = xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1))
         y = _group_matmul(xp, xp.reshape(w, (O, -1)), cols, groups)  # (O, N*OH*OW)
@@ -374,6 +492,8 @@ class Conv2dWeightGrad(_ConvOp):
         wshape = _target(like, shape)
         k, s, p, d = self._p((wshape[2], wshape[3]), stride, padding, dilation)
         _check(self.name, x.shape, wshape, s, p, d, groups)
+        if xp is _np and groups == 1 and x.dtype == g.dtype:
+            return _weight_grad_chunked(x, g, wshape, k, s, p, d)
         cols = im2col(xp, x, k, s, p, d)
         cols = xp.reshape(cols, (cols.shape[0] * k[0] * k[1], -1))
         if groups == 1:  # cols @ g^T, the faster orientation for OpenBLAS here (measured)
