@@ -60,10 +60,14 @@ __all__ = ["apply_op", "apply_named", "METHODS", "FUNCTIONS", "NN_FUNCTIONS"]
 _VIEW_OPS = frozenset(name for name, op in REGISTRY.items() if op.view)
 _NODE_CLASSES: dict = {}  # op -> its backward node class (ops with one PyTorch name)
 _ndarray = _np.ndarray
+_NUMPY_NUMBERS = frozenset(t for t in set(_np.sctypeDict.values())
+                           if issubclass(t, _np.number | _np.bool_))  # fmt: skip
 
 
 def _as_array(xp, value, opname="tensor"):
     """``value`` as an array of ``xp``: numpy scalars (``np.float64``) become 0-d arrays."""
+    if type(value) in _NUMPY_NUMBERS and xp is _np:  # what a numpy op on 0-d arrays returns
+        return _np.asarray(value)  # (the test below would look for a missing attribute first)
     if hasattr(value, "__setitem__"):
         return value
     out = xp.asarray(value)
@@ -228,7 +232,7 @@ def apply_op(op, *args, **attrs):
     recorded = mask and op.differentiable and _modes.grad
     node = _record(op, args, attrs, mask, dev, out) if recorded else None
     # 4. the result: a tensor around ``out``; a view shares its input's version counter
-    if op.name in _VIEW_OPS and _owner(out) is _owner(d0):
+    if op.name in _VIEW_OPS and _shares(out, d0):
         result = _init(_new(Tensor), out, dev, node, args[0]._counter)
         _record_view(result, args[0], op, args, attrs)
     else:
@@ -423,11 +427,21 @@ def unrecorded_getitem(src, index):
     if type(out) is not _ndarray:
         return None
     Tensor = core.Tensor
-    if _owner(out) is _owner(d):
+    if _shares(out, d):
         result = _init(_new(Tensor), out, src._device, None, src._counter)
         _record_view(result, src, _GETITEM, (src,), {"index": index})
         return result
     return _init(_new(Tensor), out, src._device, None)  # (x[True] copies)
+
+
+def _shares(out, data) -> bool:
+    """Whether ``out`` (an op's result) shares ``data``'s memory: the same owner. numpy points
+    a view's ``base`` at the owner itself (a view of a view too), so the common answers,
+    ``out`` a view of ``data`` or of ``data``'s own base, need no walk up the chain."""
+    base = getattr(out, "base", None)
+    if base is not None and (base is data or base is getattr(data, "base", None)):
+        return True
+    return _owner(out) is _owner(data)
 
 
 def _owner(array):

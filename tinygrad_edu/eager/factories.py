@@ -28,6 +28,7 @@ import numpy as _np
 from .. import backend
 from ..size import Size
 from .convert import _legacy_data, _resolve_dtype
+from .core import new_tensor as _new_tensor
 from .random import default_generator, manual_seed, numpy_generator
 from .tensor import Tensor
 
@@ -51,7 +52,7 @@ def _python_data(data):
     """Python data (nested lists, numbers, tensors inside lists) as a numpy array with
     PyTorch's default dtypes."""
     if isinstance(data, list | tuple):
-        data = [_python_data(d) if isinstance(d, list | tuple | Tensor) else d for d in data]
+        data = [_python_data(d) if isinstance(d, _NESTED) else d for d in data]
     elif isinstance(data, Tensor):
         return data.numpy(force=True)  # tg.tensor(t) copies t's values, as torch.tensor(t)
     try:
@@ -70,6 +71,34 @@ def _python_data(data):
     return arr
 
 
+_NESTED = (list, tuple, Tensor)  # what _python_data converts first (a tuple: no Union per item)
+_NUMBERS = frozenset({int, float, bool})
+
+
+def _flat_numbers(data):
+    """A flat list of Python numbers (``tg.tensor(encode(text))``: a million ints) as a new
+    array with PyTorch's dtypes, or None for anything else.
+
+    What :func:`_python_data` gives, without its pass over the items: that pass converts the
+    lists and tensors inside a list first, and a flat list of numbers has none, so numpy reads
+    the list as it is, in one call (a tensor among the numbers reads through its
+    ``__array__``, as the pass would convert it). A list that is not one row of numbers
+    (nested, ragged, a tensor that requires grad) returns None and takes the plain way, whose
+    result or error is then the one the caller gets. The array is new, so ``astype`` need not
+    copy it, and ``tensor()`` need not either."""
+    if type(data) is not list or not data or type(data[0]) not in _NUMBERS:
+        return None
+    try:
+        arr = _np.asarray(data)
+    except (ValueError, TypeError, RuntimeError, OverflowError):
+        return None
+    if arr.ndim != 1 or arr.dtype.kind not in "biuf":
+        return None
+    if arr.dtype.kind == "f":
+        return arr.astype(backend.default_float(_np), copy=False)
+    return arr.astype(_np.int64, copy=False) if arr.dtype.kind in "iu" else arr
+
+
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new leaf tensor holding a **copy** of ``data``.
 
@@ -82,17 +111,24 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """
     if data is None:
         raise TypeError("tensor(): data is None; give a number, a list of numbers or an array")
-    src = None
+    src = fresh = None
     if isinstance(data, Tensor):
         data, src = data._data, data._device
     if not hasattr(data, "shape") or isinstance(data, _np.generic):
-        data = _python_data(data)
+        fresh = _flat_numbers(data)  # a new array: the copy below is not needed
+        data = _python_data(data) if fresh is None else fresh
     src = src or backend.device_of(data)
     dev = backend.parse_device(device if device is not None else (_default_device(None) or src))
     arr = backend.to_device(data, dev, src=src)
     xp = backend.get_namespace(dev)
     dt = _resolve_dtype(arr, dtype)
-    arr = xp.asarray(arr, copy=True) if dt is None or dt == arr.dtype else xp.astype(arr, dt)
+    if dt is None or dt == arr.dtype:
+        if not (arr is fresh and xp is _np):
+            arr = xp.asarray(arr, copy=True)
+    else:
+        arr = xp.astype(arr, dt)
+    if dev is _CPU and xp is _np and not requires_grad:
+        return _new_tensor(arr, _CPU)  # what Tensor(arr) makes of a numpy array on the CPU
     return Tensor(arr, requires_grad=requires_grad, device=dev)
 
 
@@ -121,6 +157,11 @@ def from_numpy(array) -> Tensor:
 
 def _shape(shape):
     shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+    for d in shape:  # the common case, sizes that are non-negative ints, in one pass
+        if type(d) is not int or d < 0:
+            break
+    else:
+        return shape
     if not all(isinstance(d, int) for d in shape):
         raise TypeError(f"a size must be non-negative ints, got {shape!r}")
     if any(d < 0 for d in shape):  # an int of the wrong value: PyTorch's RuntimeError
@@ -150,6 +191,9 @@ def _default(value):
     return "int64" if isinstance(value, int) else backend.default_float(_np)
 
 
+_CPU = backend.parse_device("cpu")
+
+
 def _default_device(device):
     """``device``, or the default device (``tg.set_default_device``) when it is None."""
     return device if device is not None else backend.default_device()
@@ -158,17 +202,33 @@ def _default_device(device):
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of ``size`` holding ``fill_value`` (its dtype follows the value, as in
     PyTorch: ``full((2,), 7)`` is int64)."""
+    return _full(size, fill_value, dtype, device, requires_grad, False)
+
+
+def _full(size, fill_value, dtype, device, requires_grad, zero: bool) -> Tensor:
+    """:func:`full`; ``zero``: ``fill_value`` is ``0.0`` (:func:`zeros`), so numpy's
+    ``zeros`` (memory set to zero bits: +0.0, 0, False) makes the same array as its slower
+    ``full``. A data loader makes a few small tensors per example, so this path is kept
+    short: a numpy dtype without the name lookup, and the tensor wrapped as ``Tensor(data)``
+    would on the CPU."""
     device = _default_device(device)
     xp = backend.get_namespace(device)
-    dt = _resolve_dtype(xp.zeros(()), dtype or _default(fill_value))
-    data = xp.full(_shape((size,) if isinstance(size, int) else tuple(size)), fill_value, dtype=dt)
-    return Tensor(data, requires_grad=requires_grad, device=device)
+    dt = dtype or _default(fill_value)
+    dt = _np.dtype(dt) if xp is _np and type(dt) is not str else _resolve_dtype(xp.zeros(()), dt)
+    shape = _shape((size,) if isinstance(size, int) else tuple(size))
+    if xp is not _np or device is not None:
+        return Tensor(xp.full(shape, fill_value, dtype=dt), requires_grad=requires_grad,
+                      device=device)  # fmt: skip
+    data = _np.zeros(shape, dtype=dt) if zero else _np.full(shape, fill_value, dtype=dt)
+    if requires_grad:
+        return Tensor(data, requires_grad=True)
+    return _new_tensor(data, _CPU)
 
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype``): ``zeros(2, 3)``, ``zeros((2, 3))`` or
     ``zeros(size=(2, 3))``."""
-    return full(_sizes("zeros", sizes, size), 0.0, dtype, device, requires_grad)
+    return _full(_sizes("zeros", sizes, size), 0.0, dtype, device, requires_grad, True)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -204,6 +264,8 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 def _sampled(array, dtype, device, requires_grad):
     dt = _np.dtype(_resolve_dtype(array, dtype or backend.default_float(_np)))
     device = _default_device(device)
+    if device is None and not requires_grad:  # what Tensor(array) makes of a CPU array
+        return _new_tensor(array.astype(dt), _CPU)
     return Tensor(array.astype(dt), requires_grad=requires_grad, device=device)
 
 

@@ -19,6 +19,7 @@ from .node import CopySlices
 __all__ = ["InPlace"]
 
 _edge = core.edge
+_RARE = grad_mode.RARE
 
 
 class InPlace:
@@ -72,7 +73,10 @@ class InPlace:
                 "`with tg.no_grad():` (as optimizers do) or use an out-of-place op."
             )
         if not recording:
-            with grad_mode.no_grad():
+            if _RARE[0]:  # a trace or anomaly mode sees the op run under no_grad
+                with grad_mode.no_grad():
+                    result = apply_op(op, self, *others, **attrs)
+            else:  # nothing that requires grad meets grad mode: apply_op records nothing
                 result = apply_op(op, self, *others, **attrs)
             self._write(op, result._data)
             return self
@@ -130,12 +134,14 @@ class InPlace:
         return self
 
     def _write(self, op, values) -> None:
-        if tuple(values.shape) != self.shape:
+        data = self._data
+        if tuple(values.shape) != tuple(data.shape):
             raise ShapeError(
                 f"{op.name}_: the result has shape {tuple(values.shape)} but the tensor has "
                 f"{self.shape}; an in-place op cannot change a tensor's shape"
             )
-        if values.dtype != self.dtype and not can_cast(values.dtype, self.dtype):
+        dt = values.dtype
+        if dt is not data.dtype and dt != data.dtype and not can_cast(dt, data.dtype):
             raise RuntimeError(
                 f"{op.name}_: the result is {values.dtype}, which cannot be written into this "
                 f"{self.dtype} tensor in place; use the out-of-place op, or convert first"

@@ -23,6 +23,8 @@ import inspect
 import math
 import warnings
 
+import numpy as _np
+
 from .. import backend
 from ..eager.dispatch import NN_FUNCTIONS
 from ..eager.factories import arange, as_tensor, zeros
@@ -48,6 +50,7 @@ __all__ = [
 leaky_relu = NN_FUNCTIONS["leaky_relu"]
 gelu = NN_FUNCTIONS["gelu"]
 softplus = NN_FUNCTIONS["softplus"]
+_INT64, _UINT8 = _np.dtype("int64"), _np.dtype("uint8")  # class indices (one object each)
 # the activations of issue 24 (ops/activation.py), by their generated names
 _ACTIVATIONS = ("silu", "mish", "elu", "selu", "celu", "hardtanh", "relu6", "hardswish",
                 "hardsigmoid", "logsigmoid", "softsign", "tanhshrink", "hardshrink",
@@ -200,7 +203,8 @@ def _class_targets(name, input, target):
             f"of shape {want}, or of class probabilities of shape {input.shape}; got "
             f"{t.dtype} of shape {t.shape}"
         )
-    if str(t.dtype) not in ("int64", "uint8"):  # PyTorch takes Long (and Byte) class indices
+    dt = t.dtype  # PyTorch takes Long (and Byte) class indices (``is`` first: str() is slow)
+    if dt is not _INT64 and dt is not _UINT8 and str(dt) not in ("int64", "uint8"):
         raise RuntimeError(f"{name}: expected target dtype to be Long or Byte (int64), but got "
                            f"{t.dtype} class indices of shape {t.shape}; convert them: "
                            "target.long()")  # fmt: skip

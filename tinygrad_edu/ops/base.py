@@ -184,13 +184,20 @@ def normalize_axes(opname: str, axis, ndim: int, shape=None) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    where = f"shape {tuple(shape)}" if shape is not None else "an input"
     out = []
     for a in axes:
         if not -max(ndim, 1) <= a < max(ndim, 1):  # a 0-d input takes 0 and -1, as in PyTorch
-            raise IndexShapeError(f"{opname}: axis {a} is out of range for {where} ({ndim} "
-                                  "dims)")  # fmt: skip
+            raise IndexShapeError(f"{opname}: axis {a} is out of range for "
+                                  f"{_where(shape)} ({ndim} dims)")  # fmt: skip
         out.append(a % ndim if ndim else 0)
+    if len(out) == 1:
+        return (out[0],)
     if len(set(out)) != len(out):
-        raise ShapeError(f"{opname}: axis {axis} names an axis twice (input {where})")
+        raise ShapeError(f"{opname}: axis {axis} names an axis twice (input {_where(shape)})")
     return tuple(sorted(out))
+
+
+def _where(shape) -> str:
+    """What :func:`normalize_axes`'s errors call the input (written only for an error: most
+    calls of an op normalise an axis, few get one wrong)."""
+    return f"shape {tuple(shape)}" if shape is not None else "an input"

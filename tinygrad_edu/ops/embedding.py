@@ -22,20 +22,27 @@ array([[1., 1.],
 
 from __future__ import annotations
 
+import numpy as _np
+
 from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .layer_surface import declare_layer, known_shape, side_effect_error
 
 __all__ = ["Embedding", "EmbeddingGrad", "OneHot", "embedding_layer"]
 
+_INT64 = _np.dtype("int64")
+
 
 def _check_indices(xp, opname, idx, rows):
-    if "int" not in str(idx.dtype):
+    if idx.dtype is not _INT64 and "int" not in str(idx.dtype):  # (str() of a dtype is slow)
         raise TypeError(
             f"{opname}: indices must be integers, got dtype {idx.dtype}; convert them, e.g. "
             "idx.long() or idx.astype('int64')"
         )
     if idx.size:
-        lo, hi = int(xp.min(idx)), int(xp.max(idx))
+        if type(idx) is _np.ndarray:  # the methods: numpy's reductions without the wrappers
+            lo, hi = int(idx.min()), int(idx.max())
+        else:
+            lo, hi = int(xp.min(idx)), int(xp.max(idx))
         if lo < 0 or hi >= rows:
             raise IndexError(
                 f"{opname}: index {lo if lo < 0 else hi} is out of range for a table of "

@@ -3,6 +3,8 @@ $\mathrm{op}$ transposes the last two axes when asked. Leading (batch) axes broa
 
 from __future__ import annotations
 
+import math
+
 from .base import Op, ShapeError, broadcast_shapes, fmt_shapes, register
 from .promotion import result_type
 from .surface import declare
@@ -97,6 +99,11 @@ class MatMul(Op):
             )
             ga = F.sum_to(ga, shapes[0])
         if needs[1]:
+            if _folds(shapes, trans_A):  # (..., n, k) @ (k, m): one product over all rows
+                rows, m = math.prod(shapes[0][:-1]), shapes[1][0 if trans_B else 1]
+                a2, g2 = F.reshape(a, (rows, shapes[0][-1])), F.reshape(g, (rows, m))
+                gb = F.matmul(g2, a2, trans_A=True) if trans_B else F.matmul(a2, g2, trans_A=True)
+                return ga, gb
             gb = (
                 F.matmul(g, a, trans_A=True, trans_B=trans_A)
                 if trans_B
@@ -134,6 +141,25 @@ class MatMul(Op):
                 a, b = (t, b) if k == 0 else (a, t)
         name, n = ex.node("MatMul", [a, b], "matmul")
         return pre + [n], name
+
+
+def _folds(shapes, trans_A) -> bool:
+    """Whether ``B``'s gradient of ``A @ B`` is one 2-D product: ``A`` (..., n, k) with batch
+    dims, ``B`` a (k, m) matrix (``nn.Linear`` on (B, T, C) inputs, as in GPTs).
+
+    NOTE [One product for a shared matrix's gradient]
+        Each batch row adds ``A_i^T g_i`` into ``B``'s gradient. Done as one batched product
+        and a sum over the batch, that is a small BLAS call per row and a reduction; with the
+        rows of ``A`` and ``g`` stacked into 2-D matrices it is one product, as the forward
+        already is (``forward``'s 2-D fold) and as PyTorch's ``matmul`` computes it (it folds
+        the batch into one ``mm``). The sum over the rows then runs inside one GEMM instead
+        of across per-row products and a reduction: the same terms added in another order,
+        so the last bits differ from the batched form's, and the product is the one PyTorch
+        computes (docs/performance.md, #32: makemore). Known shapes only; a transposed ``A``
+        keeps the batched form."""
+    return (not trans_A and isinstance(shapes[0], tuple) and isinstance(shapes[1], tuple)
+            and len(shapes[0]) > 2 and len(shapes[1]) == 2
+            and all(type(d) is int for d in shapes[0] + shapes[1]))  # fmt: skip
 
 
 def _is_vector(shape) -> bool:

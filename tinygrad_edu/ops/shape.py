@@ -181,6 +181,9 @@ class BroadcastTo(Op):
 
 
 def _expanded(shape, axis):
+    if type(axis) is int and -len(shape) - 1 <= axis <= len(shape):  # unsqueeze(d): the one
+        axis %= len(shape) + 1  # new axis at d, as the loop below places it (and checks it)
+        return shape[:axis] + (1,) + shape[axis:]
     ndim = len(shape) + (1 if isinstance(axis, int) else len(axis))
     axes = normalize_axes("expand_dims", axis, ndim, shape)
     it = iter(shape)

@@ -257,7 +257,8 @@ def _join(op, apply):
             raise ShapeError(f"{op.name}: got an empty {type(tensors).__name__}; give at least "
                              "one tensor")  # fmt: skip
         for i, t in enumerate(tensors):  # PyTorch takes no lists or numbers here
-            if not hasattr(t, "shape"):
+            if not hasattr(type(t), "shape") and not hasattr(t, "shape"):  # (the class first:
+                # a tensor's ``shape`` is a property that builds a tuple)
                 raise TypeError(f"{op.name}: expected Tensor as element {i} in argument 0, but "
                                 f"got {type(t).__name__}; convert it first: tg.tensor(...)")
         return apply(op, *tensors, dim=dim if axis is None else axis)
