@@ -362,6 +362,13 @@ def test_a_wrong_answer_must_be_rejected_with_its_own_hint(walk):
     assert walk.judge(verdict("not-solved-yet", needs), waits="A1.1") is None
     assert "not 'needs assignment A1.1'" in walk.judge(verdict("pass"), waits="A1.1")
     assert walk.judge(verdict("not-solved-yet", needs.replace("A1.1", "A2.1")), waits="A1.1")
+    # every assignment written: nothing may wait, a wrong answer FAILs with its own hint
+    assert "shows NOT-SOLVED-YET" in walk.judge(verdict("not-solved-yet", needs), own,
+                                                complete=True)  # fmt: skip
+    assert walk.judge(verdict("fail", hint=own), own, complete=True) is None
+    assert walk.judge(verdict("pass"), waits="A1.1", complete=True) is None
+    assert "shows NOT-SOLVED-YET" in walk.judge(verdict("not-solved-yet", needs), waits="A1.1",
+                                                complete=True)  # fmt: skip
 
 
 def test_the_answers_report_counts_and_lists_problems(walk):

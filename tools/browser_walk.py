@@ -22,13 +22,14 @@ extra, Graphviz, JupyterLab, Chromium and ``pip install playwright``)::
     python tools/browser_walk.py --states "day one" --lessons 05 06
     python tools/browser_walk.py --answers --out browser-walk-answers
 
-``--answers`` walks day one only and, once a lesson has run, answers its exercises in the
-page as a student does: each recorded wrong answer (``Wrong(...)`` in the instructor's lesson
-module, its code made into the cell a student types: :func:`wrong_answer_code`,
-:func:`typed_definition`, :func:`typed_cell`) and then the reference answer are typed into the
-exercise's answer cell, that cell and the check run with Shift+Enter, and the check's box is
-read (:func:`read_verdict`, :func:`judge`): a wrong answer must be rejected with the hint
-recorded for its mistake, the reference must pass (or name the assignment it waits for).
+``--answers`` walks two states, day one and every assignment written, and, once a lesson has
+run, answers its exercises in the page as a student does: each recorded wrong answer
+(``Wrong(...)`` in the instructor's lesson module, its code made into the cell a student types:
+:func:`wrong_answer_code`, :func:`typed_definition`, :func:`typed_cell`) and then the reference
+answer are typed into the exercise's answer cell, that cell and the check run with Shift+Enter,
+and the check's box is read (:func:`read_verdict`, :func:`judge`): a wrong answer must be
+rejected with the hint recorded for its mistake, the reference must pass (or, on day one only,
+name the assignment it waits for; with every assignment written nothing may wait).
 
 It writes ``walk.json``, ``walk.txt`` (one line per state and lesson, then the problems) and
 a screenshot of the end of each lesson (``STATE/NN_name.png``) to ``--out``, and exits 1
@@ -454,20 +455,22 @@ def read_verdict(text: str, name: str) -> dict | None:
             "hint": hint.strip()}  # fmt: skip
 
 
-def judge(verdict: dict | None, hint: str | None = None, waits: str | None = None) -> str | None:
+def judge(verdict: dict | None, hint: str | None = None, waits: str | None = None,
+          complete: bool = False) -> str | None:
     """What is wrong with a check's verdict (:func:`read_verdict`), or None when it is right.
 
     A wrong answer (``hint``: the hint recorded for its mistake) must FAIL with that hint
     (a second or third try in a row adds its closer look after it), or, where its code calls
     an unwritten assignment, be NOT SOLVED YET naming it. The right answer (``hint`` None)
     must PASS, or, for an exercise that waits for an assignment (``waits``: ``"A1.1"``), be
-    NOT SOLVED YET naming that one."""
+    NOT SOLVED YET naming that one. ``complete``: every assignment is written, so nothing
+    may wait: each wrong answer FAILs with its own hint and the right answer PASSes."""
     if verdict is None:
         return "no check result shown"
     status, message = verdict["status"], verdict["message"]
     needs = re.search(r"needs assignment (A\d+\.\d+)", message)
     if hint is None:  # the right answer
-        if waits:
+        if waits and not complete:
             if status == "not-solved-yet" and needs and needs.group(1) == waits:
                 return None
             return f"the right answer shows {status.upper()} ({message[:150]}), not 'needs " \
@@ -477,7 +480,7 @@ def judge(verdict: dict | None, hint: str | None = None, waits: str | None = Non
         return f"the right answer shows {status.upper()}: {message[:150]} / {verdict['hint'][:150]}"
     if status == "pass":
         return f"a wrong answer PASSES: {message[:150]}"
-    if status == "not-solved-yet" and needs:
+    if status == "not-solved-yet" and needs and not complete:
         return None
     if status != "fail":
         return f"a wrong answer shows {status.upper()}: {message[:150]}"
@@ -803,11 +806,13 @@ def _type_and_check(page, answer: int, check: int, text: str, timeout: float) ->
             "answer": answer_cell, "check": check_cell}  # fmt: skip
 
 
-def answer_exercises(page, cells: list[dict], plan: list[dict], timeout: float) -> list[dict]:
+def answer_exercises(page, cells: list[dict], plan: list[dict], timeout: float,
+                     complete: bool = False) -> list[dict]:
     """In a lesson that has run (``cells`` as read), for each exercise of ``plan``
     (:func:`answer_plan`): type each recorded wrong answer into its answer cell and run it
     with its check, then the reference answer; one result per answer, with its ``problem``
-    (None when the check answered as it must, :func:`judge`)."""
+    (None when the check answered as it must, :func:`judge`; ``complete``: every assignment
+    is written)."""
     results = []
     for exercise in plan:
         check = next((i for i, c in enumerate(cells) if c.get("type") == "code" and re.search(
@@ -833,7 +838,7 @@ def answer_exercises(page, cells: list[dict], plan: list[dict], timeout: float) 
             shown = exercise["name_shown"]
             box = next((b for b in got["check"]["checks"] if b.get("name") == shown), None)
             verdict = read_verdict(box["text"], shown) if box else None
-            problem = judge(verdict, hint, exercise["waits"])
+            problem = judge(verdict, hint, exercise["waits"], complete)
             raised = [
                 t
                 for t in got["answer"]["errors"] + got["check"]["errors"]
@@ -861,9 +866,10 @@ def _cell_binds(source: str) -> set[str]:
 
 def walk_state(edition: Path, scratch: Path, lessons, out: Path, written, day_one,
                timeout: float, state: str, chromium: str = CHROMIUM,
-               plans: dict | None = None) -> list[dict]:  # fmt: skip
+               plans: dict | None = None, complete: bool = False) -> list[dict]:  # fmt: skip
     """Walk ``lessons`` in one JupyterLab on the edition as it stands; with ``plans``
-    (:func:`answer_plan`), type each lesson's answers once it has run (in its kernel)."""
+    (:func:`answer_plan`), type each lesson's answers once it has run (in its kernel);
+    ``complete``: ``written`` is every assignment (see :func:`judge`)."""
     from playwright.sync_api import sync_playwright
 
     lab = Lab(edition, scratch)
@@ -884,7 +890,7 @@ def walk_state(edition: Path, scratch: Path, lessons, out: Path, written, day_on
                 if plans and plans.get(name):
 
                     def then(page, cells, plan=plans[name]):
-                        return answer_exercises(page, cells, plan, ANSWER_TIMEOUT)
+                        return answer_exercises(page, cells, plan, ANSWER_TIMEOUT, complete)
 
                 cells, seconds, finished, answers = walk_lesson(page, name, shot, timeout, then)
                 summary = summarize(cells, written, day_one)
@@ -927,8 +933,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=900, help="seconds per lesson")
     parser.add_argument("--chromium", default=CHROMIUM, help="the browser's executable")
     parser.add_argument("--answers", action="store_true",
-                        help="day one only: type every recorded wrong answer and the reference "
-                             "answer into each exercise and read its check")  # fmt: skip
+                        help="day one and every assignment written: type every recorded wrong "
+                             "answer and the reference answer into each exercise and read its "
+                             "check")  # fmt: skip
     args = parser.parse_args(argv)
     # a stopped walk (kill, Ctrl-C) still stops its JupyterLab and deletes its edition
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -944,11 +951,12 @@ def main(argv=None) -> int:
     if args.lessons:
         lessons = [n for n in lessons if n.startswith(tuple(args.lessons))]
     states = course_states(regions(ROOT))
+    every_task = states[-1][1]
     if args.states:
         states = [s for s in states if s[0] in args.states]
     plans, plan_problems = None, []
-    if args.answers:  # day one: the edition as given, no assignment written
-        states = [s for s in states if not s[1]]
+    if args.answers:  # day one (the edition as given), then every assignment written
+        states = [states[0], states[-1]]
         plans, plan_problems = answer_plan(ROOT, lessons, WAITING)
         lessons = [n for n in lessons if plans.get(n)]
     report, last_named = [], {}
@@ -970,7 +978,8 @@ def main(argv=None) -> int:
                 os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
             scratch = Path(tmp) / f"lab-{index}"
             results = walk_state(edition, scratch, run, out, written, DAY_ONE, args.timeout,
-                                 state, args.chromium, plans) if run else []  # fmt: skip
+                                 state, args.chromium, plans,
+                                 complete=written == every_task) if run else []  # fmt: skip
             for lesson in results:
                 last_named[lesson["lesson"]] = lesson["named"]
             report.append({"name": state, "written": list(written), "lessons": results,
