@@ -22,6 +22,8 @@ offset $(i, j)$ of every window at once is one strided slice of the padded input
 
 from __future__ import annotations
 
+import numpy as _np  # the tiling fast paths below
+
 from ..backend.windows import sliding_windows
 from .base import NO_ONNX_GRAD, REGISTRY, Op, ShapeError, register
 from .conv import contiguous, pad_hw, pair
@@ -155,6 +157,48 @@ def _scatter(xp, gcols, shape, k, s, d, oh, ow):
     return out
 
 
+# NOTE [Tiling max-pool on numpy]
+# The usual max-pool (kernel == stride, no padding, no dilation: ``nn.MaxPool2d(2)``) has windows
+# that tile the input without overlap, so the input viewed as (..., OH, kh, OW, kw) (a view:
+# only axes are split) holds every window, and offset (i, j) of all windows is ``[..., i, :,
+# j]``, the very strided slice :func:`_offsets` gives. The forward is then the same chain of
+# ``maximum`` over the same slices in the same order, written into one array instead of a new
+# one per offset. The gradient copies the windows offset-major once (contiguous blocks are
+# several times faster to compare than stride-2 slices), compares each offset's block with the
+# window maxima and writes ``g`` times the first-maximum mask straight into the gradient's
+# view, without the boolean mask of all offsets, its conversion and the scatter. The mask is the
+# same (``==`` treats -0 and +0 alike and no NaN equals anything, whichever the maximum is), the
+# products are the same ``g * 1`` and ``g * 0``, so the results are the same bits
+# (tests/ops/test_pooling_tiles.py compares them with the general code). numpy arrays only,
+# rows and columns past the last whole window (floor mode) get zero as before; anything else
+# (padding, dilation, overlap, ceil_mode's partial windows, other namespaces) takes the general
+# code.
+def _tiles(xp, x, k, s, p, d, oh, ow):
+    """``x`` viewed as (..., OH, kh, OW, kw) when its windows tile it (NOTE [Tiling max-pool on
+    numpy]), else None."""
+    if xp is not _np or not isinstance(x, _np.ndarray) or x.ndim not in (3, 4):
+        return None
+    if tuple(s) != tuple(k) or tuple(p) != (0, 0) or tuple(d) != (1, 1):
+        return None
+    H, W = x.shape[-2:]
+    if oh * k[0] > H or ow * k[1] > W or oh == 0 or ow == 0:
+        return None  # (ceil_mode's partial last window)
+    v = x[..., : oh * k[0], : ow * k[1]]
+    return v.reshape(tuple(x.shape[:-2]) + (oh, k[0], ow, k[1]))
+
+
+def _tile_max(xv, k):
+    """The window maxima of a tiled view: ``maximum`` over the offsets in row-major order, as
+    :meth:`_MaxPool._windows` computes them."""
+    offs = [(i, j) for i in range(k[0]) for j in range(k[1])]
+    if len(offs) == 1:
+        return xv[..., 0, :, 0]
+    out = _np.maximum(xv[..., 0, :, 0], xv[..., offs[1][0], :, offs[1][1]])
+    for i, j in offs[2:]:
+        _np.maximum(out, xv[..., i, :, j], out=out)
+    return out
+
+
 class _MaxPool(_Pool):
     def _windows(self, xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         """The padded input, its window maxima and the offset slices."""
@@ -167,6 +211,37 @@ class _MaxPool(_Pool):
         for ix in idx[1:]:
             out = xp.maximum(out, xpad[ix])
         return xpad, out, idx, (k, s, p, d, oh, ow)
+
+    def _tiled_grad(self, x, g, kernel_size, stride, padding, dilation, ceil_mode):
+        """``max_pool2d_grad`` when the windows tile ``x`` (NOTE [Tiling max-pool on numpy]),
+        else None."""
+        if not isinstance(g, _np.ndarray) or g.dtype.kind not in "fc":
+            return None
+        k, s, p, d, oh, ow = self._geometry(
+            x.shape, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        xv = _tiles(_np, x, k, s, p, d, oh, ow)
+        if xv is None or g.shape != tuple(x.shape[:-2]) + (oh, ow):
+            return None
+        lead = x.ndim - 2  # the window offsets first, each a contiguous (..., OH, OW) block
+        perm = (lead + 1, lead + 3) + tuple(range(lead)) + (lead, lead + 2)
+        cols = _np.ascontiguousarray(xv.transpose(perm))
+        m = _tile_max(cols.transpose(tuple(range(2, lead + 2)) + (lead + 2, 0, lead + 3, 1)), k)
+        whole = (oh * k[0], ow * k[1]) == tuple(x.shape[-2:])
+        out = (_np.empty if whole else _np.zeros)(x.shape, dtype=g.dtype)
+        ov = out[..., : oh * k[0], : ow * k[1]].reshape(xv.shape)
+        offs = [(i, j) for i in range(k[0]) for j in range(k[1])]
+        free = None  # windows whose first maximum is still to come
+        for n, (i, j) in enumerate(offs):
+            hit = _np.equal(cols[i, j], m)
+            if free is None:
+                free = _np.logical_not(hit) if n + 1 < len(offs) else None
+            else:
+                _np.logical_and(hit, free, out=hit)
+                if n + 1 < len(offs):
+                    _np.greater(free, hit, out=free)  # free and not hit
+            _np.multiply(hit, g, out=ov[..., i, :, j])  # (the order of MaxPool2dGrad's product)
+        return out
 
     def _first_max(self, xp, x, kernel_size, stride, padding, dilation, ceil_mode):
         """The padded input, its window columns and a boolean mask of the same shape marking
@@ -200,6 +275,12 @@ class MaxPool2d(_MaxPool):
     torch_name = "MaxPool2DWithIndicesBackward0"  # PyTorch's node name
 
     def forward(self, xp, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        k, s, p, d, oh, ow = self._geometry(
+            x.shape, kernel_size, stride, padding, dilation, ceil_mode
+        )
+        xv = _tiles(xp, x, k, s, p, d, oh, ow)
+        if xv is not None:  # NOTE [Tiling max-pool on numpy]
+            return _tile_max(xv, k)
         return self._windows(xp, x, kernel_size, stride, padding, dilation, ceil_mode)[1]
 
     def shape(self, xshape, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
@@ -228,6 +309,10 @@ class MaxPool2dGrad(_MaxPool):
     onnx = NO_ONNX_GRAD
 
     def forward(self, xp, x, g, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        if xp is _np:  # NOTE [Tiling max-pool on numpy]
+            out = self._tiled_grad(x, g, kernel_size, stride, padding, dilation, ceil_mode)
+            if out is not None:
+                return out
         xpad, cols, first, (k, s, p, d, oh, ow) = self._first_max(
             xp, x, kernel_size, stride, padding, dilation, ceil_mode
         )
