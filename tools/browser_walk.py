@@ -952,11 +952,12 @@ def main(argv=None) -> int:
         lessons = [n for n in lessons if n.startswith(tuple(args.lessons))]
     states = course_states(regions(ROOT))
     every_task = states[-1][1]
+    if args.answers:  # day one (the edition as given), then every assignment written
+        states = [states[0], states[-1]]
     if args.states:
         states = [s for s in states if s[0] in args.states]
     plans, plan_problems = None, []
-    if args.answers:  # day one (the edition as given), then every assignment written
-        states = [states[0], states[-1]]
+    if args.answers:
         plans, plan_problems = answer_plan(ROOT, lessons, WAITING)
         lessons = [n for n in lessons if plans.get(n)]
     report, last_named = [], {}
