@@ -1,3 +1,4 @@
+# instructors only
 """The browser walk's reading of a lesson's page (``tools/browser_walk.py``): the browser part
 needs JupyterLab and Chromium and is run by hand; what it concludes from the page is tested
 here, on cells as the page reports them."""
