@@ -127,9 +127,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             arr = xp.asarray(arr, copy=True)
     else:
         arr = xp.astype(arr, dt)
-    if dev is _CPU and xp is _np and not requires_grad:
-        return _new_tensor(arr, _CPU)  # what Tensor(arr) makes of a numpy array on the CPU
-    return Tensor(arr, requires_grad=requires_grad, device=dev)
+    return _wrap(arr, requires_grad, dev)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -194,6 +192,15 @@ def _default(value):
 _CPU = backend.parse_device("cpu")
 
 
+def _wrap(arr, requires_grad, device) -> Tensor:
+    """``Tensor(arr, requires_grad=..., device=...)``; a numpy array on the CPU (``device``
+    None, the default, or the CPU) that needs no gradient is wrapped directly, as
+    ``Tensor(arr)`` would wrap it: a data loader makes a few small tensors per example."""
+    if not requires_grad and type(arr) is _np.ndarray and (device is None or device is _CPU):
+        return _new_tensor(arr, _CPU)
+    return Tensor(arr, requires_grad=requires_grad, device=device)
+
+
 def _default_device(device):
     """``device``, or the default device (``tg.set_default_device``) when it is None."""
     return device if device is not None else backend.default_device()
@@ -220,9 +227,7 @@ def _full(size, fill_value, dtype, device, requires_grad, zero: bool) -> Tensor:
         return Tensor(xp.full(shape, fill_value, dtype=dt), requires_grad=requires_grad,
                       device=device)  # fmt: skip
     data = _np.zeros(shape, dtype=dt) if zero else _np.full(shape, fill_value, dtype=dt)
-    if requires_grad:
-        return Tensor(data, requires_grad=True)
-    return _new_tensor(data, _CPU)
+    return _wrap(data, requires_grad, None)
 
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -264,9 +269,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 def _sampled(array, dtype, device, requires_grad):
     dt = _np.dtype(_resolve_dtype(array, dtype or backend.default_float(_np)))
     device = _default_device(device)
-    if device is None and not requires_grad:  # what Tensor(array) makes of a CPU array
-        return _new_tensor(array.astype(dt), _CPU)
-    return Tensor(array.astype(dt), requires_grad=requires_grad, device=device)
+    return _wrap(array.astype(dt), requires_grad, device)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None,
